@@ -1,0 +1,90 @@
+/**
+ * The one schema of the environment (SPEC §7). Everything that reads a setting
+ * gets it from the parsed Config, never from process.env.
+ */
+import { z } from "zod";
+
+const bool = z
+  .enum(["true", "false", "1", "0", "yes", "no", "on", "off"], { message: "expected true or false" })
+  .transform((v) => ["true", "1", "yes", "on"].includes(v));
+
+const positiveInt = (max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce
+    .number({ message: "expected a whole number" })
+    .int({ message: "expected a whole number" })
+    .min(1, { message: "expected a whole number of at least 1" })
+    .max(max, { message: `expected a whole number of at most ${max}` });
+
+const url = (schemes: string[]) =>
+  z.url({ message: `expected a URL (${schemes.join(", ")})` }).refine((v) => schemes.includes(new URL(v).protocol.replace(":", "")), {
+    message: `expected a URL with scheme ${schemes.join(" or ")}`,
+  });
+
+const idList = z
+  .string()
+  .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
+  .pipe(z.array(z.string().regex(/^-?\d+$/, { message: "expected comma-separated numeric ids" })));
+
+const hostPortList = z
+  .string()
+  .transform((v) => v.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean))
+  .pipe(z.array(z.string().regex(/^(\[[0-9a-f:.]+\]|[^\s:/]+):\d{1,5}$/, { message: "expected comma-separated host:port pairs" })));
+
+const optionalSecret = z
+  .string()
+  .transform((v) => v.trim())
+  .transform((v) => (v === "" ? undefined : v))
+  .optional();
+
+/** Names and defaults of every environment variable the bot reads. */
+export const envSchema = z.object({
+  REDIS_URL: url(["redis", "rediss"]).default("redis://127.0.0.1:6379"),
+  KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_{}.-]+$/, { message: "expected letters, digits, _ . - { } (no ':' or spaces)" })
+    .default("chatbot"),
+  OPENAI_BASE_URL: url(["http", "https"]).default("http://127.0.0.1:8080/v1"),
+  OPENAI_API_KEY: z.string().min(1, { message: "expected a non-empty key" }).default("sk-local"),
+  MODEL: z.string().min(1, { message: "expected a model name" }).default("qwen3-1.7b"),
+  MODEL_SERVER: z
+    .enum(["llama.cpp", "vllm", "ollama", "lmstudio", "dashscope", "openai"], {
+      message: "expected one of llama.cpp, vllm, ollama, lmstudio, dashscope, openai",
+    })
+    .default("llama.cpp"),
+  ENABLE_THINKING: bool.default(true),
+  MAX_TOOL_ROUNDS: positiveInt(50).default(5),
+  MODEL_MAX_TOKENS: positiveInt().default(4096),
+  MODEL_TEMPERATURE: z.coerce.number({ message: "expected a number" }).min(0).max(2).optional(),
+  MODEL_TOP_P: z.coerce.number({ message: "expected a number" }).gt(0).max(1).optional(),
+  MODEL_TIMEOUT_MS: positiveInt().default(120_000),
+  TOOL_TIMEOUT_MS: positiveInt().default(15_000),
+  TELEGRAM_BOT_TOKEN: optionalSecret,
+  TELEGRAM_API_ROOT: url(["http", "https"]).default("https://api.telegram.org"),
+  TELEGRAM_WEBHOOK_URL: url(["https", "http"]).optional(),
+  DISCORD_BOT_TOKEN: optionalSecret,
+  DISCORD_API_BASE: url(["http", "https"]).default("https://discord.com/api"),
+  WEATHER_API_BASE: url(["http", "https"]).default("https://wttr.in"),
+  NEWS_RSS_URL: z
+    .string()
+    .default("https://news.google.com/rss/search?q={query}&hl=en-US&gl=US&ceid=US:en")
+    .pipe(url(["http", "https"]))
+    .refine((v) => v.includes("{query}") || v.includes("%7Bquery%7D"), { message: "expected a URL template containing {query}" }),
+  READ_URL_ALLOW_HOSTS: hostPortList.default([]),
+  WORKER_CONCURRENCY: positiveInt(1000).default(8),
+  HTTP_PORT: z.coerce.number({ message: "expected a port number" }).int().min(0).max(65535).default(9464),
+  ADMIN_TOKEN: optionalSecret,
+  SHOW_REASONING: z.enum(["off", "collapsed", "full"], { message: "expected off, collapsed or full" }).default("collapsed"),
+  TELEGRAM_ALLOWED_CHATS: idList.default([]),
+  TELEGRAM_ALLOWED_USERS: idList.default([]),
+  DISCORD_ALLOWED_GUILDS: idList.default([]),
+  DISCORD_ALLOWED_CHANNELS: idList.default([]),
+  USER_RATE_LIMIT: positiveInt().default(20),
+  MAX_INPUT_CHARS: positiveInt().default(4000),
+  HISTORY_MAX_MESSAGES: positiveInt().default(40),
+  HISTORY_MAX_TOKENS: positiveInt().default(6000),
+  HISTORY_TTL_SECONDS: positiveInt().default(604_800),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], { message: "expected a pino level" }).default("info"),
+});
+
+/** The validated settings the whole program runs on. */
+export type Config = z.infer<typeof envSchema>;

@@ -1,0 +1,32 @@
+/** Reads and validates the environment once, at start. */
+import { envSchema, type Config } from "./env-schema.js";
+
+/** A bad or missing setting: the message names each variable and what it expects. */
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  constructor(readonly problems: { variable: string; expected: string }[]) {
+    super(
+      "Invalid configuration:\n" + problems.map((p) => `  ${p.variable}: ${p.expected}`).join("\n"),
+    );
+  }
+}
+
+/** Parses an environment (process.env by default); throws ConfigError naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // Empty strings count as unset so `FOO=` in an .env file means "use the default".
+  const cleaned: Record<string, string> = {};
+  for (const key of Object.keys(envSchema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value.trim() !== "") cleaned[key] = value.trim();
+  }
+  const parsed = envSchema.safeParse(cleaned);
+  if (parsed.success) return parsed.data;
+  throw new ConfigError(
+    parsed.error.issues.map((issue) => {
+      const variable = String(issue.path[0] ?? "environment");
+      const got = cleaned[variable];
+      const shown = got === undefined || /TOKEN|KEY/.test(variable) ? "" : ` (got "${got}")`;
+      return { variable, expected: issue.message + shown };
+    }),
+  );
+}

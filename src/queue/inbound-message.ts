@@ -1,0 +1,38 @@
+/**
+ * The queue payload: the only thing adapters and the worker share.
+ * Adapters normalise a platform event into this and validate it before enqueueing.
+ */
+import { z } from "zod";
+
+export const platformSchema = z.enum(["telegram", "discord", "terminal"]);
+export type Platform = z.infer<typeof platformSchema>;
+
+export const inboundMessageSchema = z.object({
+  platform: platformSchema,
+  /** History key: `tg:<chat_id>[:<thread_id>]`, `dc:<channel_id>`, `term:<session>`. */
+  conversationKey: z.string().min(1).max(200),
+  chatId: z.string().min(1).max(100),
+  /** Telegram forum topic (message_thread_id); Discord threads are channels of their own. */
+  threadId: z.string().max(100).optional(),
+  messageId: z.string().min(1).max(100),
+  chatType: z.enum(["private", "group", "channel"]),
+  /** Discord guild id, for access control and logs. */
+  guildId: z.string().max(100).optional(),
+  author: z.object({
+    id: z.string().min(1).max(100),
+    displayName: z.string().min(1).max(200),
+  }),
+  text: z.string().min(1),
+  /** The message this one replies to, if any (its text gives the model context). */
+  replyTo: z
+    .object({ messageId: z.string().max(100), authorName: z.string().max(200).optional(), text: z.string().max(4000).optional() })
+    .optional(),
+  receivedAt: z.number().int().nonnegative(),
+});
+
+export type InboundMessage = z.infer<typeof inboundMessageSchema>;
+
+/** BullMQ job id for a message: platform + chat + message (BullMQ forbids ':' in custom ids). */
+export function jobIdFor(m: Pick<InboundMessage, "platform" | "chatId" | "messageId">): string {
+  return [m.platform, m.chatId, m.messageId].map((part) => part.replace(/[^A-Za-z0-9_.-]/g, "_")).join("-");
+}

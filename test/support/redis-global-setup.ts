@@ -1,0 +1,76 @@
+/**
+ * Makes sure the test run has a Redis: the one at REDIS_URL if it answers,
+ * else a private `redis-server` from PATH on a free port, else a loud failure.
+ * Tests read the URL with `inject("redisUrl")` and use their own key prefix.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import type { TestProject } from "vitest/node";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    redisUrl: string;
+  }
+}
+
+async function answers(url: string): Promise<boolean> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1500 });
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    return (await client.ping()) === "PONG";
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+let child: ChildProcess | undefined;
+let dir: string | undefined;
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const wanted = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+  if (await answers(wanted)) {
+    project.provide("redisUrl", wanted);
+    return async () => undefined;
+  }
+  const port = await freePort();
+  dir = mkdtempSync(join(tmpdir(), "chatbot-test-redis-"));
+  child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], {
+    stdio: "ignore",
+  });
+  const spawnError = new Promise<Error>((resolve) => child?.once("error", resolve));
+  const url = `redis://127.0.0.1:${port}`;
+  for (let i = 0; i < 50; i++) {
+    const failed = await Promise.race([spawnError, new Promise<undefined>((r) => setTimeout(r, 100, undefined))]);
+    if (failed) {
+      throw new Error(
+        `Tests need Redis: nothing answers at ${wanted} and redis-server could not be started (${failed.message}). ` +
+          "Start one (apt-get install redis-server && redis-server --daemonize yes) or set REDIS_URL.",
+      );
+    }
+    if (await answers(url)) break;
+  }
+  if (!(await answers(url))) throw new Error(`Tests need Redis: a private redis-server on port ${port} did not answer.`);
+  project.provide("redisUrl", url);
+  return async () => {
+    child?.kill("SIGTERM");
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  };
+}
