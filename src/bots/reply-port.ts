@@ -23,13 +23,33 @@ export interface ReplyPort {
   readonly limits: ReplyLimits;
   /** Renders Markdown from the model into the platform's format (must never produce text the platform rejects). */
   format(markdown: string): RenderedText;
-  /** Posts a new message in reply to the user's message; returns its id. */
-  send(content: RenderedText, opts: { signal?: AbortSignal }): Promise<string>;
+  /**
+   * Posts a new message; returns its id. The first message of a reply (`continuation: false`)
+   * replies to / threads under the user's message. `final: false` lets a port show a Stop button.
+   */
+  send(content: RenderedText, opts: SendOptions): Promise<string>;
   /** Replaces the text of a message this job sent before. "Not modified" is not an error. */
-  edit(messageId: string, content: RenderedText, opts: { signal?: AbortSignal }): Promise<void>;
+  edit(messageId: string, content: RenderedText, opts: SendOptions): Promise<void>;
+  /**
+   * Native streaming preview (Telegram private chats: sendMessageDraft). When present the
+   * engine streams drafts and persists the answer with `send` at the end. Drafts are
+   * ephemeral (about 30 s): the engine refreshes them while tools run.
+   */
+  draft?(draftId: number, content: RenderedText, opts: { signal?: AbortSignal }): Promise<void>;
   /** Shows that the bot is working (typing indicator); best effort. */
   typing?(opts: { signal?: AbortSignal }): Promise<void>;
 }
+
+export interface SendOptions {
+  signal?: AbortSignal;
+  /** This message continues a reply that overflowed the length limit. */
+  continuation?: boolean;
+  /** The text is the reply's last state for this message (remove Stop buttons etc.). */
+  final?: boolean;
+}
+
+/** The worker builds one port per job from the queued message (ports are cheap; clients are shared). */
+export type ReplyPortFactory = (message: import("../queue/inbound-message.js").InboundMessage) => ReplyPort;
 
 /** The platform asked us to wait (HTTP 429 and friends). */
 export class RateLimitedError extends Error {

@@ -1,0 +1,22 @@
+/**
+ * What an adapter may do with the rest of the system: validate-and-enqueue,
+ * and the two commands that must not wait in the queue. Adapters get this
+ * injected; they never see the model, the worker or Redis directly.
+ */
+import type { InboundMessage } from "../queue/inbound-message.js";
+
+/** The outcome of offering a message to the queue. */
+export type EnqueueResult =
+  | { status: "queued"; jobId: string }
+  | { status: "duplicate"; jobId: string }
+  /** Refused before queueing; `reason` is a short text to show the user. */
+  | { status: "refused"; reason: string };
+
+export interface BotGateway {
+  /** Resolves only once the message is durably in Redis (so the platform update may be acknowledged). */
+  enqueue(message: InboundMessage): Promise<EnqueueResult>;
+  /** Clears the conversation's history (`/reset`). */
+  reset(conversationKey: string): Promise<void>;
+  /** Cancels the answer in flight in this conversation, on whichever worker runs it (`/stop`); true if one was running. */
+  stop(conversationKey: string): Promise<boolean>;
+}
