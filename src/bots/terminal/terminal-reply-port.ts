@@ -1,0 +1,72 @@
+/**
+ * The terminal as a platform: on a TTY the reply is redrawn in place as it
+ * streams (ANSI cursor moves); piped, only each message's final text is
+ * printed, so `npm run chat` also works in scripts.
+ */
+import type { RenderedText, ReplyPort, ReplyPortFactory, SendOptions } from "../reply-port.js";
+
+/** Where the terminal writes, and whether it can redraw. */
+export interface TerminalOutput {
+  write(text: string): void;
+  isTTY: boolean;
+  columns?: number;
+}
+
+/** Shared screen state: only the block printed last can be redrawn in place. */
+export interface TerminalScreen {
+  out: TerminalOutput;
+  lastBlock?: { messageId: string; rows: number };
+  nextId: number;
+  /** Called after a final message is printed (the prompt is redrawn). */
+  onFinal?: () => void;
+}
+
+/** Counts the screen rows a block of text takes at the terminal's width. */
+export function screenRows(text: string, columns: number): number {
+  return text.split("\n").reduce((rows, line) => rows + Math.max(1, Math.ceil([...line].length / columns)), 0);
+}
+
+/** Creates the terminal's reply port factory; every job prints to the same screen. */
+export function createTerminalReplyPortFactory(screen: TerminalScreen): ReplyPortFactory {
+  return () => createTerminalReplyPort(screen);
+}
+
+function createTerminalReplyPort(screen: TerminalScreen): ReplyPort {
+  const texts = new Map<string, string>();
+  const columns = () => Math.max(20, screen.out.columns ?? 80);
+
+  const print = (messageId: string, body: string, final: boolean) => {
+    const text = `🤖 ${body}`;
+    if (!screen.out.isTTY) {
+      if (final) {
+        screen.out.write(text + "\n");
+        screen.onFinal?.();
+      }
+      return;
+    }
+    if (screen.lastBlock?.messageId === messageId) {
+      screen.out.write(`\x1b[${screen.lastBlock.rows}A\r\x1b[J`);
+    }
+    screen.out.write(text + "\n");
+    screen.lastBlock = { messageId, rows: screenRows(text, columns()) };
+    if (final) screen.onFinal?.();
+  };
+
+  return {
+    limits: { maxLength: 100_000, minEditIntervalMs: 50 },
+    format(markdown: string): RenderedText {
+      return { text: markdown };
+    },
+    async send(content: RenderedText, opts: SendOptions): Promise<string> {
+      const id = `t${screen.nextId++}`;
+      texts.set(id, content.text);
+      print(id, content.text, opts.final === true);
+      return id;
+    },
+    async edit(messageId: string, content: RenderedText, opts: SendOptions): Promise<void> {
+      if (texts.get(messageId) === content.text && !opts.final) return;
+      texts.set(messageId, content.text);
+      print(messageId, content.text, opts.final === true);
+    },
+  };
+}
