@@ -1,0 +1,174 @@
+/**
+ * Conversation history in Redis: one list per conversation (`P:history:<key>`), one
+ * element per message, plus a running token total (`P:history:<key>:tokens`).
+ *
+ * Appending a turn is one Lua script: RPUSH the turn's messages, add their token
+ * estimates to the total, and only when the budget (HISTORY_MAX_MESSAGES and a token
+ * estimate) is exceeded, walk from the head to the first place the history may start
+ * and LTRIM there. Cost is O(turn + trimmed), never a rewrite of the whole history.
+ *
+ * Where history may start: preferably at a user message (a whole exchange), else at an
+ * assistant message. Never at a `tool` message, and as an assistant `tool_calls`
+ * message is always directly followed by its results, cutting only before user or
+ * assistant messages can never separate a call from its results. If not even the last
+ * assistant message fits, the history is emptied rather than over budget.
+ *
+ * Each element is `<role code><tokens>|<message JSON>` so the script can budget without
+ * decoding JSON. Both keys get the TTL (HISTORY_TTL_SECONDS) again on every append.
+ */
+import type { Redis } from "ioredis";
+import type { ChatMessage } from "../agent/chat-message.js";
+import { keyPart } from "../queue/queue-keys.js";
+import { redisScript } from "../queue/redis-script.js";
+import { estimateMessageTokens } from "./token-estimate.js";
+import { repairToolPairs } from "./tool-pairs.js";
+
+/** A conversation's remembered messages. */
+export interface HistoryStore {
+  /** The conversation's messages, oldest first (no system prompt; that is the agent's). */
+  load(conversationKey: string): Promise<ChatMessage[]>;
+  /** Appends one turn's messages (user message, assistant/tool messages, answer) and trims to the budget. */
+  append(conversationKey: string, messages: readonly ChatMessage[]): Promise<void>;
+  /** Forgets the conversation (`/reset`). */
+  reset(conversationKey: string): Promise<void>;
+}
+
+// KEYS: list, tokens. ARGV: maxMessages, maxTokens, ttlSeconds, encoded elements...
+const APPEND = redisScript(`
+local list, counter = KEYS[1], KEYS[2]
+local maxMessages = tonumber(ARGV[1])
+local maxTokens = tonumber(ARGV[2])
+local ttl = tonumber(ARGV[3])
+local function meta(el)
+  local code, n = string.match(el, '^(%a)(%d+)|')
+  return code, tonumber(n) or 0
+end
+local len = redis.call('LLEN', list)
+local total = tonumber(redis.call('GET', counter) or '')
+if total == nil or (len == 0 and total ~= 0) then
+  -- the counter expired apart from the list, or was never written: recount once
+  total = 0
+  local all = redis.call('LRANGE', list, 0, -1)
+  for i = 1, #all do
+    local _, n = meta(all[i])
+    total = total + n
+  end
+end
+for i = 4, #ARGV do
+  redis.call('RPUSH', list, ARGV[i])
+  local _, n = meta(ARGV[i])
+  total = total + n
+end
+len = redis.call('LLEN', list)
+if len > maxMessages or total > maxTokens then
+  local dropped = 0
+  local cut = nil
+  local fallback = nil
+  local idx = 0
+  while idx < len and cut == nil do
+    local page = redis.call('LRANGE', list, idx, idx + 63)
+    if #page == 0 then break end
+    for j = 1, #page do
+      local code, n = meta(page[j])
+      local at = idx + j - 1
+      if (len - at) <= maxMessages and (total - dropped) <= maxTokens then
+        if code == 'u' or code == 's' then
+          cut = {at, dropped}
+          break
+        end
+        if fallback == nil and (code == 'a' or code == 'c') then fallback = {at, dropped} end
+      end
+      dropped = dropped + n
+    end
+    idx = idx + #page
+  end
+  cut = cut or fallback
+  if cut then
+    redis.call('LTRIM', list, cut[1], -1)
+    total = total - cut[2]
+  else
+    redis.call('DEL', list)
+    total = 0
+  end
+end
+if redis.call('EXISTS', list) == 1 then
+  redis.call('SET', counter, total, 'EX', ttl)
+  redis.call('EXPIRE', list, ttl)
+else
+  redis.call('DEL', counter)
+end
+return total
+`);
+
+/** One-letter role codes the trimming script understands (c = assistant with tool calls). */
+function roleCode(message: ChatMessage): string {
+  switch (message.role) {
+    case "user":
+      return "u";
+    case "system":
+      return "s";
+    case "assistant":
+      return message.tool_calls?.length ? "c" : "a";
+    case "tool":
+      return "t";
+    default: {
+      const never: never = message;
+      return never;
+    }
+  }
+}
+
+/** Encodes a message as a list element: `<role code><tokens>|<json>`. */
+export function encodeHistoryElement(message: ChatMessage, tokens: number): string {
+  return `${roleCode(message)}${Math.max(0, Math.ceil(tokens))}|${JSON.stringify(message)}`;
+}
+
+/** Decodes a list element; undefined when it is not one of ours. */
+export function decodeHistoryElement(element: string): ChatMessage | undefined {
+  const bar = element.indexOf("|");
+  if (bar < 0) return undefined;
+  try {
+    const value = JSON.parse(element.slice(bar + 1)) as { role?: unknown; content?: unknown };
+    if (typeof value !== "object" || value === null || typeof value.content !== "string") return undefined;
+    return ["user", "assistant", "tool", "system"].includes(value.role as string) ? (value as ChatMessage) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Creates the Redis history store of one deployment. */
+export function createHistoryStore(opts: {
+  redis: Redis;
+  prefix: string;
+  maxMessages: number;
+  maxTokens: number;
+  ttlSeconds: number;
+  /** Token estimate per message; defaults to estimateMessageTokens. */
+  estimateTokens?: (message: ChatMessage) => number;
+}): HistoryStore {
+  const estimate = opts.estimateTokens ?? estimateMessageTokens;
+  const listKey = (ck: string): string => `${opts.prefix}:history:${keyPart(ck)}`;
+  const tokensKey = (ck: string): string => `${listKey(ck)}:tokens`;
+
+  return {
+    async load(conversationKey) {
+      const elements = await opts.redis.lrange(listKey(conversationKey), 0, -1);
+      const messages = elements.map(decodeHistoryElement).filter((m): m is ChatMessage => m !== undefined);
+      return repairToolPairs(messages);
+    },
+
+    async append(conversationKey, messages) {
+      if (messages.length === 0) return;
+      const elements = messages.map((m) => encodeHistoryElement(m, estimate(m)));
+      await APPEND.run(
+        opts.redis,
+        [listKey(conversationKey), tokensKey(conversationKey)],
+        [opts.maxMessages, opts.maxTokens, opts.ttlSeconds, ...elements],
+      );
+    },
+
+    async reset(conversationKey) {
+      await opts.redis.del(listKey(conversationKey), tokensKey(conversationKey));
+    },
+  };
+}

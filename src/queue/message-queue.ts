@@ -1,0 +1,63 @@
+/**
+ * The adapters' side of the queue: validate, put the message in its conversation's
+ * order (see conversation-order.ts for the design) and make sure the conversation's
+ * head is in BullMQ. Resolves only when Redis has the message, so the adapter may
+ * acknowledge the platform update; rejects when Redis cannot be reached, so it must not.
+ */
+import { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { EnqueueResult } from "../bots/bot-gateway.js";
+import { createConversationOrder } from "./conversation-order.js";
+import { inboundMessageSchema, jobIdFor } from "./inbound-message.js";
+import { QUEUE_NAME, queueKeys } from "./queue-keys.js";
+
+/** Default lifetime of the dedupe marker: a redelivery within a day is recognised. */
+export const DEFAULT_DEDUPE_TTL_SECONDS = 24 * 3600;
+/** Default lifetime of a queued, not yet answered payload. */
+export const DEFAULT_PAYLOAD_TTL_SECONDS = 7 * 24 * 3600;
+
+/** What adapters (through the BotGateway) use to queue messages. */
+export interface MessageQueue {
+  /** Validates and queues; "duplicate" for a message seen before, "refused" for an invalid one. */
+  enqueue(message: unknown): Promise<EnqueueResult>;
+  /** Closes the BullMQ queue handle (the Redis connection belongs to the caller). */
+  close(): Promise<void>;
+}
+
+/** Creates the enqueue side over a caller-owned ioredis connection. */
+export function createMessageQueue(opts: {
+  connection: Redis;
+  prefix: string;
+  dedupeTtlSeconds?: number;
+  payloadTtlSeconds?: number;
+}): MessageQueue {
+  const keys = queueKeys(opts.prefix);
+  const queue = new Queue(QUEUE_NAME, { connection: opts.connection, prefix: opts.prefix });
+  // Errors surface through the rejected enqueue call; the listener keeps EventEmitter from throwing.
+  queue.on("error", () => undefined);
+  const order = createConversationOrder({
+    redis: opts.connection,
+    keys,
+    queue,
+    dedupeTtlSeconds: opts.dedupeTtlSeconds ?? DEFAULT_DEDUPE_TTL_SECONDS,
+    payloadTtlSeconds: opts.payloadTtlSeconds ?? DEFAULT_PAYLOAD_TTL_SECONDS,
+  });
+
+  return {
+    async enqueue(raw) {
+      const parsed = inboundMessageSchema.safeParse(raw);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        const where = issue && issue.path.length ? ` (${issue.path.join(".")})` : "";
+        return { status: "refused", reason: `This message could not be processed${where}.` };
+      }
+      const message = parsed.data;
+      const jobId = jobIdFor(message);
+      const { isNew } = await order.offer(message, jobId);
+      return { status: isNew ? "queued" : "duplicate", jobId };
+    },
+    async close() {
+      await queue.close();
+    },
+  };
+}

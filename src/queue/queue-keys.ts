@@ -1,0 +1,61 @@
+/**
+ * Every Redis key and channel the queue side uses, in one place, all under KEY_PREFIX.
+ *
+ * Layout (P = KEY_PREFIX, CK = conversation key with `%`, `{`, `}` escaped, J = job id):
+ *   P:inbound:*            BullMQ's own keys (BullMQ `prefix` = P, queue name "inbound")
+ *   P:seen:J               dedupe marker, SET NX EX (about a day)
+ *   P:conv:CK:order        list of job ids of one conversation, arrival order; the head is the one in BullMQ
+ *   P:conv:CK:msgs         hash job id → payload JSON for the queued messages of that conversation
+ *   P:pending              set of conversation keys whose order list is not empty (repair sweep)
+ *   P:failures:J           failed attempts so far (our retry counter)
+ *   P:giveup:J             claim so only one process gives up on a job
+ *   P:journal:J            reply journal: message ids + final flag
+ *   P:running:CK           job id answering in that conversation right now (short TTL, refreshed)
+ *   P:cancel               pub/sub channel of /stop requests
+ *   P:history:CK[:tokens]  conversation history and its token total (src/history/history-store.ts)
+ *
+ * Hash tags: the conversation key is escaped so it can never contribute a `{…}` hash tag of its own.
+ * With a prefix such as `{chatbot}` every key above (BullMQ's included) lands in one Redis Cluster slot,
+ * so the multi-key Lua scripts stay valid on a cluster; on a single Redis any prefix works.
+ */
+
+/** BullMQ queue name; its keys are `${prefix}:inbound:*`. */
+export const QUEUE_NAME = "inbound";
+
+/** BullMQ job name of an inbound message (shown in dashboards). */
+export const JOB_NAME = "message";
+
+/** Escapes a free-form id for use inside a key: injective, and free of hash-tag braces. */
+export function keyPart(value: string): string {
+  return value.replace(/[%{}]/g, (c) => (c === "%" ? "%25" : c === "{" ? "%7B" : "%7D"));
+}
+
+/** The key names of one deployment (one KEY_PREFIX). */
+export interface QueueKeys {
+  readonly prefix: string;
+  seen(jobId: string): string;
+  order(conversationKey: string): string;
+  messages(conversationKey: string): string;
+  pending(): string;
+  failures(jobId: string): string;
+  giveUp(jobId: string): string;
+  journal(jobId: string): string;
+  running(conversationKey: string): string;
+  cancelChannel(): string;
+}
+
+/** Builds the key names for a KEY_PREFIX. */
+export function queueKeys(prefix: string): QueueKeys {
+  return {
+    prefix,
+    seen: (jobId) => `${prefix}:seen:${keyPart(jobId)}`,
+    order: (ck) => `${prefix}:conv:${keyPart(ck)}:order`,
+    messages: (ck) => `${prefix}:conv:${keyPart(ck)}:msgs`,
+    pending: () => `${prefix}:pending`,
+    failures: (jobId) => `${prefix}:failures:${keyPart(jobId)}`,
+    giveUp: (jobId) => `${prefix}:giveup:${keyPart(jobId)}`,
+    journal: (jobId) => `${prefix}:journal:${keyPart(jobId)}`,
+    running: (ck) => `${prefix}:running:${keyPart(ck)}`,
+    cancelChannel: () => `${prefix}:cancel`,
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * Reply journals persisted in Redis, keyed by job id: the ids of the messages a
+ * reply has sent, and whether the reply is complete. A retried job (after a crash,
+ * a stall or a transient fault) loads the same journal and edits those messages
+ * instead of answering twice; a job whose journal is final is only advanced.
+ */
+import type { Redis } from "ioredis";
+import type { ReplyJournal } from "../bots/reply/reply-journal.js";
+import { queueKeys } from "./queue-keys.js";
+import { execOrThrow } from "./redis-transaction.js";
+
+/** Default lifetime of a journal: long enough for every retry of a job. */
+export const DEFAULT_JOURNAL_TTL_SECONDS = 24 * 3600;
+
+/** Loads and finalises the reply journals of jobs. */
+export interface ReplyJournalStore {
+  /** The journal of a job: ids recorded by earlier attempts (empty for a fresh job). */
+  load(jobId: string): Promise<ReplyJournal>;
+  /** Marks the job's reply as complete: retries must not answer again. */
+  markFinal(jobId: string): Promise<void>;
+  /** Whether the job's reply was completed by some attempt. */
+  isFinal(jobId: string): Promise<boolean>;
+}
+
+function parseIds(raw: string | null | undefined): string[] {
+  if (!raw) return [];
+  try {
+    const value: unknown = JSON.parse(raw);
+    return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Creates the Redis-backed journal store (hash `P:journal:<jobId>` with fields `ids`, `final`). */
+export function createReplyJournalStore(opts: { redis: Redis; prefix: string; ttlSeconds?: number }): ReplyJournalStore {
+  const keys = queueKeys(opts.prefix);
+  const ttl = opts.ttlSeconds ?? DEFAULT_JOURNAL_TTL_SECONDS;
+  const { redis } = opts;
+
+  return {
+    async load(jobId) {
+      const key = keys.journal(jobId);
+      const journal = {
+        messageIds: parseIds(await redis.hget(key, "ids")),
+        async record(ids: string[]): Promise<void> {
+          const copy = [...ids];
+          await execOrThrow(redis.multi().hset(key, "ids", JSON.stringify(copy)).expire(key, ttl));
+          journal.messageIds = copy;
+        },
+      };
+      return journal;
+    },
+    async markFinal(jobId) {
+      const key = keys.journal(jobId);
+      await execOrThrow(redis.multi().hset(key, "final", "1").expire(key, ttl));
+    },
+    async isFinal(jobId) {
+      return (await redis.hget(keys.journal(jobId), "final")) === "1";
+    },
+  };
+}

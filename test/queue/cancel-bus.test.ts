@@ -1,0 +1,62 @@
+import { Redis } from "ioredis";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type CancelBus, createCancelBus } from "../../src/queue/cancel-bus.js";
+import { createTestRedis, type TestRedis } from "../support/redis.js";
+import { waitFor } from "./support/queue-test-kit.js";
+
+let t: TestRedis;
+let workerSide: Redis;
+const buses: CancelBus[] = [];
+
+beforeEach(() => {
+  t = createTestRedis("cancel");
+  workerSide = new Redis(t.url);
+});
+afterEach(async () => {
+  for (const bus of buses.splice(0)) await bus.close();
+  workerSide.disconnect();
+  await t.cleanup();
+});
+
+function bus(redis: Redis, runningTtlMs?: number): CancelBus {
+  const b = createCancelBus({ redis, prefix: t.prefix, runningTtlMs });
+  buses.push(b);
+  return b;
+}
+
+describe("cancel bus", () => {
+  it("a /stop from one connection reaches the job tracked on another, and only that conversation", async () => {
+    const worker = bus(workerSide);
+    const gateway = bus(t.redis);
+    const stopped: string[] = [];
+    const a = await worker.track("tg:1", "job-a", () => stopped.push("a"));
+    await worker.track("tg:2", "job-b", () => stopped.push("b"));
+    expect(await gateway.stop("tg:1")).toBe(true);
+    await waitFor("the stop to arrive", () => stopped.length > 0);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(stopped).toEqual(["a"]);
+    await a.release();
+    expect(await gateway.stop("tg:1")).toBe(false);
+    expect(await gateway.stop("tg:3")).toBe(false);
+  });
+
+  it("keeps the running marker alive while the job runs, and lets it expire when the process is gone", async () => {
+    const worker = bus(workerSide, 300);
+    const gateway = bus(t.redis);
+    await worker.track("dc:1", "job", () => undefined);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(await t.redis.exists(`${t.prefix}:running:dc:1`)).toBe(1);
+    // A process that dies stops refreshing (close() stops the timers without releasing).
+    await worker.close();
+    await waitFor("the marker to expire", async () => !(await t.redis.exists(`${t.prefix}:running:dc:1`)), 2000);
+    expect(await gateway.stop("dc:1")).toBe(false);
+  });
+
+  it("release does not clear a marker that now belongs to another job of the conversation", async () => {
+    const worker = bus(workerSide);
+    const first = await worker.track("tg:9", "job-1", () => undefined);
+    await t.redis.set(`${t.prefix}:running:tg:9`, "job-2");
+    await first.release();
+    expect(await t.redis.get(`${t.prefix}:running:tg:9`)).toBe("job-2");
+  });
+});
