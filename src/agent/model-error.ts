@@ -1,0 +1,144 @@
+/**
+ * The one typed error the agent loop throws: the model server failed, not a
+ * tool and not the user. The queue reads `retryable` to decide whether to try
+ * the job again; everything else inside the loop is data, not an exception.
+ */
+import {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+} from "openai";
+
+/** What went wrong, in words a retry policy and a user message can switch on. */
+export type ModelErrorCode =
+  | "unavailable" // connection refused / reset / DNS: nothing answered
+  | "timeout" // no response, or no bytes for too long mid-stream
+  | "server-error" // HTTP 5xx
+  | "rate-limited" // HTTP 429
+  | "context-exceeded" // the prompt does not fit the model's context window
+  | "auth" // HTTP 401/403: a wrong OPENAI_API_KEY never fixes itself
+  | "bad-request" // other HTTP 4xx: our request is wrong, retrying sends it again
+  | "stream-error" // the server sent an error event inside a 200 stream
+  | "stream-dropped" // the connection closed before the stream ended
+  | "bad-response"; // bytes that are not the protocol (unparseable chunk)
+
+/** A model-server fault, thrown out of the agent loop so the queue can retry. */
+export class ModelError extends Error {
+  override readonly name = "ModelError";
+  readonly code: ModelErrorCode;
+  readonly retryable: boolean;
+  readonly status: number | undefined;
+  /** From a `Retry-After` header (429/503), when the server sent one. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    code: ModelErrorCode,
+    message: string,
+    options: { retryable?: boolean; status?: number; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
+    this.retryable = options.retryable ?? defaultRetryable(code);
+  }
+}
+
+function defaultRetryable(code: ModelErrorCode): boolean {
+  switch (code) {
+    case "unavailable":
+    case "timeout":
+    case "server-error":
+    case "rate-limited":
+    case "stream-error":
+    case "stream-dropped":
+    case "bad-response":
+      return true;
+    case "context-exceeded":
+    case "auth":
+    case "bad-request":
+      return false;
+  }
+}
+
+/**
+ * llama.cpp says `exceed_context_size_error`; vLLM, OpenAI and LM Studio put it in
+ * the message ("maximum context length", "context_length_exceeded", "context window").
+ */
+function isContextExceeded(error: APIError): boolean {
+  const type = typeof error.type === "string" ? error.type : "";
+  const code = typeof error.code === "string" ? error.code : "";
+  return (
+    type === "exceed_context_size_error" ||
+    code === "context_length_exceeded" ||
+    /context (length|size|window)|maximum context|exceeds the available context|too many tokens/i.test(error.message)
+  );
+}
+
+/**
+ * Maps whatever the openai SDK (or undici under it) threw into a ModelError.
+ * A user abort is not a model fault: callers check their signal before calling this.
+ */
+export function toModelError(error: unknown): ModelError {
+  if (error instanceof ModelError) return error;
+  if (error instanceof APIConnectionTimeoutError) {
+    return new ModelError("timeout", "The model server did not answer in time.", { cause: error });
+  }
+  if (error instanceof APIUserAbortError) {
+    // Only reachable when our own idle timer aborted the request.
+    return new ModelError("timeout", "The model server stopped sending data.", { cause: error });
+  }
+  if (error instanceof APIConnectionError) {
+    const detail = describeCause(error);
+    return new ModelError("unavailable", `Cannot reach the model server${detail ? ` (${detail})` : ""}.`, { cause: error });
+  }
+  if (error instanceof APIError) {
+    const status = error.status;
+    if (status === undefined) {
+      // The SDK raises a bare APIError for a `data: {"error": …}` event inside a 200 stream.
+      return new ModelError("stream-error", `The model server failed mid-answer: ${error.message}`, { cause: error });
+    }
+    const detail = `${status} ${error.message.replace(/^\d{3}\s+/, "")}`;
+    if (status === 400 && isContextExceeded(error)) {
+      return new ModelError("context-exceeded", `The conversation is too long for the model: ${detail}`, { status, cause: error });
+    }
+    const retryAfterMs = parseRetryAfter(error.headers?.get("retry-after"));
+    const wait = retryAfterMs === undefined ? {} : { retryAfterMs };
+    if (status === 429) return new ModelError("rate-limited", `The model server is busy: ${detail}`, { status, ...wait, cause: error });
+    if (status === 401 || status === 403) return new ModelError("auth", `The model server refused the key: ${detail}`, { status, cause: error });
+    if (status === 408) return new ModelError("timeout", `The model server timed out: ${detail}`, { status, cause: error });
+    if (status >= 500) return new ModelError("server-error", `The model server failed: ${detail}`, { status, ...wait, cause: error });
+    return new ModelError("bad-request", `The model server rejected the request: ${detail}`, { status, cause: error });
+  }
+  if (error instanceof SyntaxError) {
+    return new ModelError("bad-response", `The model server sent something that is not JSON: ${error.message}`, { cause: error });
+  }
+  // undici reports a connection closed mid-body as `TypeError: terminated` (cause: SocketError "other side closed").
+  const detail = describeCause(error);
+  return new ModelError("stream-dropped", `The connection to the model server broke mid-answer${detail ? ` (${detail})` : ""}.`, {
+    cause: error,
+  });
+}
+
+/** The innermost useful message: undici hides ECONNREFUSED two causes deep. */
+function describeCause(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string") parts.push(code);
+    else if (current.message && !parts.includes(current.message)) parts.push(current.message);
+    current = current.cause;
+  }
+  return parts.slice(-2).join(": ");
+}
+
+/** Retry-After is seconds or an HTTP date. */
+function parseRetryAfter(value: string | null | undefined): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.round(seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}

@@ -1,0 +1,225 @@
+/**
+ * The streaming ReAct loop (SPEC §2): one streamed request per round, the
+ * round's tool calls run concurrently, their results go back paired by
+ * `tool_call_id`, until the model answers, the answer is cut, the round fuse
+ * blows, or the signal aborts. Output is one AgentEvent stream ending with
+ * exactly one `finish`; the loop knows nothing of Telegram or Discord.
+ */
+import type OpenAI from "openai";
+import type { ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import { toOpenAiTool, type Tool } from "../tools/tool.js";
+import type { ChatMessage, ToolCallRecord } from "./chat-message.js";
+import type { AgentEvent, FinishReason, Usage } from "./events.js";
+import { dialectFields, type ModelServer } from "./model-dialect.js";
+import { generateToolCallId, type StreamDelta } from "./stream-accumulator.js";
+import { streamRound, type StreamRoundResult } from "./stream-round.js";
+import { buildSystemPrompt } from "./system-prompt.js";
+import { createToolRunner, type ToolOutcome } from "./tool-runner.js";
+
+/** What the loop runs on; built once per process from Config. */
+export interface AgentDeps {
+  client: OpenAI;
+  model: string;
+  modelServer: ModelServer;
+  enableThinking: boolean;
+  /** The fuse: at most this many rounds of tool execution per answer. */
+  maxToolRounds: number;
+  maxTokens: number;
+  temperature?: number;
+  topP?: number;
+  toolTimeoutMs: number;
+  tools: readonly Tool[];
+  /** Clock for the system prompt's date. */
+  now?: () => Date;
+  /** Replaces the built-in system prompt. */
+  systemPrompt?: string;
+  /** Zone the system prompt states the time in (server zone by default). */
+  timeZone?: string;
+  /** Longest silence between streamed chunks; the client's timeout by default. */
+  idleTimeoutMs?: number;
+  /** The chat template pre-opens `<think>` and the server does not parse it (only `</think>` appears). */
+  thinkingPreOpened?: boolean;
+  /** Cap on one tool observation, in characters. */
+  maxToolOutputChars?: number;
+}
+
+/** One run: the conversation so far plus the new user message (no system message). */
+export interface AgentInput {
+  messages: ChatMessage[];
+  signal?: AbortSignal;
+}
+
+/** Runs the loop; throws ModelError (from `next()`) when the model server fails. */
+export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenerator<AgentEvent, void, undefined> {
+  const { signal } = input;
+  const system = deps.systemPrompt ?? buildSystemPrompt({ now: (deps.now ?? (() => new Date()))(), ...(deps.timeZone ? { timeZone: deps.timeZone } : {}) });
+  const runner = createToolRunner({
+    tools: deps.tools,
+    defaultTimeoutMs: deps.toolTimeoutMs,
+    ...(deps.maxToolOutputChars ? { maxOutputChars: deps.maxToolOutputChars } : {}),
+  });
+  const toolSpecs = deps.tools.map(toOpenAiTool);
+  const idleTimeoutMs = deps.idleTimeoutMs ?? deps.client.timeout;
+  const appended: ChatMessage[] = [];
+  let usage: Usage | undefined;
+  let toolRounds = 0;
+  let lastText = "";
+
+  const finish = (reason: FinishReason, text: string, rounds: number): AgentEvent => ({
+    type: "finish",
+    reason,
+    text,
+    messages: appended,
+    ...(usage ? { usage } : {}),
+    rounds,
+  });
+
+  // Tools also stop when the consumer abandons the loop (return/throw), not only on the user's signal.
+  const abandoned = new AbortController();
+  const toolSignal = signal ? AbortSignal.any([signal, abandoned.signal]) : abandoned.signal;
+  try {
+    yield* loop();
+  } finally {
+    abandoned.abort();
+  }
+
+  async function* loop(): AsyncGenerator<AgentEvent, void, undefined> {
+    // Bounded by the fuse: every round either returns or runs tools, and tool rounds are capped.
+    for (let round = 1; ; round++) {
+      if (signal?.aborted) {
+        yield finish("aborted", "", round - 1);
+        return;
+      }
+      const body = {
+        model: deps.model,
+        messages: [{ role: "system" as const, content: system }, ...input.messages, ...appended].map(toRequestMessage),
+        stream: true as const,
+        stream_options: { include_usage: true },
+        ...(toolSpecs.length ? { tools: toolSpecs, tool_choice: "auto" as const, parallel_tool_calls: true } : {}),
+        ...dialectFields(deps.modelServer, {
+          enableThinking: deps.enableThinking,
+          maxTokens: deps.maxTokens,
+          ...(deps.temperature !== undefined ? { temperature: deps.temperature } : {}),
+          ...(deps.topP !== undefined ? { topP: deps.topP } : {}),
+        }),
+      } satisfies ChatCompletionCreateParamsStreaming & Record<string, unknown>;
+
+      const stream = streamRound(deps.client, body, {
+        idleTimeoutMs,
+        startInReasoning: deps.enableThinking && deps.thinkingPreOpened === true,
+        ...(signal ? { signal } : {}),
+      });
+      let next: IteratorResult<StreamDelta, StreamRoundResult>;
+      try {
+        next = await stream.next();
+        while (!next.done) {
+          const delta = next.value;
+          yield delta.type === "text" ? { type: "text-delta", round, text: delta.text } : { type: "reasoning-delta", round, text: delta.text };
+          next = await stream.next();
+        }
+      } finally {
+        // A consumer that stops listening (break, return) must not leave the request running.
+        await stream.return(undefined as never);
+      }
+      const outcome = next.value;
+      if (outcome.usage) usage = addUsage(usage, outcome.usage);
+
+      if (outcome.aborted) {
+        // Keep what the user already saw; a half round of tool calls without results is not valid history.
+        if (outcome.text) appended.push({ role: "assistant", content: outcome.text });
+        yield finish("aborted", outcome.text, round);
+        return;
+      }
+      yield { type: "round-finish", round, reason: outcome.finishReason, ...(outcome.usage ? { usage: outcome.usage } : {}) };
+      if (outcome.text) lastText = outcome.text;
+
+      if (outcome.finishReason === "length") {
+        appended.push({ role: "assistant", content: outcome.text });
+        yield finish("length", outcome.text, round);
+        return;
+      }
+      if (outcome.toolCalls.length === 0) {
+        // A model that answered nothing after its tools still showed its earlier words: keep those.
+        const text = outcome.text || (round > 1 ? lastText : "");
+        appended.push({ role: "assistant", content: text });
+        yield finish("stop", text, round);
+        return;
+      }
+      if (toolRounds >= deps.maxToolRounds) {
+        const text = fuseMessage(deps.maxToolRounds, input.messages);
+        appended.push({ role: "assistant", content: text });
+        yield finish("max-rounds", text, round);
+        return;
+      }
+      toolRounds++;
+
+      const calls = withUniqueIds(outcome.toolCalls);
+      for (const call of calls) {
+        yield { type: "tool-call", round, id: call.id, name: call.function.name, arguments: call.function.arguments };
+      }
+      const results = new Map<string, ToolOutcome>();
+      const running = new Map(calls.map((call) => [call.id, runner.run(call, toolSignal)]));
+      while (running.size > 0) {
+        const done = await Promise.race(running.values());
+        running.delete(done.id);
+        results.set(done.id, done);
+        yield { type: "tool-result", round, id: done.id, name: done.name, ok: done.ok, output: done.output, durationMs: done.durationMs };
+      }
+      if (signal?.aborted) {
+        yield finish("aborted", "", round);
+        return;
+      }
+      // The assistant message goes back verbatim (content as written, calls as sent), then one result per call.
+      appended.push({ role: "assistant", content: outcome.text, tool_calls: calls });
+      for (const call of calls) {
+        appended.push({ role: "tool", tool_call_id: call.id, content: results.get(call.id)?.output ?? "Error: no result." });
+      }
+    }
+  }
+}
+
+/** History → request. `name` is dropped: the content already says who spoke, and OpenAI rejects non-ASCII names. */
+function toRequestMessage(message: ChatMessage): ChatCompletionMessageParam {
+  switch (message.role) {
+    case "system":
+      return { role: "system", content: message.content };
+    case "user":
+      return { role: "user", content: message.content };
+    case "assistant":
+      return message.tool_calls?.length
+        ? { role: "assistant", content: message.content, tool_calls: message.tool_calls }
+        : { role: "assistant", content: message.content };
+    case "tool":
+      return { role: "tool", tool_call_id: message.tool_call_id, content: message.content };
+  }
+}
+
+/** Pairing by id needs unique ids; a server that repeats one (or a model that copies one) gets fresh ones. */
+function withUniqueIds(calls: ToolCallRecord[]): ToolCallRecord[] {
+  const seen = new Set<string>();
+  return calls.map((call) => {
+    if (!seen.has(call.id)) {
+      seen.add(call.id);
+      return call;
+    }
+    const id = generateToolCallId();
+    seen.add(id);
+    return { ...call, id };
+  });
+}
+
+function addUsage(total: Usage | undefined, more: Usage): Usage {
+  return {
+    promptTokens: (total?.promptTokens ?? 0) + more.promptTokens,
+    completionTokens: (total?.completionTokens ?? 0) + more.completionTokens,
+  };
+}
+
+/** The message the user sees when the fuse blows, in their language. */
+function fuseMessage(maxToolRounds: number, messages: ChatMessage[]): string {
+  const lastUser = [...messages].reverse().find((m) => m.role === "user");
+  const chinese = lastUser !== undefined && /\p{Script=Han}/u.test(lastUser.content);
+  return chinese
+    ? `抱歉，我已经连续调用了 ${maxToolRounds} 轮工具，仍然没有得到完整的答案。请换个问法，或者把问题拆小一点再问我。`
+    : `Sorry, I used tools for ${maxToolRounds} rounds and still do not have a complete answer. Please rephrase the question or ask a smaller part of it.`;
+}

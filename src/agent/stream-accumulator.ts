@@ -1,0 +1,221 @@
+/**
+ * Folds one round's `chat.completion.chunk`s into what the loop needs: reasoning
+ * and text deltas as they arrive, then the round's tool calls, text and finish
+ * reason. Pure (no I/O), so every server quirk is testable without a socket.
+ *
+ * Quirks handled (each seen in a real server):
+ * - tool_call fragments keyed by `index`; `id`/`type`/`name` only in the first
+ *   fragment, `arguments` in many pieces, fragments of parallel calls interleaved;
+ *   a call without an id gets one (some Ollama/vLLM builds omit it);
+ * - reasoning as `delta.reasoning_content` (llama.cpp, DashScope, older vLLM),
+ *   `delta.reasoning` (vLLM ≥ 0.10, Ollama, LM Studio), or `<think>` tags in content;
+ * - `<tool_call>{…}</tool_call>` written as content by small models;
+ * - `finish_reason` `stop` on a tool round, or none at all, or a usage-only chunk
+ *   with empty `choices` after the finish chunk.
+ */
+import { randomBytes } from "node:crypto";
+import type { ChatCompletionChunk } from "openai/resources/chat/completions";
+import type { ToolCallRecord } from "./chat-message.js";
+import { createContentTagParser, type ContentPiece, type ContentTagParser } from "./content-tag-parser.js";
+import type { RoundFinishReason, Usage } from "./events.js";
+import { parseToolCallBlock } from "./textual-tool-call.js";
+
+/** A delta to show now. */
+export interface StreamDelta {
+  type: "reasoning" | "text";
+  text: string;
+}
+
+/** Everything one round produced. */
+export interface RoundOutcome {
+  /** The visible answer of this round, trimmed; never reasoning, never tool-call markup. */
+  text: string;
+  /** All reasoning of this round (not stored in history). */
+  reasoning: string;
+  /** Calls to run: empty when the round was cut by `length`. Arguments are the raw text, unparsed. */
+  toolCalls: ToolCallRecord[];
+  /** Normalised: `tool_calls` whenever calls are present and the round was not cut. */
+  finishReason: RoundFinishReason;
+  /** Exactly what the server said (null when it said nothing). */
+  serverFinishReason: string | null;
+  usage: Usage | undefined;
+  /** Calls the model started but that cannot be run (cut by `length`, or no name). */
+  droppedToolCalls: number;
+}
+
+/** The accumulator: push every chunk, then `end()` once the stream is over. */
+export interface StreamAccumulator {
+  push(chunk: ChatCompletionChunk): StreamDelta[];
+  end(): { deltas: StreamDelta[]; outcome: RoundOutcome };
+}
+
+/** Options for one round. */
+export interface StreamAccumulatorOptions {
+  /** The template pre-opens `<think>` and the server passes the raw text on: content starts inside reasoning. */
+  startInReasoning?: boolean;
+  /** Id for a call the server sent without one. */
+  makeId?: () => string;
+}
+
+interface PartialCall {
+  index: number;
+  id: string;
+  type: string;
+  name: string;
+  arguments: string;
+}
+
+/** Delta fields some servers add beyond the OpenAI schema. */
+interface ExtendedDelta {
+  reasoning_content?: unknown;
+  reasoning?: unknown;
+}
+
+/** Makes an OpenAI-style call id (`call_` + 24 alphanumerics). */
+export function generateToolCallId(): string {
+  return "call_" + randomBytes(18).toString("base64").replace(/[^A-Za-z0-9]/g, "").slice(0, 24).padEnd(24, "0");
+}
+
+/** Creates an accumulator for one streamed round. */
+export function createStreamAccumulator(opts: StreamAccumulatorOptions = {}): StreamAccumulator {
+  const makeId = opts.makeId ?? generateToolCallId;
+  const calls = new Map<number, PartialCall>();
+  let lastIndex: number | undefined;
+  let parser: ContentTagParser | undefined;
+  let sawReasoningField = false;
+  let reasoning = "";
+  let serverFinishReason: string | null = null;
+  let usage: Usage | undefined;
+
+  function contentParser(): ContentTagParser {
+    // If the server already split reasoning out, the content is the answer even for a pre-opened template.
+    parser ??= createContentTagParser({ startInReasoning: Boolean(opts.startInReasoning) && !sawReasoningField });
+    return parser;
+  }
+
+  function toDeltas(pieces: ContentPiece[]): StreamDelta[] {
+    return pieces.map((p) => {
+      if (p.kind === "reasoning") reasoning += p.text;
+      return { type: p.kind, text: p.text };
+    });
+  }
+
+  function addFragment(fragment: ChatCompletionChunk.Choice.Delta.ToolCall): void {
+    const raw = fragment as Partial<ChatCompletionChunk.Choice.Delta.ToolCall>;
+    let index = typeof raw.index === "number" ? raw.index : undefined;
+    if (index === undefined) {
+      // No index (some Ollama builds): a fragment with its own id or name starts a new call.
+      const byId = raw.id ? [...calls.values()].find((c) => c.id === raw.id) : undefined;
+      if (byId) index = byId.index;
+      else if (raw.id || raw.function?.name || lastIndex === undefined) index = calls.size === 0 ? 0 : Math.max(...calls.keys()) + 1;
+      else index = lastIndex;
+    }
+    lastIndex = index;
+    let call = calls.get(index);
+    if (!call) {
+      call = { index, id: "", type: "", name: "", arguments: "" };
+      calls.set(index, call);
+    }
+    // id, type and name usually come once; servers that repeat them must not double them.
+    if (raw.id && call.id === "") call.id = raw.id;
+    if (raw.type && call.type === "") call.type = raw.type;
+    const name = raw.function?.name;
+    if (name && name !== call.name) call.name = call.name === "" ? name : call.name + name;
+    const args = raw.function?.arguments;
+    if (typeof args === "string") call.arguments += args;
+  }
+
+  return {
+    push(chunk) {
+      if (chunk.usage) {
+        usage = { promptTokens: chunk.usage.prompt_tokens ?? 0, completionTokens: chunk.usage.completion_tokens ?? 0 };
+      }
+      // n = 1: only the first choice matters; the usage chunk has none at all.
+      const choice = chunk.choices?.[0];
+      if (!choice) return [];
+      if (choice.finish_reason) serverFinishReason = choice.finish_reason;
+      const delta = (choice.delta ?? {}) as ChatCompletionChunk.Choice.Delta & ExtendedDelta;
+      const out: StreamDelta[] = [];
+      // vLLM/OpenRouter may send both keys with the same text: take one.
+      const thought =
+        typeof delta.reasoning_content === "string" && delta.reasoning_content !== ""
+          ? delta.reasoning_content
+          : typeof delta.reasoning === "string"
+            ? delta.reasoning
+            : "";
+      if (thought !== "") {
+        sawReasoningField = true;
+        reasoning += thought;
+        out.push({ type: "reasoning", text: thought });
+      }
+      if (typeof delta.content === "string" && delta.content !== "") {
+        out.push(...toDeltas(contentParser().push(delta.content)));
+      }
+      for (const fragment of delta.tool_calls ?? []) addFragment(fragment);
+      return out;
+    },
+
+    end() {
+      const flushed = parser ? parser.end() : undefined;
+      const deltas = flushed ? toDeltas(flushed.pieces) : [];
+      const summary = flushed?.summary ?? { text: "", toolBlocks: [], unclosedToolBlock: undefined };
+      const cut = serverFinishReason === "length";
+
+      const structured = [...calls.values()].sort((a, b) => a.index - b.index);
+      const textual = summary.toolBlocks.flatMap(parseToolCallBlock);
+      if (summary.unclosedToolBlock !== undefined && !cut) {
+        // The model stopped without writing </tool_call>: accept it only if it is whole JSON.
+        const parsed = parseToolCallBlock(summary.unclosedToolBlock);
+        if (parsed.every((c) => c.name !== "" && isJson(c.arguments))) textual.push(...parsed);
+      }
+      const named = structured.filter((c) => c.name !== "");
+      let dropped = structured.length - named.length;
+      let toolCalls: ToolCallRecord[] = [
+        ...named.map((c) => ({ id: c.id || makeId(), type: "function" as const, function: { name: c.name, arguments: c.arguments } })),
+        ...textual.map((c) => ({ id: makeId(), type: "function" as const, function: { name: c.name, arguments: c.arguments } })),
+      ];
+      if (cut) {
+        // Cut arguments are never whole: running them would act on half a request.
+        dropped += toolCalls.length + (summary.unclosedToolBlock !== undefined ? 1 : 0);
+        toolCalls = [];
+      }
+      return {
+        deltas,
+        outcome: {
+          text: summary.text.trim(),
+          reasoning,
+          toolCalls,
+          finishReason: normaliseFinish(serverFinishReason, toolCalls.length > 0),
+          serverFinishReason,
+          usage,
+          droppedToolCalls: dropped,
+        },
+      };
+    },
+  };
+}
+
+function normaliseFinish(server: string | null, hasCalls: boolean): RoundFinishReason {
+  if (server === "length") return "length";
+  if (hasCalls) return "tool_calls";
+  switch (server) {
+    case "stop":
+      return "stop";
+    case "tool_calls":
+    case "function_call":
+      return "tool_calls";
+    case "content_filter":
+      return "content_filter";
+    default:
+      return "unknown";
+  }
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * One streamed `chat.completions` request: yields reasoning/text deltas as they
+ * arrive and returns the round's outcome. Server faults leave as ModelError; a
+ * user abort is an outcome (`aborted: true`), not an error.
+ */
+import type OpenAI from "openai";
+import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
+import { ModelError, toModelError } from "./model-error.js";
+import { createStreamAccumulator, type RoundOutcome, type StreamDelta } from "./stream-accumulator.js";
+
+/** Options of one round. */
+export interface StreamRoundOptions {
+  signal?: AbortSignal;
+  /**
+   * Longest silence allowed between chunks. The SDK's timeout stops at the
+   * response headers; a server that stalls mid-stream would otherwise hang the job.
+   */
+  idleTimeoutMs: number;
+  startInReasoning?: boolean;
+  makeId?: () => string;
+}
+
+/** A round's outcome, or the news that the user aborted it. */
+export type StreamRoundResult = RoundOutcome & { aborted: boolean };
+
+/** Streams one round; throws ModelError for server faults. */
+export async function* streamRound(
+  client: OpenAI,
+  body: ChatCompletionCreateParamsStreaming & Record<string, unknown>,
+  opts: StreamRoundOptions,
+): AsyncGenerator<StreamDelta, StreamRoundResult, undefined> {
+  const accumulator = createStreamAccumulator({
+    ...(opts.startInReasoning !== undefined ? { startInReasoning: opts.startInReasoning } : {}),
+    ...(opts.makeId ? { makeId: opts.makeId } : {}),
+  });
+  const idle = new AbortController();
+  const signal = opts.signal ? AbortSignal.any([opts.signal, idle.signal]) : idle.signal;
+  const userAborted = (): boolean => opts.signal?.aborted === true;
+  const finish = (aborted: boolean): StreamRoundResult => {
+    const { outcome } = accumulator.end();
+    return { ...outcome, aborted };
+  };
+
+  let stream: AsyncIterable<ChatCompletionChunk>;
+  try {
+    stream = await client.chat.completions.create(body, { signal });
+  } catch (error) {
+    if (userAborted()) return finish(true);
+    throw toModelError(error);
+  }
+
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => idle.abort(), opts.idleTimeoutMs);
+  };
+  arm();
+  try {
+    for await (const chunk of stream) {
+      const deltas = accumulator.push(chunk);
+      // The consumer's time is not the server's silence: pause the idle timer while yielding.
+      clearTimeout(timer);
+      for (const delta of deltas) yield delta;
+      arm();
+    }
+  } catch (error) {
+    if (userAborted()) return finish(true);
+    if (idle.signal.aborted) throw idleTimeout(opts.idleTimeoutMs, error);
+    throw toModelError(error);
+  } finally {
+    clearTimeout(timer);
+  }
+  // The SDK ends the iteration quietly when its request is aborted: find out who did it.
+  if (userAborted()) return finish(true);
+  if (idle.signal.aborted) throw idleTimeout(opts.idleTimeoutMs);
+  const { deltas, outcome } = accumulator.end();
+  for (const delta of deltas) yield delta;
+  return { ...outcome, aborted: false };
+}
+
+function idleTimeout(ms: number, cause?: unknown): ModelError {
+  return new ModelError("timeout", `The model server sent nothing for ${ms} ms mid-answer.`, cause === undefined ? {} : { cause });
+}

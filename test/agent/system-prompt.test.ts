@@ -1,0 +1,22 @@
+/** The system prompt a 1.7B model gets. */
+import { describe, expect, it } from "vitest";
+import { buildSystemPrompt } from "../../src/agent/system-prompt.js";
+
+describe("system prompt", () => {
+  const prompt = buildSystemPrompt({ now: new Date("2025-06-03T06:05:00Z"), timeZone: "Asia/Shanghai" });
+
+  it("states the current date and time in the given zone", () => {
+    expect(prompt).toContain("Tuesday 2025-06-03 14:05 (Asia/Shanghai)");
+    expect(buildSystemPrompt({ now: new Date("2025-06-03T06:05:00Z"), timeZone: "America/New_York" })).toContain("2025-06-03 02:05");
+  });
+
+  it("carries the four rules, the language rule and the group-chat convention, and stays short", () => {
+    expect(prompt).toMatch(/Never make them up/);
+    expect(prompt).toMatch(/get_news, then call read_url/);
+    expect(prompt).toMatch(/briefly/);
+    expect(prompt).toMatch(/no tool is needed/);
+    expect(prompt).toMatch(/user's language/);
+    expect(prompt).toMatch(/speaker's name/);
+    expect(prompt.length).toBeLessThan(1_000);
+  });
+});
