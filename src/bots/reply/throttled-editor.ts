@@ -1,0 +1,265 @@
+/**
+ * One coalescing editor per message. `update` never blocks and never queues:
+ * it only replaces the newest wanted text. A single pump sends it when allowed —
+ * at most one request in flight, the next one armed only after the previous
+ * finished AND the spacing/gate allow it, never a request that would show what
+ * is already visible. A 429 waits `retryAfterMs` and then sends the *newest*
+ * text. `flush` lands the final text (final requests go ahead at the gate) and
+ * resolves only once it is visible.
+ *
+ * No loop sleeps to poll: the pump runs only while there is something to send,
+ * and every wait is a timer or the gate armed by an event.
+ */
+import { RateLimitedError, RejectedContentError } from "../reply-port.js";
+import type { RateGate, RequestKind } from "./rate-gate.js";
+
+/** Spacing between requests, shared by every editor of one reply (so its messages together keep the chat's pace). */
+export interface RequestSpacing {
+  minIntervalMs: number;
+  /** When the last request of this reply started (set by the editors). */
+  lastStartAt?: number;
+}
+
+/** What one editor needs: where to pace, how to send, and how hard to retry. */
+export interface ThrottledEditorOptions<T> {
+  chatKey: string;
+  gate: RateGate;
+  /** Performs one request (send, edit or draft). Throws RateLimitedError, RejectedContentError or a transient error. */
+  apply(content: T, opts: { final: boolean; signal?: AbortSignal }): Promise<void>;
+  /** Equality of contents (default `===`); equal contents are never sent twice. */
+  equals?(a: T, b: T): boolean;
+  /** Content already visible before the first request. */
+  visible?: T;
+  spacing?: RequestSpacing;
+  /** Cancels waiting and in-flight *intermediate* requests (the final one is governed by `flush`'s own signal). */
+  signal?: AbortSignal;
+  /** Retries of a failed final request that is neither 429 nor rejected content (default 4). */
+  maxTransientRetries?: number;
+  /** Wait before the n-th transient retry (default 500 ms doubling, at most 8 s). */
+  transientDelayMs?(attempt: number): number;
+  /** 429s honoured for one text before giving up (default 50: a storm is waited out, but not forever). */
+  maxRateLimitWaits?: number;
+  /** Called after every successful request (the engine re-arms its draft keep-alive here). */
+  onApplied?(content: T, final: boolean): void;
+  now?(): number;
+}
+
+/** The coalescing editor of one message. */
+export interface ThrottledEditor<T> {
+  /** Wants `content` visible soon; returns at once. Ignored once `flush` was called. */
+  update(content: T): void;
+  /** Makes `content` the message's final text; resolves once it is visible, rejects on rejected content or exhausted retries. */
+  flush(content: T, opts?: { signal?: AbortSignal }): Promise<void>;
+  /** Sends the visible content again although unchanged (keeps an expiring draft alive). */
+  refresh(): void;
+  /** Drops a pending intermediate text; resolves when no request is in flight any more. */
+  cancel(): Promise<void>;
+  /** What the platform shows, as far as this editor knows. */
+  readonly visible: T | undefined;
+}
+
+interface FinalRequest<T> {
+  content: T;
+  signal?: AbortSignal;
+  resolve(): void;
+  reject(error: unknown): void;
+  promise: Promise<void>;
+}
+
+/** Creates the coalescing, throttled editor of one message. */
+export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): ThrottledEditor<T> {
+  const equals = opts.equals ?? ((a: T, b: T) => a === b);
+  const now = opts.now ?? Date.now;
+  const maxTransient = opts.maxTransientRetries ?? 4;
+  const maxRateWaits = opts.maxRateLimitWaits ?? 50;
+  const transientDelay = opts.transientDelayMs ?? ((n: number) => Math.min(8000, 500 * 2 ** (n - 1)));
+
+  let visible: T | undefined = opts.visible;
+  let visibleFinal = false;
+  let pending: T | undefined;
+  let force = false;
+  let rejected: T | undefined;
+  let final: FinalRequest<T> | undefined;
+  /** Set by the first flush: from then on only final texts are sent (a late intermediate must never follow the final). */
+  let closed = false;
+  let running: Promise<void> | undefined;
+
+  /** What the pump should send next, or undefined when everything wanted is visible. */
+  const nextJob = (): { final: boolean } | undefined => {
+    if (final) {
+      if (visible !== undefined && visibleFinal && equals(final.content, visible)) {
+        const done = final;
+        final = undefined;
+        done.resolve();
+        return undefined;
+      }
+      return { final: true };
+    }
+    if (closed || pending === undefined) return undefined;
+    if ((!force && visible !== undefined && equals(pending, visible)) || (rejected !== undefined && equals(pending, rejected))) {
+      pending = undefined;
+      force = false;
+      return undefined;
+    }
+    return { final: false };
+  };
+
+  const wait = (ms: number, signal?: AbortSignal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal?.reason);
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      }, Math.max(0, ms));
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+
+  const failFinal = (error: unknown) => {
+    const f = final;
+    final = undefined;
+    f?.reject(error);
+  };
+
+  const pump = async (): Promise<void> => {
+    let transientFailures = 0;
+    let rateWaits = 0;
+    for (;;) {
+      const job = nextJob();
+      if (!job) return;
+      const kind: RequestKind = job.final ? "final" : "intermediate";
+      const signal = job.final ? final?.signal : opts.signal;
+
+      try {
+        const spacing = opts.spacing;
+        if (spacing?.lastStartAt !== undefined) {
+          await wait(spacing.lastStartAt + spacing.minIntervalMs - now(), signal);
+        }
+        await opts.gate.acquire(opts.chatKey, kind, signal);
+      } catch (error) {
+        // Aborted while waiting: an intermediate is simply dropped; a final fails its flush.
+        if (job.final) failFinal(error);
+        else pending = undefined;
+        continue;
+      }
+
+      // Newest wins: take what is wanted *now*, after the wait.
+      const current = nextJob();
+      if (!current) continue;
+      const content = current.final ? (final as FinalRequest<T>).content : (pending as T);
+      if (!current.final) {
+        pending = undefined;
+        force = false;
+      }
+      if (opts.spacing) opts.spacing.lastStartAt = now();
+
+      // A flush may have arrived while this slot was awaited: the request then carries the final's signal.
+      const requestSignal = current.final ? final?.signal : opts.signal;
+      let failure: { error: unknown } | undefined;
+      try {
+        await opts.apply(content, { final: current.final, ...(requestSignal ? { signal: requestSignal } : {}) });
+      } catch (error) {
+        failure = { error };
+      }
+      if (!failure) {
+        visible = content;
+        visibleFinal = current.final;
+        transientFailures = 0;
+        rateWaits = 0;
+        opts.onApplied?.(content, current.final);
+      } else {
+        const error = failure.error;
+        if (error instanceof RateLimitedError) {
+          opts.gate.backoff?.(opts.chatKey, error.retryAfterMs);
+          if (++rateWaits > maxRateWaits) {
+            rateWaits = 0;
+            if (current.final) failFinal(error);
+            continue;
+          }
+          if (!current.final && pending === undefined) pending = content;
+          try {
+            await wait(error.retryAfterMs, current.final ? final?.signal : opts.signal);
+          } catch (abortReason) {
+            if (current.final) failFinal(abortReason);
+            else pending = undefined;
+          }
+          continue;
+        }
+        if (error instanceof RejectedContentError) {
+          // Sending the same text again cannot help; a newer text may.
+          if (current.final) failFinal(error);
+          else rejected = content;
+          continue;
+        }
+        if (!current.final && opts.signal?.aborted) continue; // a cancelled intermediate is just dropped
+        if (++transientFailures > maxTransient) {
+          transientFailures = 0;
+          if (current.final) failFinal(error);
+          continue;
+        }
+        if (!current.final && pending === undefined) pending = content;
+        try {
+          await wait(transientDelay(transientFailures), current.final ? final?.signal : opts.signal);
+        } catch (abortReason) {
+          if (current.final) failFinal(abortReason);
+          else pending = undefined;
+        }
+      }
+    }
+  };
+
+  const kick = () => {
+    if (running) return;
+    running = pump()
+      .catch(failFinal) // a bug in a callback must not leave flush() hanging
+      .finally(() => {
+        running = undefined;
+        // Work that arrived while the pump was finishing.
+        if (nextJob()) kick();
+      });
+  };
+
+  return {
+    update(content) {
+      if (closed) return;
+      pending = content;
+      kick();
+    },
+    flush(content, flushOpts) {
+      closed = true;
+      pending = undefined;
+      if (final) {
+        // A newer final text replaces the one not yet sent; the same promise covers both.
+        final.content = content;
+        kick();
+        return final.promise;
+      }
+      let resolve!: () => void;
+      let reject!: (error: unknown) => void;
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      final = { content, resolve, reject, promise, ...(flushOpts?.signal ? { signal: flushOpts.signal } : {}) };
+      kick();
+      return promise;
+    },
+    refresh() {
+      if (closed || visible === undefined) return;
+      if (pending === undefined) pending = visible;
+      force = true;
+      kick();
+    },
+    async cancel() {
+      pending = undefined;
+      force = false;
+      await running;
+    },
+    get visible() {
+      return visible;
+    },
+  };
+}
