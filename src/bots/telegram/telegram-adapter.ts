@@ -1,0 +1,364 @@
+/**
+ * The Telegram adapter: receives updates (long polling, or a webhook), decides which
+ * messages are questions for the bot, and offers those to the queue through the
+ * BotGateway. It answers commands, refusals and access denials itself (they are not
+ * model answers); everything the model says goes through the reply port in the worker.
+ */
+import { createHash } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { Bot, GrammyError, HttpError, webhookCallback, type Context } from "grammy";
+import type { Message, UserFromGetMe } from "grammy/types";
+import { sequentialize } from "@grammyjs/runner";
+import type { Logger } from "pino";
+import type { BotGateway, EnqueueResult } from "../bot-gateway.js";
+import type { InboundMessage } from "../../queue/inbound-message.js";
+import { classifyTelegramMessage, type TelegramCommand } from "./telegram-addressing.js";
+import { startConfirmedPolling, type ConfirmedPolling } from "./confirmed-polling.js";
+import { telegramConversationKey, topicOf } from "./telegram-conversation.js";
+import { toInboundMessage } from "./telegram-inbound.js";
+import { abortableSleep, retryAfterTransformer } from "./retry-after-transformer.js";
+import { STOP_CALLBACK_DATA } from "./telegram-reply-port.js";
+
+/** The subset of a pino logger the adapter writes to. */
+export type TelegramLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
+
+/** Webhook mode: Telegram POSTs updates to `url`. */
+export interface TelegramWebhookOptions {
+  /** Public HTTPS URL Telegram calls (setWebhook). */
+  url: string;
+  /** Sent back by Telegram in X-Telegram-Bot-Api-Secret-Token; default: derived from the bot token. */
+  secretToken?: string;
+  /** Listen on this port and serve the URL's path; without it, mount `handleWebhook` in your own server. */
+  listen?: { port: number; host?: string };
+}
+
+/** Options of the adapter. */
+export interface TelegramAdapterOptions {
+  token: string;
+  /** Bot API root, e.g. https://api.telegram.org (grammY `client.apiRoot`). */
+  apiRoot: string;
+  gateway: BotGateway;
+  /** Chat ids that may use the bot; empty = all. */
+  allowedChats: readonly string[];
+  /** User ids that may use the bot; empty = all. Both lists must admit a message. */
+  allowedUsers: readonly string[];
+  /** Longer questions are refused politely instead of queued. */
+  maxInputChars: number;
+  logger?: TelegramLogger;
+  webhook?: TelegramWebhookOptions;
+  /** getUpdates long-poll timeout; default 30 s. */
+  pollingTimeoutSeconds?: number;
+  /** Backoff while the queue refuses to take a message (Redis down); default 250 ms doubling to 5 s. */
+  enqueueRetry?: { initialDelayMs?: number; maxDelayMs?: number };
+  /** How long stop() waits for updates being handled; default 10 s. */
+  stopTimeoutMs?: number;
+  /** Called when polling ends on its own (wrong token, another instance polling: 401/409). */
+  onFatal?: (error: unknown) => void;
+  now?: () => number;
+}
+
+/** A running (or startable) Telegram adapter. */
+export interface TelegramAdapter {
+  /** Connects (getMe), registers commands, then polls or sets the webhook. Rejects on a bad token. */
+  start(): Promise<void>;
+  /** Stops receiving; updates not yet enqueued stay unconfirmed at Telegram and come again. */
+  stop(): Promise<void>;
+  /** The bot's identity once started. */
+  readonly botInfo: UserFromGetMe | undefined;
+  /** Node HTTP handler for webhook mode (answers 500 when a message could not be enqueued, so Telegram retries). */
+  handleWebhook(req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
+
+/** Update types the adapter acts on; everything else is not even fetched. */
+export const TELEGRAM_ALLOWED_UPDATES = ["message", "callback_query", "stopped_message_generation"] as const;
+
+/** The command menu registered with setMyCommands. */
+export const TELEGRAM_COMMANDS = [
+  { command: "ask", description: "Ask a question (in groups)" },
+  { command: "reset", description: "Forget this conversation" },
+  { command: "stop", description: "Stop the answer being written" },
+  { command: "help", description: "How to use this bot" },
+  { command: "start", description: "Start talking to the bot" },
+] as const;
+
+const silentLogger: TelegramLogger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** Creates the adapter; nothing talks to Telegram until start(). */
+export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAdapter {
+  const log = opts.logger ?? silentLogger;
+  const now = opts.now ?? Date.now;
+  const webhookSecret = opts.webhook ? (opts.webhook.secretToken ?? createHash("sha256").update(`webhook:${opts.token}`).digest("hex")) : undefined;
+  const stopping = new AbortController();
+  const bot = new Bot(opts.token, { client: { apiRoot: opts.apiRoot } });
+  let polling: ConfirmedPolling | undefined;
+  let server: Server | undefined;
+  let webhookHandler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
+
+  // The adapter's own answers wait out short 429s; getUpdates has its own loop in grammY.
+  bot.api.config.use(retryAfterTransformer({ maxAttempts: 3, maxDelayMs: 30_000, skipMethods: ["getUpdates"] }));
+  bot.api.config.use(async (prev, method, payload, signal) => {
+    try {
+      const result = await prev(method, payload, signal);
+      if (!result.ok) log.warn({ method, code: result.error_code, description: result.description }, "Telegram API call failed");
+      return result;
+    } catch (err) {
+      if (!signal?.aborted) log.warn({ method, err: errorText(err) }, "Telegram API unreachable");
+      throw err;
+    }
+  });
+
+  const allowed = (chatId: number, userId: number | undefined): boolean =>
+    (opts.allowedChats.length === 0 || opts.allowedChats.includes(String(chatId))) &&
+    (opts.allowedUsers.length === 0 || (userId !== undefined && opts.allowedUsers.includes(String(userId))));
+
+  /** Sends a short non-model answer under the user's message, in its topic. */
+  const answer = async (ctx: Context, message: Message, text: string): Promise<void> => {
+    const thread = topicOf(message);
+    // A lost courtesy reply must not block the updates behind it.
+    await bestEffort(
+      ctx.api.sendMessage(message.chat.id, text, {
+        ...(thread !== undefined ? { message_thread_id: thread } : {}),
+        reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true },
+        link_preview_options: { is_disabled: true },
+      }),
+    );
+  };
+
+  /** Offers a message to the queue until it is taken; only stop() ends the attempts (the update then stays unconfirmed). */
+  const enqueueDurably = async (message: InboundMessage): Promise<EnqueueResult> => {
+    let delay = opts.enqueueRetry?.initialDelayMs ?? 250;
+    const maxDelay = opts.enqueueRetry?.maxDelayMs ?? 5000;
+    for (;;) {
+      try {
+        return await opts.gateway.enqueue(message);
+      } catch (err) {
+        // In webhook mode Telegram itself redelivers after our 500; in polling mode we are the retry.
+        if (stopping.signal.aborted || opts.webhook) throw err;
+        log.warn({ err: errorText(err), chatId: message.chatId, messageId: message.messageId, retryInMs: delay }, "enqueue failed; retrying");
+        await abortableSleep(delay, stopping.signal);
+        delay = Math.min(delay * 2, maxDelay);
+      }
+    }
+  };
+
+  const runCommand = async (ctx: Context, message: Message, command: TelegramCommand | "unknown", name: string): Promise<void> => {
+    const key = telegramConversationKey(message.chat.id, topicOf(message));
+    const isPrivate = message.chat.type === "private";
+    switch (command) {
+      case "start":
+        return answer(ctx, message, `👋 Hi! ${helpText(ctx.me.username, isPrivate)}`);
+      case "help":
+        return answer(ctx, message, helpText(ctx.me.username, isPrivate));
+      case "reset":
+        try {
+          await opts.gateway.reset(key);
+          return answer(ctx, message, "🧹 Done: I forgot this conversation.");
+        } catch (err) {
+          log.error({ err: errorText(err), key }, "reset failed");
+          return answer(ctx, message, "Sorry, I could not reset the conversation just now. Please try again in a moment.");
+        }
+      case "stop":
+        try {
+          const stopped = await opts.gateway.stop(key);
+          return answer(ctx, message, stopped ? "⏹ Stopped." : "Nothing to stop: I am not writing an answer here.");
+        } catch (err) {
+          log.error({ err: errorText(err), key }, "stop failed");
+          return answer(ctx, message, "Sorry, I could not stop the answer just now.");
+        }
+      case "unknown":
+        return answer(ctx, message, `I don't know the command /${name}.\n\n${helpText(ctx.me.username, isPrivate)}`);
+    }
+  };
+
+  const onMessage = async (ctx: Context): Promise<void> => {
+    const message = ctx.message as Message;
+    const verdict = classifyTelegramMessage(message, ctx.me);
+    if (verdict.kind === "ignore") {
+      log.debug({ chatId: message.chat.id, messageId: message.message_id, reason: verdict.reason }, "ignored");
+      return;
+    }
+    if (!allowed(message.chat.id, message.from?.id)) {
+      log.info({ chatId: message.chat.id, userId: message.from?.id }, "not on the allow lists");
+      // Groups are ignored silently; a private chat gets told once per message.
+      if (message.chat.type === "private") await answer(ctx, message, "Sorry, this bot is private and not available to you.");
+      return;
+    }
+    switch (verdict.kind) {
+      case "command":
+        return runCommand(ctx, message, verdict.command, verdict.name);
+      case "empty-question":
+        return answer(ctx, message, `What would you like to ask? For example: /ask What's the weather in Paris?`);
+      case "question": {
+        if (verdict.text.length > opts.maxInputChars) {
+          return answer(
+            ctx,
+            message,
+            `Sorry, that message is too long for me (${verdict.text.length} characters; the limit is ${opts.maxInputChars}). Please shorten it.`,
+          );
+        }
+        const inbound = toInboundMessage(message, verdict.text, now());
+        const result = await enqueueDurably(inbound);
+        log.debug({ chatId: inbound.chatId, messageId: inbound.messageId, status: result.status }, "offered to the queue");
+        if (result.status === "refused") await answer(ctx, message, result.reason);
+        return;
+      }
+    }
+  };
+
+  const onCallbackQuery = async (ctx: Context): Promise<void> => {
+    const query = ctx.callbackQuery;
+    if (!query) return;
+    const message = query.message;
+    if (query.data !== STOP_CALLBACK_DATA || !message || !("chat" in message)) {
+      await bestEffort(ctx.answerCallbackQuery());
+      return;
+    }
+    if (!allowed(message.chat.id, query.from.id)) {
+      await bestEffort(ctx.answerCallbackQuery({ text: "Not available to you." }));
+      return;
+    }
+    const key = telegramConversationKey(message.chat.id, "is_topic_message" in message ? topicOf(message as Message) : undefined);
+    let text: string;
+    try {
+      text = (await opts.gateway.stop(key)) ? "⏹ Stopping…" : "Nothing to stop.";
+    } catch (err) {
+      log.error({ err: errorText(err), key }, "stop (button) failed");
+      text = "Could not stop right now.";
+    }
+    await bestEffort(ctx.answerCallbackQuery({ text }));
+  };
+
+  const onDraftStopped = async (ctx: Context): Promise<void> => {
+    const stopped = ctx.update.stopped_message_generation;
+    if (!stopped) return;
+    if (!allowed(stopped.chat.id, stopped.chat.id)) return;
+    const key = telegramConversationKey(stopped.chat.id, stopped.message_thread_id);
+    try {
+      await opts.gateway.stop(key);
+    } catch (err) {
+      log.error({ err: errorText(err), key }, "stop (draft) failed");
+    }
+  };
+
+  // One chat's updates are handled in order (questions must reach the queue in the order they were asked).
+  bot.use(sequentialize((ctx: Context) => (ctx.chat ? String(ctx.chat.id) : undefined) as string));
+  bot.on("message", onMessage);
+  bot.on("callback_query", onCallbackQuery);
+  bot.on("stopped_message_generation", onDraftStopped);
+
+  const handleWebhook = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (!webhookHandler) {
+      res.statusCode = 503;
+      res.end();
+      return;
+    }
+    try {
+      await webhookHandler(req, res);
+    } catch (err) {
+      // Not enqueued: a 5xx makes Telegram deliver this update again later.
+      log.error({ err: errorText(err) }, "webhook update failed");
+      if (!res.headersSent) {
+        res.statusCode = 500;
+        res.end();
+      }
+    }
+  };
+
+  return {
+    get botInfo() {
+      return bot.isInited() ? bot.botInfo : undefined;
+    },
+    handleWebhook,
+    async start() {
+      await bot.init();
+      try {
+        await bot.api.setMyCommands(TELEGRAM_COMMANDS.map((c) => ({ ...c })));
+      } catch (err) {
+        log.warn({ err: errorText(err) }, "setMyCommands failed; the command menu may be stale");
+      }
+      if (opts.webhook) {
+        webhookHandler = webhookCallback(bot, "http", { secretToken: webhookSecret, onTimeout: "throw", timeoutMilliseconds: 10_000 }) as (
+          req: IncomingMessage,
+          res: ServerResponse,
+        ) => Promise<void>;
+        const listen = opts.webhook.listen;
+        if (listen) {
+          const path = new URL(opts.webhook.url).pathname;
+          server = createServer((req, res) => {
+            if (req.method !== "POST" || new URL(req.url ?? "/", "http://x").pathname !== path) {
+              res.statusCode = 404;
+              res.end();
+              return;
+            }
+            void handleWebhook(req, res);
+          });
+          await new Promise<void>((resolve, reject) => {
+            server?.once("error", reject);
+            server?.listen(listen.port, listen.host ?? "0.0.0.0", () => resolve());
+          });
+        }
+        await bot.api.setWebhook(opts.webhook.url, {
+          secret_token: webhookSecret,
+          allowed_updates: [...TELEGRAM_ALLOWED_UPDATES],
+        });
+        log.info({ username: bot.botInfo.username, url: opts.webhook.url }, "Telegram webhook set");
+        return;
+      }
+      // A webhook left over from an earlier deployment would make getUpdates fail with 409; pending updates are kept.
+      await bot.api.deleteWebhook({ drop_pending_updates: false });
+      polling = startConfirmedPolling(bot, {
+        timeoutSeconds: opts.pollingTimeoutSeconds ?? 30,
+        allowedUpdates: TELEGRAM_ALLOWED_UPDATES,
+        onHandlerError: (error) => log.error({ err: errorText(error) }, "handling a Telegram update failed"),
+      });
+      polling.done.catch((err: unknown) => {
+        log.error({ err: errorText(err) }, "Telegram polling stopped");
+        opts.onFatal?.(err);
+      });
+      log.info({ username: bot.botInfo.username }, "Telegram long polling started");
+    },
+    async stop() {
+      stopping.abort(new Error("adapter stopping"));
+      const timeoutMs = opts.stopTimeoutMs ?? 10_000;
+      const waits: Promise<unknown>[] = [];
+      if (polling) waits.push(polling.stop());
+      if (server) {
+        const s = server;
+        waits.push(new Promise<void>((resolve) => s.close(() => resolve())));
+        s.closeIdleConnections();
+      }
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled(waits),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(() => {
+            log.warn({ timeoutMs }, "Telegram adapter stop timed out; unfinished updates will be delivered again");
+            server?.closeAllConnections();
+            resolve();
+          }, timeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    },
+  };
+}
+
+function helpText(username: string, isPrivate: boolean): string {
+  const ask = isPrivate
+    ? "Just write your question and I will answer."
+    : `In this group, mention me (@${username} your question), reply to one of my messages, or use /ask your question.`;
+  return `${ask}\n\n/reset forgets this conversation\n/stop stops the answer being written\n/help shows this message`;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+/** Runs a best-effort call (courtesy replies, callback answers): API and network failures are already logged by the API transformer. */
+async function bestEffort(call: Promise<unknown>): Promise<void> {
+  try {
+    await call;
+  } catch (err) {
+    if (!(err instanceof GrammyError || err instanceof HttpError)) throw err;
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * Decides what an incoming Telegram message asks of the bot: nothing (ignore), a command,
+ * or a question with the text the model should see. Private chats: every text is a
+ * question. Groups: only when the bot is @mentioned (or text_mentioned), replied to, or
+ * asked with `/ask …` / `/ask@bot …`; the mention itself is cut from the question.
+ */
+import type { Message, MessageEntity, User } from "grammy/types";
+import { realReplyOf } from "./telegram-conversation.js";
+
+/** Commands the adapter answers itself, without the model. */
+export type TelegramCommand = "start" | "help" | "reset" | "stop";
+
+/** Why a message gets no reaction (for debug logs and tests). */
+export type IgnoreReason =
+  | "no-sender"
+  | "from-bot"
+  | "from-self"
+  | "channel"
+  | "not-text"
+  | "empty"
+  | "unaddressed"
+  | "other-bot-command";
+
+/** What a message asks of the bot. */
+export type Addressing =
+  | { kind: "ignore"; reason: IgnoreReason }
+  | { kind: "command"; command: TelegramCommand | "unknown"; name: string }
+  /** Addressed to the bot (mention, `/ask`) with nothing to ask: answer with a hint. */
+  | { kind: "empty-question" }
+  | { kind: "question"; text: string };
+
+/** The bot's own identity, as getMe returned it. */
+export interface BotIdentity {
+  id: number;
+  username: string;
+}
+
+const KNOWN_COMMANDS = new Set<string>(["start", "help", "reset", "stop"]);
+
+/** Classifies one message (a `message` update; edits never reach here). */
+export function classifyTelegramMessage(message: Message, me: BotIdentity): Addressing {
+  const from = message.from;
+  if (!from) return { kind: "ignore", reason: "no-sender" };
+  if (from.id === me.id) return { kind: "ignore", reason: "from-self" };
+  if (from.is_bot) return { kind: "ignore", reason: "from-bot" };
+  if (message.chat.type === "channel") return { kind: "ignore", reason: "channel" };
+  const text = message.text;
+  if (text === undefined) return { kind: "ignore", reason: "not-text" };
+  if (text.trim() === "") return { kind: "ignore", reason: "empty" };
+  const entities = message.entities ?? [];
+  const isPrivate = message.chat.type === "private";
+
+  const command = leadingCommand(text, entities);
+  if (command) {
+    if (command.target !== undefined && command.target.toLowerCase() !== me.username.toLowerCase()) {
+      return { kind: "ignore", reason: "other-bot-command" };
+    }
+    if (command.name === "ask") {
+      const rest = stripMentions(text.slice(command.length), shiftEntities(entities, command.length), me).trim();
+      return rest === "" ? { kind: "empty-question" } : { kind: "question", text: rest };
+    }
+    if (KNOWN_COMMANDS.has(command.name)) return { kind: "command", command: command.name as TelegramCommand, name: command.name };
+    // In a group a bare /command may be meant for another bot; only answer it when it names us.
+    if (isPrivate || command.target !== undefined) return { kind: "command", command: "unknown", name: command.name };
+    return { kind: "ignore", reason: "unaddressed" };
+  }
+
+  if (isPrivate) return { kind: "question", text: text.trim() };
+
+  const mentioned = entities.some((e) => isMentionOfMe(text, e, me));
+  const repliedToMe = realReplyOf(message)?.from?.id === me.id;
+  if (!mentioned && !repliedToMe) return { kind: "ignore", reason: "unaddressed" };
+  const question = stripMentions(text, entities, me).trim();
+  return question === "" ? { kind: "empty-question" } : { kind: "question", text: question };
+}
+
+function leadingCommand(text: string, entities: readonly MessageEntity[]): { name: string; target?: string; length: number } | undefined {
+  const first = entities.find((e) => e.type === "bot_command" && e.offset === 0);
+  if (!first) return undefined;
+  const raw = text.slice(1, first.length);
+  const at = raw.indexOf("@");
+  const name = (at === -1 ? raw : raw.slice(0, at)).toLowerCase();
+  return at === -1 ? { name, length: first.length } : { name, target: raw.slice(at + 1), length: first.length };
+}
+
+function isMentionOfMe(text: string, e: MessageEntity, me: BotIdentity): boolean {
+  if (e.type === "mention") return text.slice(e.offset, e.offset + e.length).toLowerCase() === `@${me.username.toLowerCase()}`;
+  if (e.type === "text_mention") return (e as { user?: User }).user?.id === me.id;
+  return false;
+}
+
+function shiftEntities(entities: readonly MessageEntity[], by: number): MessageEntity[] {
+  return entities.filter((e) => e.offset >= by).map((e) => ({ ...e, offset: e.offset - by }));
+}
+
+/** Cuts every mention of the bot out of the text (entity offsets are UTF-16, like JS strings). */
+function stripMentions(text: string, entities: readonly MessageEntity[], me: BotIdentity): string {
+  const cuts = entities.filter((e) => isMentionOfMe(text, e, me)).sort((a, b) => b.offset - a.offset);
+  let out = text;
+  for (const e of cuts) {
+    const before = out.slice(0, e.offset);
+    let after = out.slice(e.offset + e.length);
+    // "@bot, what time is it?" → "what time is it?"; "ask @bot now" → "ask now".
+    if (before.trim() === "") after = after.replace(/^\s*[,:，：]/, "");
+    out = /\s$/.test(before) && /^\s/.test(after) ? before + after.replace(/^\s+/, "") : before + after;
+  }
+  return out;
+}

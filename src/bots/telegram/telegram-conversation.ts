@@ -1,0 +1,30 @@
+/**
+ * Where a Telegram message belongs: its conversation (history key, SPEC §4) and the
+ * topic replies must go to. Forum topics are conversations of their own; the reply
+ * threads of ordinary supergroups are not (their messages carry a message_thread_id
+ * too, but without is_topic_message, and the group shares one context).
+ */
+import type { Message } from "grammy/types";
+
+/** History key: `tg:<chat_id>`, or `tg:<chat_id>:<thread_id>` in a forum topic. */
+export function telegramConversationKey(chatId: number | string, threadId?: number | string): string {
+  return threadId === undefined ? `tg:${chatId}` : `tg:${chatId}:${threadId}`;
+}
+
+/** The forum topic a message was written in, if any. */
+export function topicOf(message: Pick<Message, "message_thread_id" | "is_topic_message">): number | undefined {
+  return message.is_topic_message && message.message_thread_id !== undefined ? message.message_thread_id : undefined;
+}
+
+/**
+ * The message this one really replies to. In a forum topic Telegram fills reply_to_message
+ * with the topic's creation message when the user answered nothing in particular; that is
+ * not a reply.
+ */
+export function realReplyOf(message: Message): Message | undefined {
+  const target = message.reply_to_message;
+  if (!target) return undefined;
+  if (target.forum_topic_created) return undefined;
+  if (message.is_topic_message && target.message_id === message.message_thread_id) return undefined;
+  return target as Message;
+}

@@ -1,0 +1,45 @@
+/**
+ * Turns an addressed Telegram message into the queue payload (InboundMessage): who
+ * asked (display name for group attribution), where (chat, forum topic), what they
+ * replied to, and the question text with the bot's mention already cut out.
+ */
+import type { Message, User } from "grammy/types";
+import { inboundMessageSchema, type InboundMessage } from "../../queue/inbound-message.js";
+import { realReplyOf, telegramConversationKey, topicOf } from "./telegram-conversation.js";
+
+/** How a user is called in a shared group conversation: "First Last", else @username, else "User <id>". */
+export function telegramDisplayName(user: Pick<User, "id" | "first_name" | "last_name" | "username">): string {
+  const name = [user.first_name, user.last_name].filter((p) => p && p.trim() !== "").join(" ").trim();
+  const shown = name !== "" ? name : user.username ? `@${user.username}` : `User ${user.id}`;
+  return shown.slice(0, 200);
+}
+
+/** Builds and validates the payload for a question; throws a ZodError if Telegram sent something unexpected. */
+export function toInboundMessage(message: Message, question: string, receivedAt: number): InboundMessage {
+  const from = message.from as User;
+  const threadId = topicOf(message);
+  const reply = realReplyOf(message);
+  const quoted = message.quote?.text;
+  const replyText = quoted ?? reply?.text ?? reply?.caption;
+  const replyAuthor = reply?.from ? telegramDisplayName(reply.from) : reply?.sender_chat && "title" in reply.sender_chat ? reply.sender_chat.title : undefined;
+  return inboundMessageSchema.parse({
+    platform: "telegram",
+    conversationKey: telegramConversationKey(message.chat.id, threadId),
+    chatId: String(message.chat.id),
+    ...(threadId !== undefined ? { threadId: String(threadId) } : {}),
+    messageId: String(message.message_id),
+    chatType: message.chat.type === "private" ? "private" : "group",
+    author: { id: String(from.id), displayName: telegramDisplayName(from) },
+    text: question,
+    ...(reply
+      ? {
+          replyTo: {
+            messageId: String(reply.message_id),
+            ...(replyAuthor ? { authorName: replyAuthor.slice(0, 200) } : {}),
+            ...(replyText ? { text: replyText.slice(0, 4000) } : {}),
+          },
+        }
+      : {}),
+    receivedAt,
+  });
+}

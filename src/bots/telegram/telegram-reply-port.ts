@@ -1,0 +1,219 @@
+/**
+ * Telegram as the reply engine sees it (ReplyPort): sendMessage / editMessageText /
+ * sendMessageDraft / sendChatAction through a grammY `Api` (no polling Bot needed, so
+ * workers can stream answers without receiving updates).
+ *
+ * Errors are mapped once, here: 429 → RateLimitedError(retry_after), "message is not
+ * modified" → success, "can't parse entities" → the same text again as plain Markdown
+ * source (never lose an answer to a rendering bug), content Telegram will never accept
+ * → RejectedContentError, network failures (HttpError) and 5xx → rethrown for retry.
+ */
+import { GrammyError, HttpError, type Api } from "grammy";
+import type { InlineKeyboardMarkup } from "grammy/types";
+import { RateLimitedError, RejectedContentError, type RenderedText, type ReplyPort, type ReplyPortFactory, type SendOptions } from "../reply-port.js";
+import type { InboundMessage } from "../../queue/inbound-message.js";
+import { markdownToTelegramHtml } from "../reply/markdown-to-telegram-html.js";
+
+/** callback_data of the Stop button; the adapter answers it with gateway.stop. */
+export const STOP_CALLBACK_DATA = "stop";
+
+/** Telegram's limit: 4096 characters of visible text, counted after entity parsing. */
+export const TELEGRAM_MAX_MESSAGE_LENGTH = 4096;
+
+/**
+ * Pacing per chat. Telegram's FAQ: "avoid sending more than one message per second" in a
+ * chat and "no more than 20 messages per minute" in a group (= one per 3 s sustained);
+ * edits count like messages. 100 ms of margin absorbs request latency jitter, as
+ * vercel/chat does (1.1 s / 3.1 s).
+ */
+export const TELEGRAM_PRIVATE_EDIT_INTERVAL_MS = 1100;
+/** See TELEGRAM_PRIVATE_EDIT_INTERVAL_MS. */
+export const TELEGRAM_GROUP_EDIT_INTERVAL_MS = 3100;
+
+/** Options of the port factory. */
+export interface TelegramReplyPortOptions {
+  /** A grammY Api (`new Api(token, { apiRoot })`). */
+  api: Api;
+  /** Stream private-chat answers as drafts (sendMessageDraft, Bot API 9.5+) instead of placeholder + edits. */
+  useDrafts: boolean;
+  /** Show a "⏹ Stop" button while an answer is being written (and can_stop on drafts); default true. */
+  stopButton?: boolean;
+  /** Markdown → Telegram HTML; default markdownToTelegramHtml. */
+  toHtml?: (markdown: string) => string;
+}
+
+const PARSE_FAILURE = /can't parse entities/i;
+const NOT_MODIFIED = /message is not modified/i;
+/** Refusals that the same request will never get past. */
+const REJECTED = [
+  /message is too long/i,
+  /text must be non-empty/i,
+  /message text is empty/i,
+  /message to edit not found/i,
+  /message can't be edited/i,
+  /TEXTDRAFT_PEER_INVALID/,
+  /can't parse entities/i,
+];
+const STOP_KEYBOARD: InlineKeyboardMarkup = { inline_keyboard: [[{ text: "⏹ Stop", callback_data: STOP_CALLBACK_DATA }]] };
+/** grammY's Node build types its signals with the abort-controller polyfill; at runtime it takes the standard one. */
+type GrammySignal = Parameters<Api["sendMessage"]>[3];
+const grammySignal = (signal: AbortSignal | undefined) => signal as unknown as GrammySignal;
+
+/** How many rendered texts a port remembers the Markdown source of (for the plain-text fallback). */
+const SOURCE_MEMORY = 64;
+
+/** Creates the factory the worker uses to build one port per Telegram job. */
+export function createTelegramReplyPortFactory(opts: TelegramReplyPortOptions): ReplyPortFactory {
+  return (message) => createTelegramReplyPort(opts, message);
+}
+
+function createTelegramReplyPort(opts: TelegramReplyPortOptions, message: InboundMessage): ReplyPort {
+  if (message.platform !== "telegram") throw new Error(`Telegram reply port asked to answer a ${message.platform} message`);
+  const { api } = opts;
+  const chatId = Number(message.chatId);
+  const threadId = message.threadId !== undefined ? Number(message.threadId) : undefined;
+  const inThread = threadId !== undefined ? { message_thread_id: threadId } : {};
+  const isPrivate = message.chatType === "private";
+  const stopButton = opts.stopButton ?? true;
+  const toHtml = opts.toHtml ?? markdownToTelegramHtml;
+  const sources = new Map<string, string>();
+
+  const markupFor = (o: SendOptions) => (stopButton && o.final === false ? { reply_markup: STOP_KEYBOARD } : {});
+
+  /** The text to fall back to when Telegram cannot parse our HTML: the model's Markdown, else the HTML's visible text. */
+  const plainOf = (content: RenderedText): string => {
+    const plain = sources.get(content.text) ?? visibleTextOf(content.text);
+    return truncateCodePoints(plain, TELEGRAM_MAX_MESSAGE_LENGTH);
+  };
+
+  /** Runs a call with the rendered text; on a parse failure once more as plain text. Errors come back mapped. */
+  const withPlainFallback = async <T>(content: RenderedText, call: (text: string, parseMode: "HTML" | undefined) => Promise<T>): Promise<T> => {
+    try {
+      return await call(content.text, content.parseMode);
+    } catch (err) {
+      if (!(content.parseMode && err instanceof GrammyError && err.error_code === 400 && PARSE_FAILURE.test(err.description))) {
+        throw mapError(err);
+      }
+      try {
+        return await call(plainOf(content), undefined);
+      } catch (second) {
+        throw mapError(second);
+      }
+    }
+  };
+
+  const port: ReplyPort = {
+    limits: {
+      maxLength: TELEGRAM_MAX_MESSAGE_LENGTH,
+      minEditIntervalMs: isPrivate ? TELEGRAM_PRIVATE_EDIT_INTERVAL_MS : TELEGRAM_GROUP_EDIT_INTERVAL_MS,
+    },
+
+    format(markdown) {
+      const text = toHtml(markdown);
+      sources.delete(text);
+      sources.set(text, markdown);
+      if (sources.size > SOURCE_MEMORY) sources.delete(sources.keys().next().value as string);
+      return { text, parseMode: "HTML" };
+    },
+
+    async send(content, o) {
+      const sent = await withPlainFallback(content, (text, parseMode) =>
+        api.sendMessage(
+          chatId,
+          text,
+          {
+            ...(parseMode ? { parse_mode: parseMode } : {}),
+            ...inThread,
+            // Only the first message of a reply answers the user's message; continuations just follow it.
+            ...(o.continuation ? {} : { reply_parameters: { message_id: Number(message.messageId), allow_sending_without_reply: true } }),
+            link_preview_options: { is_disabled: true },
+            ...markupFor(o),
+          },
+          grammySignal(o.signal),
+        ),
+      );
+      return String(sent.message_id);
+    },
+
+    async edit(messageId, content, o) {
+      try {
+        await withPlainFallback(content, (text, parseMode) =>
+          api.editMessageText(
+            chatId,
+            Number(messageId),
+            text,
+            {
+              ...(parseMode ? { parse_mode: parseMode } : {}),
+              link_preview_options: { is_disabled: true },
+              // Leaving reply_markup out removes the Stop button: that is what `final` asks for.
+              ...markupFor(o),
+            },
+            grammySignal(o.signal),
+          ),
+        );
+      } catch (err) {
+        if (err instanceof RejectedContentError && NOT_MODIFIED.test(err.message)) return;
+        throw err;
+      }
+    },
+
+    async typing(o) {
+      try {
+        await api.sendChatAction(chatId, "typing", inThread, grammySignal(o.signal));
+      } catch (err) {
+        // The indicator is cosmetic; the answer itself will report real trouble.
+        if (!(err instanceof GrammyError || err instanceof HttpError)) throw err;
+      }
+    },
+  };
+
+  if (opts.useDrafts && isPrivate) {
+    port.draft = async (draftId, content, o) => {
+      await withPlainFallback(content, (text, parseMode) =>
+        api.sendMessageDraft(
+          chatId,
+          draftId,
+          text,
+          {
+            ...(parseMode ? { parse_mode: parseMode } : {}),
+            ...inThread,
+            // The draft's own stop button; pressing it arrives as stopped_message_generation.
+            ...(stopButton ? { can_stop: true, keep_on_stop: true } : {}),
+          },
+          grammySignal(o.signal),
+        ),
+      );
+    };
+  }
+  return port;
+}
+
+/** Maps a Bot API failure to the port's error vocabulary; anything else is returned unchanged. */
+export function mapTelegramError(err: unknown): unknown {
+  return mapError(err);
+}
+
+function mapError(err: unknown): unknown {
+  if (!(err instanceof GrammyError)) return err; // HttpError and friends: the caller retries.
+  if (err.error_code === 429) return new RateLimitedError((err.parameters.retry_after ?? 1) * 1000, err.description);
+  if (err.error_code === 400 && NOT_MODIFIED.test(err.description)) return new RejectedContentError(err.description);
+  if (err.error_code === 400 && REJECTED.some((re) => re.test(err.description))) return new RejectedContentError(err.description);
+  return err;
+}
+
+/** Visible text of Telegram HTML, for the fallback when the Markdown source is unknown. */
+function visibleTextOf(html: string): string {
+  return html
+    .replace(/<[^>]*>/g, "")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&#(\d+);/g, (_, d: string) => String.fromCodePoint(Number(d)))
+    .replace(/&#x([0-9a-f]+);/gi, (_, h: string) => String.fromCodePoint(parseInt(h, 16)))
+    .replace(/&amp;/g, "&");
+}
+
+function truncateCodePoints(text: string, max: number): string {
+  const points = Array.from(text);
+  return points.length <= max ? text : `${points.slice(0, max - 1).join("")}…`;
+}

@@ -1,0 +1,50 @@
+/** Edge cases of deciding whether a Telegram message is a question for the bot (pure, no network). */
+import { describe, expect, it } from "vitest";
+import type { Message } from "grammy/types";
+import { classifyTelegramMessage } from "../../src/bots/telegram/telegram-addressing.js";
+import { detectEntities } from "../fakes/telegram-server.js";
+
+const me = { id: 42, username: "Helper_Bot" };
+const user = { id: 7, is_bot: false, first_name: "Ann" };
+
+function message(text: string, chat: "private" | "group", extra: Partial<Message> = {}): Message {
+  return {
+    message_id: 10,
+    date: 0,
+    chat: chat === "private" ? { id: 7, type: "private", first_name: "Ann" } : { id: -5, type: "supergroup", title: "G" },
+    from: user,
+    text,
+    entities: detectEntities(text),
+    ...extra,
+  } as Message;
+}
+
+describe("classifyTelegramMessage", () => {
+  it("matches the bot's username case-insensitively and cuts every mention", () => {
+    expect(classifyTelegramMessage(message("@helper_bot: hi @HELPER_BOT there", "group"), me)).toEqual({ kind: "question", text: "hi there" });
+  });
+
+  it("asks for a question when the bot is only mentioned, or /ask has nothing after it", () => {
+    expect(classifyTelegramMessage(message("@Helper_Bot", "group"), me)).toEqual({ kind: "empty-question" });
+    expect(classifyTelegramMessage(message("/ask@Helper_Bot   ", "group"), me)).toEqual({ kind: "empty-question" });
+  });
+
+  it("leaves other bots' commands and bare unknown commands in groups alone, but answers them in private", () => {
+    expect(classifyTelegramMessage(message("/start@other_bot", "group"), me)).toEqual({ kind: "ignore", reason: "other-bot-command" });
+    expect(classifyTelegramMessage(message("/weather", "group"), me)).toEqual({ kind: "ignore", reason: "unaddressed" });
+    expect(classifyTelegramMessage(message("/weather", "private"), me)).toEqual({ kind: "command", command: "unknown", name: "weather" });
+    expect(classifyTelegramMessage(message("/RESET@helper_bot", "group"), me)).toEqual({ kind: "command", command: "reset", name: "reset" });
+  });
+
+  it("treats a private /ask like any question and ignores non-text messages", () => {
+    expect(classifyTelegramMessage(message("/ask what time is it", "private"), me)).toEqual({ kind: "question", text: "what time is it" });
+    const photo = { ...message("", "private"), text: undefined, caption: "look" } as Message;
+    expect(classifyTelegramMessage(photo, me)).toEqual({ kind: "ignore", reason: "not-text" });
+  });
+
+  it("does not take a message in a topic the bot created for a reply to the bot", () => {
+    const topicStart = { message_id: 3, date: 0, chat: { id: -5, type: "supergroup", title: "G" }, from: { id: 42, is_bot: true, first_name: "Helper" }, forum_topic_created: { name: "T", icon_color: 1 } };
+    const inTopic = message("just talking", "group", { message_thread_id: 3, is_topic_message: true, reply_to_message: topicStart as Message["reply_to_message"] });
+    expect(classifyTelegramMessage(inTopic, me)).toEqual({ kind: "ignore", reason: "unaddressed" });
+  });
+});
