@@ -1,0 +1,253 @@
+/**
+ * The Discord adapter: a discord.js client that turns messages addressed to the bot into
+ * InboundMessages and enqueues them. It validates, enqueues and acknowledges; answering is the
+ * worker's job (through the REST-only reply port). Commands (/reset, /stop, /help) and the Stop
+ * button are handled here because they must not wait in the queue.
+ */
+import {
+  ChannelType,
+  Client,
+  Events,
+  GatewayIntentBits,
+  MessageFlags,
+  Partials,
+  type Interaction,
+  type Message,
+  type TextBasedChannel,
+} from "discord.js";
+import { pino, type Logger } from "pino";
+import type { BotGateway } from "../bot-gateway.js";
+import { inboundMessageSchema, type InboundMessage } from "../../queue/inbound-message.js";
+import { mentionsBot, referencedMessage, speakerName, textForModel } from "./discord-addressing.js";
+import {
+  DISCORD_APPLICATION_COMMANDS,
+  RESET_DONE_TEXT,
+  UNAVAILABLE_TEXT,
+  discordHelpText,
+  parseTextCommand,
+  stopResultText,
+  tooLongText,
+  type DiscordCommand,
+} from "./discord-commands.js";
+import { STOP_BUTTON_ID } from "./discord-stop-button.js";
+
+/** What the Discord adapter needs: credentials, the queue seam, and the access rules from config. */
+export interface DiscordAdapterOptions {
+  token: string;
+  /** DISCORD_API_BASE (discord.js `rest.api`); the gateway URL then comes from GET /gateway/bot. */
+  apiBase: string;
+  gateway: BotGateway;
+  /** Guild ids the bot serves; empty = all. When set, DMs are refused (they belong to no guild). */
+  allowedGuilds: string[];
+  /** Channel ids the bot serves (a thread counts as its parent channel too); empty = all. */
+  allowedChannels: string[];
+  /** Longer messages get a polite refusal instead of being queued. */
+  maxInputChars: number;
+  logger?: Pick<Logger, "debug" | "info" | "warn" | "error">;
+  /** Register /reset, /stop, /help as application commands at start (default true). */
+  registerCommands?: boolean;
+  now?: () => number;
+}
+
+/** A running (or startable) Discord adapter. */
+export interface DiscordAdapter {
+  /** Logs in and resolves once the client is ready (rejects on a bad token or disallowed intents). */
+  start(): Promise<void>;
+  /** Waits for messages being enqueued, then disconnects. */
+  stop(): Promise<void>;
+  /** The underlying client (for logs and tests). */
+  readonly client: Client;
+}
+
+/** The conversation key of a Discord channel (a thread is a channel; so is a DM). */
+export function discordConversationKey(channelId: string): string {
+  return `dc:${channelId}`;
+}
+
+/** Creates the adapter; nothing connects before `start()`. */
+export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAdapter {
+  const { gateway, allowedGuilds, allowedChannels, maxInputChars } = options;
+  const log = options.logger ?? pino({ level: "silent" });
+  const now = options.now ?? Date.now;
+
+  const client = new Client({
+    intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent, GatewayIntentBits.DirectMessages],
+    // DM channels are not cached before their first message: without this partial, DMs are dropped.
+    partials: [Partials.Channel],
+    rest: { api: options.apiBase },
+    // The adapter's own replies (help, refusals) ping no one either.
+    allowedMentions: { parse: [], repliedUser: false },
+  });
+
+  // One chain per channel: messages of a conversation are enqueued in the order Discord sent them,
+  // even when an earlier one waits longer for Redis.
+  const chains = new Map<string, Promise<void>>();
+  const inChannelOrder = (channelId: string, work: () => Promise<void>): void => {
+    const previous = chains.get(channelId) ?? Promise.resolve();
+    const next = previous.then(work).catch((error: unknown) => log.error({ err: error, channelId }, "discord: handling a message failed"));
+    chains.set(channelId, next);
+    void next.finally(() => {
+      if (chains.get(channelId) === next) chains.delete(channelId);
+    });
+  };
+
+  const isAllowed = (guildId: string | null, channel: { id: string; isThread(): boolean; parentId?: string | null } | null): boolean => {
+    if (allowedGuilds.length > 0 && (!guildId || !allowedGuilds.includes(guildId))) return false;
+    if (allowedChannels.length > 0) {
+      if (!channel) return false;
+      const ids = [channel.id, channel.isThread() ? channel.parentId : null];
+      if (!ids.some((id) => id && allowedChannels.includes(id))) return false;
+    }
+    return true;
+  };
+
+  const reply = async (message: Message, content: string): Promise<void> => {
+    try {
+      await message.reply({ content, allowedMentions: { parse: [], repliedUser: false } });
+    } catch (error) {
+      log.warn({ err: error, channelId: message.channelId }, "discord: could not reply");
+    }
+  };
+
+  const runCommand = async (command: DiscordCommand, channelId: string): Promise<string> => {
+    const key = discordConversationKey(channelId);
+    switch (command) {
+      case "reset":
+        await gateway.reset(key);
+        return RESET_DONE_TEXT;
+      case "stop":
+        return stopResultText(await gateway.stop(key));
+      case "help":
+        return discordHelpText(client.user?.displayName ?? "the bot");
+    }
+  };
+
+  const onMessage = async (message: Message): Promise<void> => {
+    // Bots (this one included), webhooks and system messages (joins, pins, …) are never questions.
+    if (message.author.bot || message.webhookId || message.system) return;
+    const botId = client.user?.id;
+    if (!botId || message.author.id === botId) return;
+    const isDm = message.channel.type === ChannelType.DM;
+    if (!isAllowed(message.guildId, isDm ? { id: message.channelId, isThread: () => false } : message.channel)) {
+      log.debug({ channelId: message.channelId, guildId: message.guildId }, "discord: message outside the allowed guilds/channels");
+      return;
+    }
+    const referenced = message.reference ? await referencedMessage(message) : undefined;
+    const addressed = isDm || mentionsBot(message, botId) || referenced?.author.id === botId;
+    if (!addressed) return;
+
+    const text = textForModel(message, botId);
+    if (text === "") return;
+
+    const command = parseTextCommand(text);
+    if (command) {
+      try {
+        await reply(message, await runCommand(command === "unknown" ? "help" : command, message.channelId));
+      } catch (error) {
+        log.error({ err: error, command }, "discord: command failed");
+        await reply(message, UNAVAILABLE_TEXT);
+      }
+      return;
+    }
+
+    const length = [...text].length;
+    if (length > maxInputChars) {
+      await reply(message, tooLongText(length, maxInputChars));
+      return;
+    }
+
+    const candidate: InboundMessage = {
+      platform: "discord",
+      conversationKey: discordConversationKey(message.channelId),
+      chatId: message.channelId,
+      messageId: message.id,
+      chatType: isDm ? "private" : "group",
+      ...(message.guildId ? { guildId: message.guildId } : {}),
+      author: { id: message.author.id, displayName: speakerName(message) },
+      text,
+      ...(referenced
+        ? {
+            replyTo: {
+              messageId: referenced.id,
+              authorName: (referenced.member?.displayName ?? referenced.author.displayName).slice(0, 200),
+              text: textForModel(referenced, botId).slice(0, 4000),
+            },
+          }
+        : {}),
+      receivedAt: now(),
+    };
+    const parsed = inboundMessageSchema.safeParse(candidate);
+    if (!parsed.success) {
+      log.warn({ issues: parsed.error.issues, messageId: message.id }, "discord: message does not fit the queue payload");
+      return;
+    }
+    let result;
+    try {
+      result = await gateway.enqueue(parsed.data);
+    } catch (error) {
+      // Discord will not redeliver: tell the user instead of dropping the question silently.
+      log.error({ err: error, messageId: message.id }, "discord: enqueue failed");
+      await reply(message, UNAVAILABLE_TEXT);
+      return;
+    }
+    if (result.status === "refused") await reply(message, result.reason);
+    else log.debug({ jobId: result.jobId, status: result.status }, "discord: message enqueued");
+  };
+
+  const onInteraction = async (interaction: Interaction): Promise<void> => {
+    if (!interaction.isButton() && !interaction.isChatInputCommand()) return;
+    const channel = interaction.channel as (TextBasedChannel & { isThread(): boolean; parentId?: string | null }) | null;
+    const isDm = channel?.type === ChannelType.DM;
+    if (!interaction.channelId || !isAllowed(interaction.guildId, isDm ? { id: interaction.channelId, isThread: () => false } : channel)) {
+      await interaction.reply({ content: "I am not available here.", flags: MessageFlags.Ephemeral });
+      return;
+    }
+    const channelId = interaction.channelId;
+    if (interaction.isButton()) {
+      if (interaction.customId !== STOP_BUTTON_ID) return;
+      // Acknowledge first (Discord allows 3 s); the worker's final edit removes the button.
+      await interaction.deferUpdate();
+      await gateway.stop(discordConversationKey(channelId));
+      return;
+    }
+    const name = interaction.commandName;
+    if (name !== "reset" && name !== "stop" && name !== "help") return;
+    let content: string;
+    try {
+      content = await runCommand(name, channelId);
+    } catch (error) {
+      log.error({ err: error, command: name }, "discord: command failed");
+      content = UNAVAILABLE_TEXT;
+    }
+    await interaction.reply({ content, flags: MessageFlags.Ephemeral });
+  };
+
+  client.on(Events.MessageCreate, (message) => inChannelOrder(message.channelId, () => onMessage(message)));
+  client.on(Events.InteractionCreate, (interaction) => {
+    onInteraction(interaction).catch((error: unknown) => log.error({ err: error }, "discord: handling an interaction failed"));
+  });
+  client.on(Events.Error, (error) => log.error({ err: error }, "discord: client error"));
+  client.on(Events.ShardDisconnect, (event, shardId) => log.warn({ code: event.code, shardId }, "discord: gateway disconnected"));
+
+  return {
+    client,
+    async start() {
+      const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
+      await client.login(options.token);
+      await ready;
+      log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, "discord: connected");
+      if (options.registerCommands ?? true) {
+        try {
+          await client.application?.commands.set(DISCORD_APPLICATION_COMMANDS);
+        } catch (error) {
+          // Text commands still work; slash commands are a convenience.
+          log.warn({ err: error }, "discord: could not register application commands");
+        }
+      }
+    },
+    async stop() {
+      await Promise.allSettled([...chains.values()]);
+      await client.destroy();
+    },
+  };
+}

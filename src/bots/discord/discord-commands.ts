@@ -1,0 +1,55 @@
+/**
+ * The bot's commands on Discord: `/reset`, `/stop`, `/help`, both as text in a message
+ * addressed to the bot and as application (slash) commands, plus the texts users see.
+ */
+
+import { ApplicationIntegrationType, InteractionContextType, type ChatInputApplicationCommandData } from "discord.js";
+
+/** A command the bot understands; anything else starting with "/" gets the help text (SPEC §8). */
+export type DiscordCommand = "reset" | "stop" | "help";
+
+/** What a message that starts with "/word" asks for; undefined when it is not a command at all. */
+export function parseTextCommand(text: string): DiscordCommand | "unknown" | undefined {
+  // "/reset", "/reset please", "/reset@TestBot"; but not "/etc/hosts?" (a question that starts with a path).
+  const match = /^\/([A-Za-z][\w-]*)(?:@\S+)?(?=\s|$)/.exec(text.trim());
+  if (!match) return undefined;
+  const name = match[1]!.toLowerCase();
+  return name === "reset" || name === "stop" || name === "help" ? name : "unknown";
+}
+
+/** Application command definitions registered at start (PUT /applications/{id}/commands). */
+export const DISCORD_APPLICATION_COMMANDS: ChatInputApplicationCommandData[] = [
+  { name: "reset", description: "Forget this channel's conversation with the bot" },
+  { name: "stop", description: "Stop the answer the bot is writing in this channel" },
+  { name: "help", description: "How to talk to the bot" },
+].map((command) => ({
+  ...command,
+  contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
+  integrationTypes: [ApplicationIntegrationType.GuildInstall],
+}));
+
+/** The help text (Discord Markdown). */
+export function discordHelpText(botName: string): string {
+  return [
+    `**${botName}** answers with a local model and can look things up (weather, news, web pages, time).`,
+    `• In a server channel: mention me (@${botName} …) or reply to one of my messages. Everyone in a channel shares one conversation; a thread is a conversation of its own.`,
+    "• In a DM: just write.",
+    "Commands: `/reset` forget this conversation · `/stop` stop the answer being written · `/help` this text.",
+  ].join("\n");
+}
+
+/** The answer to `/reset`. */
+export const RESET_DONE_TEXT = "🧹 Done: I have forgotten this conversation.";
+
+/** The answer to `/stop`, depending on whether an answer was being written. */
+export function stopResultText(stopped: boolean): string {
+  return stopped ? "⏹ Stopped." : "Nothing to stop: I am not writing an answer here right now.";
+}
+
+/** The polite refusal of an over-long message. */
+export function tooLongText(length: number, max: number): string {
+  return `Sorry, your message is too long for me (${length} characters; I can read at most ${max}). Please shorten it or split it up.`;
+}
+
+/** What the user sees when the queue cannot take the message (Redis down, …). */
+export const UNAVAILABLE_TEXT = "Sorry, I can't take new questions right now. Please try again in a minute.";

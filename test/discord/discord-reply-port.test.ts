@@ -1,0 +1,202 @@
+/**
+ * The Discord reply port against the fake Discord over real HTTP: what lands in the channel,
+ * who gets pinged, how limits and 429s surface. No gateway connection is involved, as in a worker.
+ */
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { createDiscordReplyPortFactory, type DiscordReplyPortFactory } from "../../src/bots/discord/discord-reply-port.js";
+import { createDiscordRestClient, DiscordApiError, type DiscordRestClient } from "../../src/bots/discord/discord-rest-client.js";
+import { RateLimitedError, RejectedContentError, type ReplyPort } from "../../src/bots/reply-port.js";
+import type { InboundMessage } from "../../src/queue/inbound-message.js";
+import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
+
+let discord: FakeDiscord;
+let rest: DiscordRestClient;
+let factory: DiscordReplyPortFactory;
+
+/** A question from Alice in #general, as the adapter would have queued it. */
+function question(channelId: string, text = "what's up?"): InboundMessage {
+  const said = discord.userSays({ channelId, content: text, mentionsBot: true });
+  return {
+    platform: "discord",
+    conversationKey: `dc:${channelId}`,
+    chatId: channelId,
+    messageId: said.id,
+    chatType: "group",
+    guildId: discord.ids.guild,
+    author: { id: discord.users.alice.id, displayName: "Alice" },
+    text,
+    receivedAt: Date.now(),
+  };
+}
+
+async function start(options: Parameters<typeof startFakeDiscord>[0] = {}): Promise<void> {
+  discord = await startFakeDiscord(options);
+  rest = createDiscordRestClient({ token: discord.token, apiBase: discord.apiBase });
+  factory = createDiscordReplyPortFactory({ rest });
+}
+
+afterEach(async () => {
+  await discord.close();
+});
+
+describe("send and edit", () => {
+  let port: ReplyPort;
+  let asked: InboundMessage;
+  beforeEach(async () => {
+    await start();
+    asked = question(discord.ids.general);
+    port = factory(asked);
+  });
+
+  test("the first message replies to the question, pings nobody, and shows a Stop button while not final", async () => {
+    const id = await port.send(port.format("Thinking…"), { final: false });
+
+    const [shown] = discord.botMessages(discord.ids.general);
+    expect(shown?.id).toBe(id);
+    expect(shown?.content).toBe("Thinking…");
+    expect(shown?.message_reference?.message_id).toBe(asked.messageId);
+    expect(shown?.mentions).toEqual([]); // the replied-to author was not pinged
+    expect(shown?.components?.length).toBe(1);
+    const post = discord.requests.find((r) => r.route === "POST /channels/:id/messages");
+    expect(post?.allowedMentions).toEqual({ parse: [], replied_user: false });
+    expect(post?.messageReference).toMatchObject({ message_id: asked.messageId, fail_if_not_exists: false });
+  });
+
+  test("continuations do not reference the question; edits carry allowed_mentions and final clears the button", async () => {
+    const first = await port.send(port.format("part one"), { final: false });
+    await port.edit(first, port.format("part one, done"), { final: true });
+    await port.send(port.format("part two"), { continuation: true, final: true });
+
+    const [one, two] = discord.botMessages(discord.ids.general);
+    expect(one?.content).toBe("part one, done");
+    expect(one?.edited_timestamp).not.toBeNull();
+    expect(one?.components).toEqual([]);
+    expect(two?.message_reference).toBeUndefined();
+    const writes = discord.requests.filter((r) => r.route.includes("/messages") && r.method !== "GET");
+    expect(writes.every((r) => JSON.stringify(r.allowedMentions) === JSON.stringify({ parse: [], replied_user: false }))).toBe(true);
+  });
+
+  test("model output with @everyone, @here, a role and a user mention pings no one", async () => {
+    const { moderators } = discord.world.roles;
+    const text = `@everyone look! @here too, <@&${moderators.id}> and <@${discord.users.bob.id}>`;
+    const id = await port.send(port.format(text), { final: false });
+    await port.edit(id, port.format(`${text} (edited)`), { final: true });
+
+    expect(discord.pings.filter((p) => p.authorId === discord.bot.id)).toEqual([]);
+    const [shown] = discord.botMessages(discord.ids.general);
+    expect(shown?.mention_everyone).toBe(false);
+    expect(shown?.mention_roles).toEqual([]);
+  });
+
+  test("the fake would have pinged: the same text without allowed_mentions notifies @everyone", async () => {
+    // Guards the test above: it passes because of the port, not because the fake never pings.
+    await rest.request("POST", `/channels/${discord.ids.general}/messages`, { body: { content: "@everyone look!" } });
+    expect(discord.pings.at(-1)?.everyone).toBe(true);
+  });
+
+  test("2000 characters fit; 2001 are refused as content (retrying the same text cannot help)", async () => {
+    expect(port.limits.maxLength).toBe(2000);
+    const id = await port.send({ text: "a".repeat(2000) }, { final: true });
+    expect(discord.botMessages(discord.ids.general)[0]?.content.length).toBe(2000);
+
+    await expect(port.edit(id, { text: "a".repeat(2001) }, { final: true })).rejects.toBeInstanceOf(RejectedContentError);
+    await expect(port.send({ text: "b".repeat(2001) }, { continuation: true })).rejects.toBeInstanceOf(RejectedContentError);
+    expect(discord.requests.filter((r) => r.status === 400).length).toBe(2);
+  });
+
+  test("a blank text still produces a valid message (Discord refuses empty ones)", async () => {
+    await port.send(port.format("   "), { final: false });
+    expect(discord.botMessages(discord.ids.general)[0]?.content).toBe("…");
+  });
+
+  test("editing a message someone deleted is a content rejection, not a retryable failure", async () => {
+    const id = await port.send(port.format("soon gone"), { final: false });
+    discord.deleteMessage(discord.ids.general, id);
+    await expect(port.edit(id, port.format("edit"), { final: true })).rejects.toBeInstanceOf(RejectedContentError);
+  });
+
+  test("a 5xx stays a transient DiscordApiError", async () => {
+    discord.failNext({ route: "POST /channels/:id/messages", status: 502 });
+    const error = await port.send(port.format("hi"), {}).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DiscordApiError);
+    expect((error as DiscordApiError).transient).toBe(true);
+  });
+
+  test("typing shows the indicator and never fails the reply", async () => {
+    await port.typing?.({});
+    expect(discord.typing.map((t) => t.channelId)).toEqual([discord.ids.general]);
+    discord.failNext({ route: "POST /channels/:id/typing", status: 500 });
+    await expect(port.typing?.({})).resolves.toBeUndefined();
+  });
+
+  test("an aborted signal cancels the request", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(port.send(port.format("hi"), { signal: controller.signal })).rejects.toThrow(/abort/i);
+    expect(discord.botMessages(discord.ids.general)).toEqual([]);
+  });
+});
+
+describe("rate limits", () => {
+  test("a 429 becomes RateLimitedError with Discord's exact retry_after", async () => {
+    await start();
+    const port = factory(question(discord.ids.general));
+    const id = await port.send(port.format("one"), { final: false });
+    discord.failNext({ route: "PATCH /channels/:id/messages/:id", status: 429, retryAfterMs: 2500 });
+
+    const error = await port.edit(id, port.format("two"), { final: false }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitedError);
+    // The Retry-After header says 3 (rounded up); the body's retry_after says 2.5 s.
+    expect((error as RateLimitedError).retryAfterMs).toBe(2500);
+  });
+
+  test("exceeding 5 writes per 5 s: the server's 429 is honoured, and the next one is refused before it is sent", async () => {
+    await start();
+    const asked = question(discord.ids.general);
+    // A second client stands for another worker process sharing the bucket.
+    const other = createDiscordReplyPortFactory({ rest: createDiscordRestClient({ token: discord.token, apiBase: discord.apiBase }) })(asked);
+    for (let i = 0; i < 5; i++) await other.send(other.format(`m${i}`), { continuation: true });
+
+    const port = factory(asked);
+    const first = await port.send(port.format("sixth"), {}).catch((e: unknown) => e);
+    expect(first).toBeInstanceOf(RateLimitedError);
+    const waitMs = (first as RateLimitedError).retryAfterMs;
+    expect(waitMs).toBeGreaterThan(3000);
+    expect(waitMs).toBeLessThanOrEqual(5000);
+    expect(discord.violations).toHaveLength(1);
+
+    // Now the port knows the bucket is empty: it refuses locally instead of earning a second 429.
+    const second = await port.send(port.format("seventh"), {}).catch((e: unknown) => e);
+    expect(second).toBeInstanceOf(RateLimitedError);
+    expect(discord.violations).toHaveLength(1);
+    expect(discord.botMessages(discord.ids.general)).toHaveLength(5);
+  });
+
+  test("the edit interval is read from X-RateLimit-* headers, not hard-coded", async () => {
+    await start({ messageWriteLimit: { limit: 4, windowMs: 2000 } });
+    const port = factory(question(discord.ids.general));
+    expect(factory.observedIntervalMs(discord.ids.general)).toBeUndefined();
+    expect(port.limits.minEditIntervalMs).toBe(1000); // Discord's documented 5 per 5 s until told otherwise
+
+    await port.send(port.format("hello"), {});
+    expect(factory.observedIntervalMs(discord.ids.general)).toBe(500);
+    expect(port.limits.minEditIntervalMs).toBe(500);
+  });
+
+  test("writes paced at the advertised interval never hit the limit", async () => {
+    // One manual clock for the fake's buckets and the client's bookkeeping: pacing without sleeping.
+    let clock = Date.UTC(2025, 0, 1);
+    const now = (): number => clock;
+    discord = await startFakeDiscord({ now });
+    factory = createDiscordReplyPortFactory({ rest: createDiscordRestClient({ token: discord.token, apiBase: discord.apiBase, now }) });
+    const port = factory(question(discord.ids.general));
+    const id = await port.send(port.format("0"), { final: false });
+    for (let i = 1; i <= 12; i++) {
+      clock += port.limits.minEditIntervalMs;
+      await port.edit(id, port.format(String(i)), { final: i === 12 });
+    }
+    expect(port.limits.minEditIntervalMs).toBe(1000);
+    expect(discord.violations).toEqual([]);
+    expect(discord.botMessages(discord.ids.general)[0]?.content).toBe("12");
+  });
+});
