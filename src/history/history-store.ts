@@ -27,18 +27,26 @@ import { repairToolPairs } from "./tool-pairs.js";
 export interface HistoryStore {
   /** The conversation's messages, oldest first (no system prompt; that is the agent's). */
   load(conversationKey: string): Promise<ChatMessage[]>;
-  /** Appends one turn's messages (user message, assistant/tool messages, answer) and trims to the budget. */
-  append(conversationKey: string, messages: readonly ChatMessage[]): Promise<void>;
-  /** Forgets the conversation (`/reset`). */
-  reset(conversationKey: string): Promise<void>;
+  /**
+   * Appends one turn's messages (user message, assistant/tool messages, answer) and trims to the budget.
+   * With `askedAt`, a turn whose question is older than the conversation's last `/reset` is dropped
+   * (the answer was still streaming when the user reset: it must not come back). Returns whether it was stored.
+   */
+  append(conversationKey: string, messages: readonly ChatMessage[], opts?: { askedAt?: number }): Promise<boolean>;
+  /** Forgets the conversation (`/reset`); `at` (ms, default now) is when the user asked for it. */
+  reset(conversationKey: string, at?: number): Promise<void>;
 }
 
-// KEYS: list, tokens. ARGV: maxMessages, maxTokens, ttlSeconds, encoded elements...
+// KEYS: list, tokens, reset marker. ARGV: maxMessages, maxTokens, ttlSeconds, askedAt (-1 = always), encoded elements...
 const APPEND = redisScript(`
-local list, counter = KEYS[1], KEYS[2]
+local list, counter, resetMarker = KEYS[1], KEYS[2], KEYS[3]
 local maxMessages = tonumber(ARGV[1])
 local maxTokens = tonumber(ARGV[2])
 local ttl = tonumber(ARGV[3])
+local askedAt = tonumber(ARGV[4])
+if askedAt >= 0 and askedAt < tonumber(redis.call('GET', resetMarker) or '-1') then
+  return -1
+end
 local function meta(el)
   local code, n = string.match(el, '^(%a)(%d+)|')
   return code, tonumber(n) or 0
@@ -54,7 +62,7 @@ if total == nil or (len == 0 and total ~= 0) then
     total = total + n
   end
 end
-for i = 4, #ARGV do
+for i = 5, #ARGV do
   redis.call('RPUSH', list, ARGV[i])
   local _, n = meta(ARGV[i])
   total = total + n
@@ -149,6 +157,7 @@ export function createHistoryStore(opts: {
   const estimate = opts.estimateTokens ?? estimateMessageTokens;
   const listKey = (ck: string): string => `${opts.prefix}:history:${keyPart(ck)}`;
   const tokensKey = (ck: string): string => `${listKey(ck)}:tokens`;
+  const resetKey = (ck: string): string => `${listKey(ck)}:reset`;
 
   return {
     async load(conversationKey) {
@@ -157,18 +166,24 @@ export function createHistoryStore(opts: {
       return repairToolPairs(messages);
     },
 
-    async append(conversationKey, messages) {
-      if (messages.length === 0) return;
+    async append(conversationKey, messages, appendOpts = {}) {
+      if (messages.length === 0) return true;
       const elements = messages.map((m) => encodeHistoryElement(m, estimate(m)));
-      await APPEND.run(
+      const result = await APPEND.run(
         opts.redis,
-        [listKey(conversationKey), tokensKey(conversationKey)],
-        [opts.maxMessages, opts.maxTokens, opts.ttlSeconds, ...elements],
+        [listKey(conversationKey), tokensKey(conversationKey), resetKey(conversationKey)],
+        [opts.maxMessages, opts.maxTokens, opts.ttlSeconds, appendOpts.askedAt ?? -1, ...elements],
       );
+      return Number(result) !== -1;
     },
 
-    async reset(conversationKey) {
-      await opts.redis.del(listKey(conversationKey), tokensKey(conversationKey));
+    async reset(conversationKey, at = Date.now()) {
+      // The marker outlives any answer still streaming (one day), so that answer is not stored afterwards.
+      await opts.redis
+        .multi()
+        .del(listKey(conversationKey), tokensKey(conversationKey))
+        .set(resetKey(conversationKey), String(at), "EX", 86_400)
+        .exec();
     },
   };
 }

@@ -19,6 +19,17 @@ const answer = (content: string): ChatMessage => ({ role: "assistant", content }
 const call = (id: string, name: string, args: string): ToolCallRecord => ({ id, type: "function", function: { name, arguments: args } });
 
 describe("history store", () => {
+  it("does not store a turn whose question was asked before the last /reset", async () => {
+    const store = createHistoryStore({ redis: t.redis, prefix: t.prefix, maxMessages: 40, maxTokens: 6000, ttlSeconds: 3600 });
+    await store.append("dc:9", [user("old question"), answer("old answer")], { askedAt: 1_000 });
+    await store.reset("dc:9", 2_000);
+    // The answer to a question from before the reset finished streaming afterwards: it must not come back.
+    expect(await store.append("dc:9", [user("asked before reset"), answer("late answer")], { askedAt: 1_500 })).toBe(false);
+    expect(await store.load("dc:9")).toEqual([]);
+    expect(await store.append("dc:9", [user("asked after reset"), answer("kept")], { askedAt: 2_500 })).toBe(true);
+    expect(await store.load("dc:9")).toEqual([user("asked after reset"), answer("kept")]);
+  });
+
   it("keeps a conversation across a reconnect (a new connection and a new store see the same history)", async () => {
     const first = createHistoryStore({ redis: t.redis, prefix: t.prefix, maxMessages: 40, maxTokens: 6000, ttlSeconds: 3600 });
     const turn: ChatMessage[] = [
