@@ -1,0 +1,28 @@
+/**
+ * How far apart requests into one chat must be, per platform: the gate's
+ * interval for a pacing key (`<platform>:<chatId>`, see worker/user-message.ts).
+ */
+import type { DiscordReplyPortFactory } from "../bots/discord/discord-reply-port.js";
+
+/** Telegram: ~1 message/s per chat, 20/min in groups (3 s apart keeps inside both); Discord: learned from headers. */
+export const TELEGRAM_PRIVATE_INTERVAL_MS = 1100;
+export const TELEGRAM_GROUP_INTERVAL_MS = 3100;
+export const DISCORD_DEFAULT_INTERVAL_MS = 1000;
+
+/** The interval function for the rate gate. */
+export function pacingIntervalFor(discord?: Pick<DiscordReplyPortFactory, "observedIntervalMs">): (chatKey: string) => number {
+  return (chatKey) => {
+    const at = chatKey.indexOf(":");
+    const platform = chatKey.slice(0, at);
+    const chatId = chatKey.slice(at + 1);
+    switch (platform) {
+      case "telegram":
+        // Group and supergroup ids are negative; private chats are the user's (positive) id.
+        return chatId.startsWith("-") ? TELEGRAM_GROUP_INTERVAL_MS : TELEGRAM_PRIVATE_INTERVAL_MS;
+      case "discord":
+        return discord?.observedIntervalMs(chatId) ?? DISCORD_DEFAULT_INTERVAL_MS;
+      default:
+        return 0;
+    }
+  };
+}

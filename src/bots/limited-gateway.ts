@@ -1,0 +1,42 @@
+/**
+ * Policies every adapter shares, applied where messages enter the queue:
+ * the per-user rate limit (USER_RATE_LIMIT messages a minute, counted in
+ * Redis so every adapter process shares it) and inbound metrics.
+ */
+import type { Redis } from "ioredis";
+import type { BotGateway, EnqueueResult } from "./bot-gateway.js";
+import type { Metrics } from "../observability/metrics.js";
+
+/** Options of the limiting gateway. */
+export interface LimitedGatewayOptions {
+  inner: BotGateway;
+  redis: Redis;
+  prefix: string;
+  /** Messages per user per minute. */
+  perUserPerMinute: number;
+  metrics?: Metrics;
+  now?: () => number;
+}
+
+/** Wraps a gateway with the per-user rate limit; refusals carry a polite text for the user. */
+export function createLimitedGateway(opts: LimitedGatewayOptions): BotGateway {
+  const now = opts.now ?? Date.now;
+  return {
+    async enqueue(message): Promise<EnqueueResult> {
+      const minute = Math.floor(now() / 60_000);
+      const key = `${opts.prefix}:ratelimit:${message.platform}:${message.author.id}:${minute}`;
+      // A fixed one-minute window: cheap (one round trip) and shared by every adapter process.
+      const [[, count]] = (await opts.redis.multi().incr(key).expire(key, 120).exec()) as [[unknown, number], unknown];
+      if (count > opts.perUserPerMinute) {
+        opts.metrics?.messagesIn.inc({ platform: message.platform, outcome: "rate_limited" });
+        const wait = 60 - Math.floor((now() % 60_000) / 1000);
+        return { status: "refused", reason: `You are sending messages faster than I can answer — please wait about ${wait} s and try again.` };
+      }
+      const result = await opts.inner.enqueue(message);
+      opts.metrics?.messagesIn.inc({ platform: message.platform, outcome: result.status });
+      return result;
+    },
+    reset: (key) => opts.inner.reset(key),
+    stop: (key) => opts.inner.stop(key),
+  };
+}

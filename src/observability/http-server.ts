@@ -1,0 +1,122 @@
+/**
+ * The operator's port: `/healthz` (Redis and, for workers, the model answer),
+ * `/metrics` (Prometheus text), and an optional admin handler mounted at
+ * `/admin/queues` behind ADMIN_TOKEN.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { timingSafeEqual } from "node:crypto";
+import type { Registry } from "prom-client";
+
+/** One dependency's health. */
+export interface HealthCheck {
+  name: string;
+  check(): Promise<void>;
+}
+
+/** Options of the operator HTTP server. */
+export interface OpsServerOptions {
+  port: number;
+  host?: string;
+  registry: Registry;
+  checks: HealthCheck[];
+  /** Serves /admin/queues/* once the token matched; absent = 404. */
+  admin?: { token: string; handler(req: IncomingMessage, res: ServerResponse): void };
+  /** Extra routes (e.g. a Telegram webhook), tried before 404. */
+  routes?: { path: string; handler(req: IncomingMessage, res: ServerResponse): void }[];
+  checkTimeoutMs?: number;
+}
+
+function tokenMatches(given: string | undefined, expected: string): boolean {
+  if (!given) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Reads the admin token from `Authorization: Bearer`, the `admin_token` cookie, or `?token=` (which then sets the cookie). */
+function adminTokenOf(req: IncomingMessage, url: URL): { token?: string; fromQuery: boolean } {
+  const auth = req.headers.authorization;
+  if (auth?.startsWith("Bearer ")) return { token: auth.slice(7), fromQuery: false };
+  const cookie = /(?:^|;\s*)admin_token=([^;]+)/.exec(req.headers.cookie ?? "")?.[1];
+  if (cookie) return { token: decodeURIComponent(cookie), fromQuery: false };
+  const query = url.searchParams.get("token");
+  return query ? { token: query, fromQuery: true } : { fromQuery: false };
+}
+
+async function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Starts the server; resolves with it listening (port 0 picks a free one). */
+export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
+  const checkTimeoutMs = opts.checkTimeoutMs ?? 2000;
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    if (url.pathname === "/healthz") {
+      void Promise.all(
+        opts.checks.map(async (c) => {
+          try {
+            await withTimeout(c.check(), checkTimeoutMs);
+            return [c.name, "ok"] as const;
+          } catch (error) {
+            return [c.name, (error as Error).message.slice(0, 200)] as const;
+          }
+        }),
+      ).then((results) => {
+        const ok = results.every(([, status]) => status === "ok");
+        res.writeHead(ok ? 200 : 503, { "content-type": "application/json" });
+        res.end(JSON.stringify({ status: ok ? "ok" : "unhealthy", checks: Object.fromEntries(results) }));
+      });
+      return;
+    }
+    if (url.pathname === "/metrics") {
+      opts.registry.metrics().then(
+        (text) => {
+          res.writeHead(200, { "content-type": opts.registry.contentType });
+          res.end(text);
+        },
+        (error: unknown) => {
+          res.writeHead(500, { "content-type": "text/plain" });
+          res.end(String((error as Error).message));
+        },
+      );
+      return;
+    }
+    if (opts.admin && (url.pathname === "/admin/queues" || url.pathname.startsWith("/admin/queues/"))) {
+      const { token, fromQuery } = adminTokenOf(req, url);
+      if (!tokenMatches(token, opts.admin.token)) {
+        res.writeHead(401, { "content-type": "text/plain", "www-authenticate": 'Bearer realm="admin"' });
+        res.end("401 Unauthorized: the queue dashboard needs ADMIN_TOKEN (Authorization: Bearer, or ?token=)\n");
+        return;
+      }
+      if (fromQuery) {
+        // Keep the token out of later URLs: a cookie scoped to the dashboard carries it from here on.
+        res.setHeader("set-cookie", `admin_token=${encodeURIComponent(token!)}; Path=/admin/queues; HttpOnly; SameSite=Strict`);
+      }
+      opts.admin.handler(req, res);
+      return;
+    }
+    const route = opts.routes?.find((r) => r.path === url.pathname);
+    if (route) {
+      route.handler(req, res);
+      return;
+    }
+    res.writeHead(404, { "content-type": "text/plain" });
+    res.end("not found\n");
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port, opts.host ?? "0.0.0.0", () => resolve());
+  });
+  return server;
+}

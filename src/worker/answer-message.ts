@@ -1,0 +1,146 @@
+/**
+ * The worker's job, platform-neutral: load the conversation, run the agent
+ * loop, stream its events into the chat through the platform's reply port,
+ * append the turn to history. Retries continue the same reply messages (the
+ * journal); a failed attempt that will be retried leaves the visible text as
+ * it is, the last one says the model is unavailable.
+ */
+import type { ChatMessage } from "../agent/chat-message.js";
+import type { AgentEvent } from "../agent/events.js";
+import { ModelError } from "../agent/model-error.js";
+import type { HistoryStore } from "../history/history-store.js";
+import type { RateGate } from "../bots/reply/rate-gate.js";
+import { showFailure, streamReply } from "../bots/reply/reply-stream.js";
+import { modelUnavailableLine, type ShowReasoning } from "../bots/reply/reply-view.js";
+import type { ReplyPortFactory } from "../bots/reply-port.js";
+import type { Platform } from "../queue/inbound-message.js";
+import type { GiveUpHandler, MessageProcessor } from "../queue/message-worker.js";
+import { cancelKindOf, JobCancelledError } from "../queue/cancel-bus.js";
+import { UnrecoverableError } from "bullmq";
+import type { Logger } from "../observability/logger.js";
+import type { Metrics } from "../observability/metrics.js";
+import { pacingKey, toUserMessage } from "./user-message.js";
+
+/** Runs the agent loop on a conversation (bound to the model and tools by the caller). */
+export type AgentRunner = (messages: ChatMessage[], signal: AbortSignal) => AsyncIterable<AgentEvent>;
+
+/** What answering needs; built once per worker process. */
+export interface AnswerDeps {
+  history: HistoryStore;
+  agent: AgentRunner;
+  ports: Partial<Record<Platform, ReplyPortFactory>>;
+  gate: RateGate;
+  showReasoning: ShowReasoning;
+  /** Marks a job's reply complete right after its turn is in history, so a crash then cannot append it twice. */
+  markAnswered(jobId: string): Promise<void>;
+  logger: Logger;
+  metrics?: Metrics;
+  now?: () => number;
+}
+
+const GENERIC_FAILURE = "⚠️ Something went wrong while answering — please try again.";
+
+/** Observes events on their way to the reply engine (metrics), without changing them. */
+async function* observed(events: AsyncIterable<AgentEvent>, deps: AnswerDeps, startedAt: number): AsyncGenerator<AgentEvent> {
+  const now = deps.now ?? Date.now;
+  let firstToken = true;
+  let roundStart = startedAt;
+  for await (const event of events) {
+    switch (event.type) {
+      case "reasoning-delta":
+      case "text-delta":
+        if (firstToken) {
+          firstToken = false;
+          deps.metrics?.modelFirstTokenSeconds.observe((now() - startedAt) / 1000);
+        }
+        break;
+      case "tool-result":
+        deps.metrics?.toolCalls.inc({ tool: event.name, outcome: event.ok ? "ok" : "error" });
+        break;
+      case "round-finish": {
+        const seconds = (now() - roundStart) / 1000;
+        if (event.usage && seconds > 0) deps.metrics?.modelTokensPerSecond.observe(event.usage.completionTokens / seconds);
+        roundStart = now();
+        break;
+      }
+      case "tool-call":
+      case "finish":
+        break;
+    }
+    yield event;
+  }
+}
+
+/** Builds the queue's processor and give-up handler from the answering dependencies. */
+export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProcessor; onGiveUp: GiveUpHandler } {
+  const now = deps.now ?? Date.now;
+
+  const process: MessageProcessor = async (message, ctx) => {
+    const factory = deps.ports[message.platform];
+    if (!factory) throw new UnrecoverableError(`no reply port for platform ${message.platform} in this worker`);
+    const port = factory(message);
+    const startedAt = now();
+    const log = deps.logger.child({ jobId: ctx.jobId, conversation: message.conversationKey, attempt: ctx.attempt });
+    deps.metrics?.activeConversations.inc();
+    try {
+      const history = await deps.history.load(message.conversationKey);
+      const user = toUserMessage(message);
+      const events = observed(deps.agent([...history, user], ctx.signal), deps, startedAt);
+      const result = await streamReply({
+        port,
+        chatKey: pacingKey(message),
+        events,
+        journal: ctx.journal,
+        showReasoning: deps.showReasoning,
+        gate: deps.gate,
+        signal: ctx.signal,
+        onFirstVisible: () => deps.metrics?.firstVisibleSeconds.observe({ platform: message.platform }, (now() - message.receivedAt) / 1000),
+        // A retry continues this message: only the last attempt writes the failure into it.
+        failureLine: (error) => (ctx.isFinalAttempt ? failureLineFor(error) : undefined),
+        logger: log,
+      });
+      if (cancelKindOf(ctx.signal) === "shutdown") throw new JobCancelledError("shutdown");
+      const finish = result.finish;
+      const turn: ChatMessage[] = [user, ...(finish?.messages ?? [])];
+      if (!finish && result.stopped) turn.push({ role: "assistant", content: "(stopped before answering)" });
+      const stored = await deps.history.append(message.conversationKey, turn, { askedAt: message.receivedAt });
+      if (!stored) log.info("conversation was reset while answering: turn not stored");
+      await deps.markAnswered(ctx.jobId);
+      log.info(
+        { outcome: result.stopped ? "stopped" : (finish?.reason ?? "unknown"), rounds: finish?.rounds, messages: result.messageIds.length, ms: now() - startedAt },
+        "answered",
+      );
+    } catch (error) {
+      if (error instanceof ModelError && !error.retryable) {
+        // Retrying cannot help (context too long, bad request): say so now, in the same message.
+        log.warn({ err: error }, "model refused the request");
+        throw new UnrecoverableError(error.message);
+      }
+      throw error;
+    } finally {
+      deps.metrics?.activeConversations.dec();
+    }
+  };
+
+  const onGiveUp: GiveUpHandler = async (message, ctx, error) => {
+    deps.logger.warn({ jobId: ctx.jobId, err: error }, "giving up on message");
+    const factory = deps.ports[message.platform];
+    if (!factory) return;
+    await showFailure(factory(message), ctx.journal, failureLineFor(error), { gate: deps.gate, chatKey: pacingKey(message) });
+  };
+
+  return { process, onGiveUp };
+}
+
+/** A short, useful line for the user; details stay in the log. */
+export function failureLineFor(error: unknown): string {
+  if (error instanceof UnrecoverableError && /context|too long|exceeds/i.test(error.message)) {
+    return "⚠️ This conversation is too long for the model — send /reset to start over.";
+  }
+  if (error instanceof ModelError) {
+    if (error.code === "context-exceeded") return "⚠️ This conversation is too long for the model — send /reset to start over.";
+    return modelUnavailableLine();
+  }
+  if (error instanceof UnrecoverableError) return GENERIC_FAILURE;
+  return modelUnavailableLine();
+}
