@@ -1,0 +1,100 @@
+/**
+ * Turning an HTML document into text a model can read: Readability's main
+ * article when it finds one, else the body without scripts and page chrome.
+ * Pure functions over a linkedom document; they run inside the extraction
+ * worker (html-extractor.ts), because Readability can take seconds of CPU on
+ * large or deeply nested pages.
+ */
+import { Readability } from "@mozilla/readability";
+import { parseHTML } from "linkedom";
+
+/** Title and text pulled from a page, and how. */
+export interface ExtractedText {
+  title: string | null;
+  text: string;
+  method: "readability" | "body";
+}
+
+/** The parts of a DOM node the text walk reads (linkedom nodes provide them). */
+interface DomNode {
+  nodeType: number;
+  tagName?: string;
+  textContent: string | null;
+  childNodes: ArrayLike<DomNode>;
+}
+
+const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "SVG", "IFRAME", "CANVAS", "OBJECT", "BUTTON", "SELECT"]);
+/** Skipped only in the whole-body fallback: page chrome that Readability would have dropped. */
+const CHROME = new Set(["NAV", "FOOTER", "ASIDE", "FORM", "HEADER"]);
+const BLOCK = new Set([
+  "P", "DIV", "SECTION", "ARTICLE", "MAIN", "HEADER", "FOOTER", "ASIDE", "NAV", "H1", "H2", "H3", "H4", "H5", "H6",
+  "LI", "UL", "OL", "DL", "DT", "DD", "TR", "TABLE", "BLOCKQUOTE", "PRE", "BR", "HR", "FIGURE", "FIGCAPTION", "ADDRESS", "FORM",
+]);
+/** Below this many characters Readability's pick is probably a fragment; the body may say more. */
+const MIN_ARTICLE_CHARS = 200;
+
+/** Parses HTML into a linkedom document. */
+export function parseDocument(html: string): { title: string; body: unknown } & object {
+  return parseHTML(html).document as unknown as { title: string; body: unknown };
+}
+
+/** The whole body's text without scripts, navigation, asides and footers. */
+export function bodyText(document: { title?: string; body?: unknown }): ExtractedText {
+  const body = document.body as DomNode | undefined;
+  return { title: clean(String(document.title ?? "")) || null, text: body ? blockText(body, true) : "", method: "body" };
+}
+
+/** The main article via Readability (mutates the document), or undefined when it finds none. */
+export function articleText(document: object): ExtractedText | undefined {
+  // The serializer hands back the content node itself, so block structure survives into the text.
+  const article = new Readability(document as never, { serializer: (node: unknown) => node }).parse();
+  if (!article?.content) return undefined;
+  const text = blockText(article.content as DomNode, false);
+  return { title: clean(article.title ?? "") || null, text, method: "readability" };
+}
+
+/** Picks the better of Readability's article and the body fallback. */
+export function chooseText(article: ExtractedText | undefined, body: ExtractedText): ExtractedText {
+  if (!article) return body;
+  if (article.text.length >= MIN_ARTICLE_CHARS || article.text.length >= body.text.length) {
+    return { ...article, title: article.title ?? body.title };
+  }
+  return body;
+}
+
+/** Text of a subtree with a line break around every block element and nothing from scripts or styles. */
+export function blockText(root: DomNode, skipChrome: boolean): string {
+  const out: string[] = [];
+  // An explicit stack instead of recursion: hostile pages can nest thousands of levels deep.
+  const stack: (DomNode | "\n")[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (node === "\n") {
+      out.push("\n");
+      continue;
+    }
+    if (node.nodeType === 3) {
+      out.push(node.textContent ?? "");
+      continue;
+    }
+    if (node.nodeType !== 1 && node.nodeType !== 9 && node.nodeType !== 11) continue;
+    const tag = (node.tagName ?? "").toUpperCase();
+    if (SKIP.has(tag) || (skipChrome && CHROME.has(tag))) continue;
+    if (BLOCK.has(tag)) {
+      out.push("\n");
+      stack.push("\n");
+    }
+    const kids = node.childNodes;
+    for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]!);
+  }
+  return clean(out.join(""));
+}
+
+/** Collapses runs of whitespace inside lines and drops empty lines. */
+export function clean(text: string): string {
+  return text
+    .split("\n")
+    .map((line) => line.replace(/[\s\u00a0\u200b]+/g, " ").trim())
+    .filter((line) => line !== "")
+    .join("\n");
+}

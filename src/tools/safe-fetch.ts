@@ -1,0 +1,356 @@
+/**
+ * An HTTP GET that a model (and so any user or web page) may aim anywhere, made
+ * safe: only http(s); the host is resolved once, EVERY address is checked
+ * (ip-policy.ts), and the socket is handed exactly the checked addresses, so a
+ * DNS answer that changes between check and connect (rebinding) cannot steer
+ * it elsewhere. Redirects are followed by hand and each hop is checked again.
+ * The body is capped, the whole exchange has one deadline.
+ */
+import { lookup as dnsLookup } from "node:dns/promises";
+import type { LookupAddress, LookupOptions } from "node:dns";
+import http, { type IncomingMessage } from "node:http";
+import net, { type Socket } from "node:net";
+import tls from "node:tls";
+import type { Readable } from "node:stream";
+import zlib from "node:zlib";
+import { networkErrorWords } from "./network-error-words.js";
+import { checkAddress, checkHostName, parseIpLiteral } from "./ip-policy.js";
+import { ToolError } from "./tool-error.js";
+
+/** One address a host name resolved to. */
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Resolves a host name to all of its addresses (injected in tests; defaults to the system resolver). */
+export type ResolveHost = (hostname: string) => Promise<ResolvedAddress[]>;
+
+/** Where a connection must go: the name (for SNI and Host) and the addresses that passed the check. */
+export interface ConnectTarget {
+  hostname: string;
+  port: number;
+  addresses: ResolvedAddress[];
+  tls: boolean;
+}
+
+/** Opens the socket for one request; must connect only to `target.addresses`. */
+export type Connect = (target: ConnectTarget) => Socket;
+
+/** Options of a guarded fetcher. */
+export interface SafeFetchOptions {
+  /** "host:port" pairs that may be reached even when they resolve to private addresses. */
+  allowHosts?: readonly string[];
+  lookup?: ResolveHost;
+  connect?: Connect;
+  /** One deadline for resolution, connection, redirects and body together. */
+  timeoutMs?: number;
+  /** Stop reading the body past this many (decoded) bytes. */
+  maxBytes?: number;
+  maxRedirects?: number;
+  userAgent?: string;
+}
+
+/** Per-call options. */
+export interface SafeFetchInit {
+  signal?: AbortSignal;
+  accept?: string;
+}
+
+/** A fetched resource (any status: the caller decides what a 404 means). */
+export interface SafeResponse {
+  /** The final URL after redirects. */
+  url: string;
+  status: number;
+  /** Media type, lower case, without parameters ("" when the server sent none). */
+  contentType: string;
+  /** The charset parameter of Content-Type, if any. */
+  charset: string | undefined;
+  body: Buffer;
+  /** True when the body was cut at `maxBytes`. */
+  truncated: boolean;
+  /** The address the final request was sent to. */
+  address: string;
+}
+
+/** A guarded GET. */
+export type SafeFetch = (url: string, init?: SafeFetchInit) => Promise<SafeResponse>;
+
+/** What went wrong, for callers that branch on it; the message is for the model. */
+export type SafeFetchErrorCode = "invalid-url" | "refused" | "dns" | "network" | "timeout" | "aborted";
+
+/** A guarded fetch that failed or was refused; the message is short and safe to show. */
+export class SafeFetchError extends ToolError {
+  constructor(
+    readonly code: SafeFetchErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const DEFAULTS = { timeoutMs: 10_000, maxBytes: 2 * 1024 * 1024, maxRedirects: 5, userAgent: "Mozilla/5.0 (compatible; local-llm-chatbot/0.1)" };
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** The system resolver: every address, in the resolver's order. */
+export const systemResolveHost: ResolveHost = async (hostname) => {
+  const found = await dnsLookup(hostname, { all: true, verbatim: true });
+  return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+};
+
+/** A `net` lookup function that answers only with already-checked addresses, never asking DNS again. */
+export function pinnedLookup(addresses: readonly ResolvedAddress[]) {
+  return (
+    _hostname: string,
+    options: LookupOptions,
+    callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+  ): void => {
+    const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
+    const list = wanted.length > 0 ? wanted : addresses;
+    if (options.all) callback(null, list.map((a) => ({ address: a.address, family: a.family })));
+    else callback(null, list[0]!.address, list[0]!.family);
+  };
+}
+
+/** Connects to the checked addresses; TLS keeps the real host name for SNI and certificate checks. */
+export const defaultConnect: Connect = (target) => {
+  const base = {
+    host: target.hostname,
+    port: target.port,
+    lookup: pinnedLookup(target.addresses),
+    autoSelectFamily: target.addresses.length > 1,
+  };
+  if (!target.tls) return net.connect(base);
+  const servername = net.isIP(target.hostname) ? undefined : target.hostname;
+  return tls.connect({ ...base, ...(servername ? { servername } : {}), ALPNProtocols: ["http/1.1"] });
+};
+
+/** Builds a guarded GET with the given policy and limits. */
+export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
+  const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
+  const maxBytes = options.maxBytes ?? DEFAULTS.maxBytes;
+  const maxRedirects = options.maxRedirects ?? DEFAULTS.maxRedirects;
+  const resolveHost = options.lookup ?? systemResolveHost;
+  const connect = options.connect ?? defaultConnect;
+  const userAgent = options.userAgent ?? DEFAULTS.userAgent;
+  const allowed = new Set((options.allowHosts ?? []).map(normaliseHostPort).filter((x): x is string => x !== undefined));
+
+  async function target(url: URL, shown: string): Promise<ConnectTarget> {
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new SafeFetchError("refused", `refused: only http and https URLs can be read (got ${url.protocol} in ${shown})`);
+    }
+    const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
+    const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+    const bypass = allowed.has(`${url.hostname}:${port}`);
+    const tlsWanted = url.protocol === "https:";
+    const literal = parseIpLiteral(hostname);
+    if (literal) {
+      const address = literal.toString();
+      if (!bypass) refuseUnless(checkAddress(hostname), shown);
+      return { hostname, port, tls: tlsWanted, addresses: [{ address, family: literal.kind() === "ipv6" ? 6 : 4 }] };
+    }
+    if (!bypass) refuseUnless(checkHostName(hostname), shown);
+    let addresses: ResolvedAddress[];
+    try {
+      addresses = await resolveHost(hostname);
+    } catch (err) {
+      throw new SafeFetchError("dns", `could not resolve host ${hostname} (${errorCode(err)})`);
+    }
+    if (addresses.length === 0) throw new SafeFetchError("dns", `could not resolve host ${hostname} (no addresses)`);
+    if (!bypass) {
+      // Every answer is checked: a name with one public and one private address is refused outright.
+      for (const a of addresses) {
+        const verdict = checkAddress(a.address);
+        if (!verdict.allowed) throw new SafeFetchError("refused", `refused: ${hostname} resolves to a blocked address (${verdict.reason})${hopNote(shown)}`);
+      }
+    }
+    return { hostname, port, tls: tlsWanted, addresses };
+  }
+
+  return async function safeFetch(rawUrl, init = {}) {
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), timeoutMs);
+    const onCallerAbort = () => deadline.abort();
+    init.signal?.addEventListener("abort", onCallerAbort, { once: true });
+    if (init.signal?.aborted) deadline.abort();
+    // Turns "the deadline fired" into the right words whichever step was running.
+    let host = "";
+    const failure = (err: unknown): SafeFetchError => {
+      if (err instanceof SafeFetchError) return err;
+      if (init.signal?.aborted) return new SafeFetchError("aborted", "aborted");
+      if (deadline.signal.aborted) return new SafeFetchError("timeout", `timed out after ${formatSeconds(timeoutMs)} fetching ${host}`);
+      return new SafeFetchError("network", `could not fetch from ${host}: ${errorCode(err)}`);
+    };
+    try {
+      let url = parseUrl(rawUrl);
+      for (let hop = 0; ; hop++) {
+        host = url.host;
+        const shown = hop === 0 ? url.href : `redirect to ${url.href}`;
+        const where = await raceAbort(target(url, shown), deadline.signal);
+        const res = await request(url, where, connect, userAgent, init.accept, deadline.signal);
+        const address = res.socket?.remoteAddress ?? where.addresses[0]!.address;
+        const location = res.headers.location;
+        if (REDIRECTS.has(res.statusCode ?? 0) && location) {
+          res.destroy();
+          if (hop >= maxRedirects) throw new SafeFetchError("refused", `refused: more than ${maxRedirects} redirects`);
+          url = parseUrl(location, url);
+          continue;
+        }
+        const { body, truncated } = await readCapped(res, maxBytes, deadline.signal);
+        const [media, ...params] = (res.headers["content-type"] ?? "").split(";");
+        const charset = params.map((p) => p.trim().match(/^charset\s*=\s*"?([^";\s]+)"?$/i)?.[1]).find(Boolean);
+        return {
+          url: url.href,
+          status: res.statusCode ?? 0,
+          contentType: (media ?? "").trim().toLowerCase(),
+          charset: charset?.toLowerCase(),
+          body,
+          truncated,
+          address,
+        };
+      }
+    } catch (err) {
+      throw failure(err);
+    } finally {
+      clearTimeout(timer);
+      init.signal?.removeEventListener("abort", onCallerAbort);
+    }
+  };
+}
+
+/** "Host:Port" from configuration, canonicalised the way the URL parser spells hosts. */
+function normaliseHostPort(entry: string): string | undefined {
+  const m = entry.trim().match(/^(.+):(\d{1,5})$/);
+  if (!m) return undefined;
+  try {
+    return `${new URL(`http://${m[1]}/`).hostname}:${Number(m[2])}`;
+  } catch {
+    // A malformed entry allows nothing; config validation reports it at start.
+    return undefined;
+  }
+}
+
+function parseUrl(raw: string, base?: URL): URL {
+  try {
+    return new URL(raw.trim(), base);
+  } catch {
+    throw new SafeFetchError("invalid-url", `invalid URL: ${JSON.stringify(raw.slice(0, 200))}`);
+  }
+}
+
+function refuseUnless(verdict: ReturnType<typeof checkAddress>, shown: string): void {
+  if (!verdict.allowed) throw new SafeFetchError("refused", `refused: ${verdict.reason}${hopNote(shown)}`);
+}
+
+/** On a redirect hop the refusal names the redirect, so the model knows the first URL was not the problem. */
+function hopNote(shown: string): string {
+  return shown.startsWith("redirect") ? ` (${shown})` : "";
+}
+
+/** Sends one GET over a socket from `connect` and resolves with the response head. */
+function request(
+  url: URL,
+  where: ConnectTarget,
+  connect: Connect,
+  userAgent: string,
+  accept: string | undefined,
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      host: where.hostname,
+      port: where.port,
+      method: "GET",
+      path: `${url.pathname}${url.search}`,
+      // url.host keeps the port only when it is not the default, as browsers send it.
+      headers: {
+        Host: url.host,
+        "User-Agent": userAgent,
+        Accept: accept ?? "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5",
+        "Accept-Encoding": "gzip, deflate, br",
+        Connection: "close",
+      },
+      createConnection: () => connect(where),
+    });
+    const onAbort = () => req.destroy(new Error("aborted"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    req.once("response", (res) => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(res);
+    });
+    req.once("error", (err) => {
+      signal.removeEventListener("abort", onAbort);
+      reject(err);
+    });
+    req.end();
+  });
+}
+
+/** Reads a (possibly compressed) body up to `maxBytes` of decoded data, then hangs up. */
+async function readCapped(res: IncomingMessage, maxBytes: number, signal: AbortSignal): Promise<{ body: Buffer; truncated: boolean }> {
+  const encoding = String(res.headers["content-encoding"] ?? "").trim().toLowerCase();
+  const decoder = encoding === "gzip" || encoding === "x-gzip"
+    ? zlib.createGunzip()
+    : encoding === "deflate"
+      ? zlib.createInflate()
+      : encoding === "br"
+        ? zlib.createBrotliDecompress()
+        : undefined;
+  const stream: Readable = decoder ? res.pipe(decoder) : res;
+  if (decoder) res.once("error", (err) => decoder.destroy(err));
+  const onAbort = () => stream.destroy(new Error("aborted"));
+  signal.addEventListener("abort", onAbort, { once: true });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let truncated = false;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      if (size + chunk.length > maxBytes) {
+        chunks.push(chunk.subarray(0, maxBytes - size));
+        size = maxBytes;
+        // The rest is not read at all: hanging up also stops a decompression bomb.
+        truncated = true;
+        break;
+      }
+      chunks.push(chunk);
+      size += chunk.length;
+    }
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    res.destroy();
+    decoder?.destroy();
+  }
+  return { body: Buffer.concat(chunks, size), truncated };
+}
+
+/** Rejects as soon as the signal fires, for steps (like DNS) that cannot be cancelled themselves. */
+function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Error("aborted"));
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(new Error("aborted"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+function errorCode(err: unknown): string {
+  if (err && typeof err === "object") {
+    const e = err as { code?: unknown; message?: unknown };
+    if (typeof e.code === "string") return networkErrorWords(e.code);
+    if (typeof e.message === "string") return e.message.split("\n")[0]!.slice(0, 120);
+  }
+  return String(err).slice(0, 120);
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${(ms / 1000).toFixed(1)}s`;
+}
