@@ -1,0 +1,133 @@
+/**
+ * `npm run ask -- "question"`: one question through the real agent loop and
+ * tools against OPENAI_BASE_URL, streamed to the terminal (reasoning dimmed,
+ * tool calls and results shown). No queue, no Redis, no platform: the quickest
+ * way to watch a model server behave.
+ */
+import { ConfigError, loadConfig } from "./config/load-config.js";
+import { assertNever, type AgentEvent } from "./agent/events.js";
+import { createModelClient } from "./agent/model-client.js";
+import { ModelError } from "./agent/model-error.js";
+import { runAgent } from "./agent/run-agent.js";
+import { createTools } from "./tools/index.js";
+
+/** Where ask writes, injectable so the renderer stays testable. */
+interface Terminal {
+  write(text: string): void;
+  color: boolean;
+}
+
+/** Renders agent events as a terminal transcript. */
+function createRenderer(term: Terminal, showReasoning: boolean): { render(event: AgentEvent): void } {
+  const dim = (s: string) => (term.color ? `\x1b[2m${s}\x1b[22m` : s);
+  const bold = (s: string) => (term.color ? `\x1b[1m${s}\x1b[22m` : s);
+  let last: "none" | "reasoning" | "text" | "tool" = "none";
+  let roundText = "";
+  const switchTo = (next: typeof last): void => {
+    // Tool lines end with their own newline.
+    if (last !== next && last !== "none" && last !== "tool") term.write("\n");
+    last = next;
+  };
+
+  return {
+    render(event) {
+      switch (event.type) {
+        case "reasoning-delta":
+          if (!showReasoning) return;
+          switchTo("reasoning");
+          term.write(dim(event.text));
+          return;
+        case "text-delta":
+          switchTo("text");
+          roundText += event.text;
+          term.write(event.text);
+          return;
+        case "tool-call":
+          switchTo("tool");
+          term.write(`🔧 ${bold(event.name)}(${event.arguments})…\n`);
+          return;
+        case "tool-result": {
+          switchTo("tool");
+          const preview = event.output.length > 300 ? `${event.output.slice(0, 300)}…` : event.output;
+          term.write(dim(`${event.ok ? "✓" : "✗"} ${event.name} (${event.durationMs} ms): ${preview.replace(/\s+/g, " ")}`) + "\n");
+          return;
+        }
+        case "round-finish":
+          if (event.reason === "tool_calls") roundText = "";
+          return;
+        case "finish": {
+          // The fuse message (and any fallback) was never streamed: print what the user would get.
+          if (event.text && event.text.trim() !== roundText.trim()) {
+            switchTo("text");
+            term.write(event.text);
+          }
+          term.write("\n");
+          const notes: Record<typeof event.reason, string> = {
+            stop: "",
+            length: "[the answer was cut: max_tokens reached]",
+            "max-rounds": "[stopped: MAX_TOOL_ROUNDS reached]",
+            aborted: "[stopped]",
+          };
+          if (notes[event.reason]) term.write(bold(notes[event.reason]) + "\n");
+          const usage = event.usage ? `, ${event.usage.promptTokens} prompt + ${event.usage.completionTokens} completion tokens` : "";
+          term.write(dim(`(${event.rounds} round${event.rounds === 1 ? "" : "s"}${usage})`) + "\n");
+          return;
+        }
+        default:
+          assertNever(event);
+      }
+    },
+  };
+}
+
+async function main(): Promise<number> {
+  const question = process.argv.slice(2).join(" ").trim();
+  if (!question) {
+    process.stderr.write('usage: npm run ask -- "your question"\n');
+    return 2;
+  }
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(error.message + "\n");
+      return 2;
+    }
+    throw error;
+  }
+
+  const controller = new AbortController();
+  process.once("SIGINT", () => controller.abort());
+  const renderer = createRenderer({ write: (t) => process.stdout.write(t), color: process.stdout.isTTY === true }, config.SHOW_REASONING !== "off");
+  const deps = {
+    client: createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: config.MODEL_TIMEOUT_MS }),
+    model: config.MODEL,
+    modelServer: config.MODEL_SERVER,
+    enableThinking: config.ENABLE_THINKING,
+    maxToolRounds: config.MAX_TOOL_ROUNDS,
+    maxTokens: config.MODEL_MAX_TOKENS,
+    toolTimeoutMs: config.TOOL_TIMEOUT_MS,
+    tools: createTools({ weatherApiBase: config.WEATHER_API_BASE, newsRssUrl: config.NEWS_RSS_URL, allowHosts: config.READ_URL_ALLOW_HOSTS }),
+    ...(config.MODEL_TEMPERATURE !== undefined ? { temperature: config.MODEL_TEMPERATURE } : {}),
+    ...(config.MODEL_TOP_P !== undefined ? { topP: config.MODEL_TOP_P } : {}),
+  };
+
+  try {
+    let reason = "stop";
+    for await (const event of runAgent(deps, { messages: [{ role: "user", content: question }], signal: controller.signal })) {
+      renderer.render(event);
+      if (event.type === "finish") reason = event.reason;
+    }
+    return reason === "aborted" ? 130 : 0;
+  } catch (error) {
+    if (error instanceof ModelError) {
+      process.stderr.write(`\nmodel server error (${error.code}${error.status ? `, HTTP ${error.status}` : ""}): ${error.message}\n`);
+      process.stderr.write(`is a model server running at ${config.OPENAI_BASE_URL}?\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+process.exitCode = await main();
