@@ -1,20 +1,123 @@
-/** Entry point: `node dist/main.js [all|bots|worker|chat]`. */
+/**
+ * Entry point: `node dist/main.js [all|bots|worker|chat]`.
+ *   all (default, `npm start`): adapters, worker and the operator HTTP server in one process
+ *   bots: the platform adapters only;  worker: the answering worker only
+ *   chat (`npm run chat`): a terminal conversation through the same queue and worker
+ */
+import type { Server } from "node:http";
 import { ConfigError, loadConfig } from "./config/load-config.js";
+import type { Config } from "./config/env-schema.js";
+import { connectRedis, RedisUnavailableError } from "./app/redis-connection.js";
+import { startBotsRole } from "./app/bots-role.js";
+import { startWorkerRole } from "./app/worker-role.js";
+import { runTerminalChat } from "./app/chat-role.js";
+import { createLogger, type Logger } from "./observability/logger.js";
+import { createMetrics } from "./observability/metrics.js";
+import { startOpsServer, type HealthCheck } from "./observability/http-server.js";
+import { createAdminHandler } from "./observability/admin-dashboard.js";
 
-function main(): void {
-  let config;
+const ROLES = ["all", "bots", "worker", "chat"] as const;
+type Role = (typeof ROLES)[number];
+
+function fail(message: string, code = 2): never {
+  process.stderr.write(message.endsWith("\n") ? message : message + "\n");
+  process.exit(code);
+}
+
+/** Checks the model server answers (GET {base}/models). */
+function modelCheck(config: Config): HealthCheck {
+  return {
+    name: "model",
+    async check() {
+      const res = await fetch(`${config.OPENAI_BASE_URL.replace(/\/+$/, "")}/models`, {
+        headers: { authorization: `Bearer ${config.OPENAI_API_KEY}` },
+        signal: AbortSignal.timeout(2000),
+      });
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const role = (process.argv[2] ?? "all") as Role;
+  if (!ROLES.includes(role)) fail(`Unknown role "${process.argv[2]}". Use one of: ${ROLES.join(", ")}.`);
+  let config: Config;
   try {
     config = loadConfig();
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(error.message + "\n");
-      process.exit(2);
-    }
+    if (error instanceof ConfigError) fail(error.message);
     throw error;
   }
-  const role = process.argv[2] ?? "all";
-  process.stderr.write(`role ${role} is not wired yet (model ${config.MODEL})\n`);
-  process.exit(1);
+  const level = role === "chat" && config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL;
+  const logger: Logger = createLogger({
+    level,
+    name: role,
+    secrets: [config.OPENAI_API_KEY, config.TELEGRAM_BOT_TOKEN, config.DISCORD_BOT_TOKEN, config.ADMIN_TOKEN],
+  });
+  const metrics = createMetrics({ defaults: true });
+
+  let redis;
+  try {
+    redis = await connectRedis(config.REDIS_URL);
+  } catch (error) {
+    if (error instanceof RedisUnavailableError) fail(error.message, 1);
+    throw error;
+  }
+  redis.on("error", (error: unknown) => logger.warn({ err: error }, "redis connection error"));
+
+  if (role === "chat") {
+    await runTerminalChat(config, redis, { logger, metrics });
+    redis.disconnect();
+    process.exit(0);
+  }
+
+  const closers: (() => Promise<void>)[] = [];
+  let shuttingDown = false;
+  const shutdown = async (signal: string, code = 0) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.info({ signal }, "shutting down");
+    for (const close of closers.reverse()) {
+      await close().catch((error: unknown) => logger.error({ err: error }, "error while shutting down"));
+    }
+    redis.disconnect();
+    process.exit(code);
+  };
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+
+  try {
+    const bots =
+      role === "all" || role === "bots"
+        ? await startBotsRole(config, redis, {
+            logger,
+            metrics,
+            onFatal: (error) => {
+              logger.fatal({ err: error }, "a platform adapter stopped for good");
+              void shutdown("fatal", 1);
+            },
+          })
+        : undefined;
+    if (bots) closers.push(() => bots.close());
+    if (role === "all" || role === "worker") {
+      const worker = await startWorkerRole(config, redis, { logger, metrics });
+      closers.push(() => worker.close());
+    }
+    const checks: HealthCheck[] = [{ name: "redis", check: async () => void (await redis.ping()) }];
+    if (role !== "bots") checks.push(modelCheck(config));
+    const server: Server = await startOpsServer({
+      port: config.HTTP_PORT,
+      registry: metrics.registry,
+      checks,
+      ...(config.ADMIN_TOKEN ? { admin: { token: config.ADMIN_TOKEN, handler: createAdminHandler(config, redis) } } : {}),
+      ...(bots?.telegramWebhook ? { routes: [bots.telegramWebhook] } : {}),
+    });
+    closers.unshift(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    logger.info({ role, httpPort: config.HTTP_PORT }, "started");
+  } catch (error) {
+    logger.fatal({ err: error }, "could not start");
+    await shutdown("startup failure", 1);
+  }
 }
 
-main();
+void main();

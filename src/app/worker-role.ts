@@ -1,0 +1,130 @@
+/**
+ * The worker role: takes jobs from the queue and answers them with the agent
+ * loop, streaming into whichever platform the message came from. Replies go
+ * out through REST clients only (grammY `Api`, a Discord REST client), so a
+ * worker needs no gateway connection and any number of them can run.
+ */
+import { Api } from "grammy";
+import type { Redis } from "ioredis";
+import type { Config } from "../config/env-schema.js";
+import { createModelClient } from "../agent/model-client.js";
+import { runAgent } from "../agent/run-agent.js";
+import { createTools } from "../tools/index.js";
+import { createHistoryStore } from "../history/history-store.js";
+import { createReplyJournalStore } from "../queue/reply-journal-store.js";
+import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
+import { createLocalRateGate } from "../bots/reply/rate-gate.js";
+import type { ReplyPortFactory } from "../bots/reply-port.js";
+import { createTelegramReplyPortFactory } from "../bots/telegram/telegram-reply-port.js";
+import { createDiscordRestClient } from "../bots/discord/discord-rest-client.js";
+import { createDiscordReplyPortFactory, type DiscordReplyPortFactory } from "../bots/discord/discord-reply-port.js";
+import type { Platform } from "../queue/inbound-message.js";
+import { createAnswerProcessor } from "../worker/answer-message.js";
+import type { Logger } from "../observability/logger.js";
+import type { Metrics } from "../observability/metrics.js";
+import { pacingIntervalFor } from "./pacing.js";
+import { redisOptions } from "./redis-connection.js";
+import { Redis as RedisClient } from "ioredis";
+
+/** Extra knobs for tests and the terminal chat. */
+export interface WorkerRoleOptions {
+  /** Ports besides the configured platforms (the terminal chat adds its own). */
+  extraPorts?: Partial<Record<Platform, ReplyPortFactory>>;
+  /** Queue timing overrides (tests use short locks to recover killed workers quickly). */
+  queue?: { lockDurationMs?: number; stalledIntervalMs?: number; backoffMs?: number; attempts?: number; repairIntervalMs?: number };
+}
+
+/** A running worker role. */
+export interface WorkerRole {
+  worker: MessageWorker;
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Starts the worker role on an open Redis connection (used for history and journals). */
+export async function startWorkerRole(
+  config: Config,
+  redis: Redis,
+  deps: { logger: Logger; metrics: Metrics },
+  options: WorkerRoleOptions = {},
+): Promise<WorkerRole> {
+  const { logger, metrics } = deps;
+  const client = createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: config.MODEL_TIMEOUT_MS });
+  const tools = createTools({
+    weatherApiBase: config.WEATHER_API_BASE,
+    newsRssUrl: config.NEWS_RSS_URL,
+    allowHosts: config.READ_URL_ALLOW_HOSTS,
+    timeoutMs: config.TOOL_TIMEOUT_MS,
+  });
+  const history = createHistoryStore({
+    redis,
+    prefix: config.KEY_PREFIX,
+    maxMessages: config.HISTORY_MAX_MESSAGES,
+    maxTokens: config.HISTORY_MAX_TOKENS,
+    ttlSeconds: config.HISTORY_TTL_SECONDS,
+  });
+  const journals = createReplyJournalStore({ redis, prefix: config.KEY_PREFIX });
+
+  const ports: Partial<Record<Platform, ReplyPortFactory>> = { ...options.extraPorts };
+  let discordPorts: DiscordReplyPortFactory | undefined;
+  if (config.TELEGRAM_BOT_TOKEN) {
+    const api = new Api(config.TELEGRAM_BOT_TOKEN, { apiRoot: config.TELEGRAM_API_ROOT });
+    ports.telegram = createTelegramReplyPortFactory({ api, useDrafts: true });
+  }
+  if (config.DISCORD_BOT_TOKEN) {
+    discordPorts = createDiscordReplyPortFactory({
+      rest: createDiscordRestClient({ token: config.DISCORD_BOT_TOKEN, apiBase: config.DISCORD_API_BASE }),
+    });
+    ports.discord = discordPorts;
+  }
+  const gate = createLocalRateGate({ minIntervalMs: pacingIntervalFor(discordPorts) });
+
+  const { process, onGiveUp } = createAnswerProcessor({
+    history,
+    agent: (messages, signal) =>
+      runAgent(
+        {
+          client,
+          model: config.MODEL,
+          modelServer: config.MODEL_SERVER,
+          enableThinking: config.ENABLE_THINKING,
+          maxToolRounds: config.MAX_TOOL_ROUNDS,
+          maxTokens: config.MODEL_MAX_TOKENS,
+          ...(config.MODEL_TEMPERATURE !== undefined ? { temperature: config.MODEL_TEMPERATURE } : {}),
+          ...(config.MODEL_TOP_P !== undefined ? { topP: config.MODEL_TOP_P } : {}),
+          toolTimeoutMs: config.TOOL_TIMEOUT_MS,
+          tools,
+        },
+        { messages, signal },
+      ),
+    ports,
+    gate,
+    showReasoning: config.SHOW_REASONING,
+    markAnswered: (jobId) => journals.markFinal(jobId),
+    logger,
+    metrics,
+  });
+
+  const worker = createMessageWorker({
+    connection: () => new RedisClient(config.REDIS_URL, redisOptions()),
+    prefix: config.KEY_PREFIX,
+    concurrency: config.WORKER_CONCURRENCY,
+    process: async (message, ctx) => {
+      try {
+        await process(message, ctx);
+        metrics.jobs.inc({ outcome: ctx.signal.aborted ? "cancelled" : "done" });
+      } catch (error) {
+        metrics.jobs.inc({ outcome: ctx.isFinalAttempt ? "failed" : "retried" });
+        throw error;
+      }
+    },
+    onGiveUp,
+    logger,
+    ...options.queue,
+  });
+  await worker.ready();
+  logger.info({ concurrency: config.WORKER_CONCURRENCY, platforms: Object.keys(ports) }, "worker ready");
+  return {
+    worker,
+    close: (graceMs) => worker.close(graceMs !== undefined ? { graceMs } : {}),
+  };
+}
