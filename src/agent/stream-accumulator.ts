@@ -117,9 +117,10 @@ export function createStreamAccumulator(opts: StreamAccumulatorOptions = {}): St
       calls.set(index, call);
     }
     // id, type and name usually come once; servers that repeat them must not double them.
-    if (raw.id && call.id === "") call.id = raw.id;
-    if (raw.type && call.type === "") call.type = raw.type;
-    const name = raw.function?.name;
+    if (typeof raw.id === "string" && raw.id !== "" && call.id === "") call.id = raw.id;
+    const type: unknown = raw.type;
+    if (typeof type === "string" && type !== "" && call.type === "") call.type = type;
+    const name = typeof raw.function?.name === "string" ? raw.function.name : undefined;
     if (name && name !== call.name) call.name = call.name === "" ? name : call.name + name;
     const args = raw.function?.arguments;
     if (typeof args === "string") call.arguments += args;
@@ -127,14 +128,18 @@ export function createStreamAccumulator(opts: StreamAccumulatorOptions = {}): St
 
   return {
     push(chunk) {
-      if (chunk.usage) {
+      // Proxies and servers also send keep-alives and vendor events that are valid JSON but no
+      // chunk (null, 42, {"type":"ping"}, odd field types): they carry nothing, and must not throw.
+      if (!isObject(chunk)) return [];
+      if (isObject(chunk.usage)) {
         usage = { promptTokens: chunk.usage.prompt_tokens ?? 0, completionTokens: chunk.usage.completion_tokens ?? 0 };
       }
       // n = 1: only the first choice matters; the usage chunk has none at all.
-      const choice = chunk.choices?.[0];
-      if (!choice) return [];
-      if (choice.finish_reason) serverFinishReason = choice.finish_reason;
-      const delta = (choice.delta ?? {}) as ChatCompletionChunk.Choice.Delta & ExtendedDelta;
+      const choice: unknown = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+      if (!isObject<ChatCompletionChunk.Choice>(choice)) return [];
+      const finish: unknown = choice.finish_reason;
+      if (typeof finish === "string" && finish !== "") serverFinishReason = finish;
+      const delta = (isObject(choice.delta) ? choice.delta : {}) as ChatCompletionChunk.Choice.Delta & ExtendedDelta;
       const out: StreamDelta[] = [];
       // vLLM/OpenRouter may send both keys with the same text: take one.
       const thought =
@@ -151,7 +156,8 @@ export function createStreamAccumulator(opts: StreamAccumulatorOptions = {}): St
       if (typeof delta.content === "string" && delta.content !== "") {
         out.push(...toDeltas(contentParser().push(delta.content)));
       }
-      for (const fragment of delta.tool_calls ?? []) addFragment(fragment);
+      const fragments: unknown[] = Array.isArray(delta.tool_calls) ? delta.tool_calls : [];
+      for (const fragment of fragments) if (isObject<ChatCompletionChunk.Choice.Delta.ToolCall>(fragment)) addFragment(fragment);
       return out;
     },
 
@@ -209,6 +215,10 @@ function normaliseFinish(server: string | null, hasCalls: boolean): RoundFinishR
     default:
       return "unknown";
   }
+}
+
+function isObject<T extends object = Record<string, unknown>>(value: unknown): value is T {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function isJson(text: string): boolean {

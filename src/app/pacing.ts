@@ -1,8 +1,10 @@
 /**
- * How far apart requests into one chat must be, per platform: the gate's
- * interval for a pacing key (`<platform>:<chatId>`, see worker/user-message.ts).
+ * Platform limits as the rate gate needs them: how far apart requests into one
+ * chat must be, and which bot-wide budget a chat draws on, for a pacing key
+ * (`<platform>:<chatId>`, see worker/user-message.ts).
  */
 import type { DiscordReplyPortFactory } from "../bots/discord/discord-reply-port.js";
+import type { GlobalBudget } from "../bots/reply/redis-rate-gate.js";
 
 /** Telegram: ~1 message/s per chat, 20/min in groups (3 s apart keeps inside both); Discord: learned from headers. */
 export const TELEGRAM_PRIVATE_INTERVAL_MS = 1100;
@@ -25,4 +27,22 @@ export function pacingIntervalFor(discord?: Pick<DiscordReplyPortFactory, "obser
         return 0;
     }
   };
+}
+
+/** Telegram: "about 30 messages per second" over all chats (bot FAQ). */
+export const TELEGRAM_GLOBAL_PER_SECOND = 30;
+/** Discord: 50 requests per second per bot (global rate limit). */
+export const DISCORD_GLOBAL_PER_SECOND = 50;
+
+/** The bot-wide budget of a pacing key: one per platform, shared by every chat and worker process. */
+export function pacingGlobalFor(chatKey: string): GlobalBudget | undefined {
+  const platform = chatKey.slice(0, chatKey.indexOf(":"));
+  switch (platform) {
+    case "telegram":
+      return { key: "telegram", perSecond: TELEGRAM_GLOBAL_PER_SECOND };
+    case "discord":
+      return { key: "discord", perSecond: DISCORD_GLOBAL_PER_SECOND };
+    default:
+      return undefined;
+  }
 }

@@ -13,16 +13,21 @@ import { createTools } from "../tools/index.js";
 import { createHistoryStore } from "../history/history-store.js";
 import { createReplyJournalStore } from "../queue/reply-journal-store.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
-import { createLocalRateGate } from "../bots/reply/rate-gate.js";
+import { createRedisRateGate } from "../bots/reply/redis-rate-gate.js";
 import type { ReplyPortFactory } from "../bots/reply-port.js";
 import { createTelegramReplyPortFactory } from "../bots/telegram/telegram-reply-port.js";
 import { createDiscordRestClient } from "../bots/discord/discord-rest-client.js";
 import { createDiscordReplyPortFactory, type DiscordReplyPortFactory } from "../bots/discord/discord-reply-port.js";
 import type { Platform } from "../queue/inbound-message.js";
 import { createAnswerProcessor } from "../worker/answer-message.js";
+import { createSecretScrubber } from "../security/secret-scrubber.js";
+import { scrubbingPortFactory } from "../worker/secret-scrubbing-port.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
-import { pacingIntervalFor } from "./pacing.js";
+import { createJobOutcomes } from "../observability/job-outcomes.js";
+import { meteredDiscordFetch, telegramRequestMeter } from "../observability/platform-request-meter.js";
+import { createQueueDepthSource } from "../observability/queue-depth.js";
+import { pacingGlobalFor, pacingIntervalFor } from "./pacing.js";
 import { redisOptions } from "./redis-connection.js";
 import { Redis as RedisClient } from "ioredis";
 
@@ -68,15 +73,29 @@ export async function startWorkerRole(
   let discordPorts: DiscordReplyPortFactory | undefined;
   if (config.TELEGRAM_BOT_TOKEN) {
     const api = new Api(config.TELEGRAM_BOT_TOKEN, { apiRoot: config.TELEGRAM_API_ROOT });
+    api.config.use(telegramRequestMeter(metrics));
     ports.telegram = createTelegramReplyPortFactory({ api, useDrafts: true });
   }
   if (config.DISCORD_BOT_TOKEN) {
     discordPorts = createDiscordReplyPortFactory({
-      rest: createDiscordRestClient({ token: config.DISCORD_BOT_TOKEN, apiBase: config.DISCORD_API_BASE }),
+      rest: createDiscordRestClient({ token: config.DISCORD_BOT_TOKEN, apiBase: config.DISCORD_API_BASE, fetch: meteredDiscordFetch(metrics) }),
     });
     ports.discord = discordPorts;
   }
-  const gate = createLocalRateGate({ minIntervalMs: pacingIntervalFor(discordPorts) });
+  // One budget per chat and one per platform, shared with every other worker process of this deployment.
+  const gate = createRedisRateGate({
+    redis,
+    prefix: config.KEY_PREFIX,
+    intervalFor: pacingIntervalFor(discordPorts),
+    globalFor: pacingGlobalFor,
+    logger,
+  });
+  // Last line of defence: whatever the model writes, no token or key of ours reaches a chat.
+  const scrubber = createSecretScrubber(configuredSecrets(config));
+  const safePorts: Partial<Record<Platform, ReplyPortFactory>> = {};
+  for (const [platform, factory] of Object.entries(ports) as [Platform, ReplyPortFactory][]) {
+    safePorts[platform] = scrubbingPortFactory(factory, scrubber);
+  }
 
   const { process, onGiveUp } = createAnswerProcessor({
     history,
@@ -96,7 +115,7 @@ export async function startWorkerRole(
         },
         { messages, signal },
       ),
-    ports,
+    ports: safePorts,
     gate,
     showReasoning: config.SHOW_REASONING,
     markAnswered: (jobId) => journals.markFinal(jobId),
@@ -104,27 +123,46 @@ export async function startWorkerRole(
     metrics,
   });
 
+  const outcomes = createJobOutcomes({ logger, metrics });
   const worker = createMessageWorker({
     connection: () => new RedisClient(config.REDIS_URL, redisOptions()),
     prefix: config.KEY_PREFIX,
     concurrency: config.WORKER_CONCURRENCY,
-    process: async (message, ctx) => {
-      try {
-        await process(message, ctx);
-        metrics.jobs.inc({ outcome: ctx.signal.aborted ? "cancelled" : "done" });
-      } catch (error) {
-        metrics.jobs.inc({ outcome: ctx.isFinalAttempt ? "failed" : "retried" });
-        throw error;
-      }
-    },
-    onGiveUp,
+    // One log line and one chatbot_jobs_total count per job outcome.
+    process: outcomes.observe(process),
+    onGiveUp: outcomes.observeGiveUp(onGiveUp),
     logger,
+    lockDurationMs: config.QUEUE_LOCK_MS,
+    stalledIntervalMs: config.QUEUE_STALLED_CHECK_MS,
+    attempts: config.QUEUE_ATTEMPTS,
+    backoffMs: config.QUEUE_RETRY_BACKOFF_MS,
+    defaultGraceMs: config.SHUTDOWN_GRACE_MS,
     ...options.queue,
   });
   await worker.ready();
+  // chatbot_queue_depth is read from Redis on every scrape (the same figure from every worker: use max()).
+  const depth = createQueueDepthSource({ redis, prefix: config.KEY_PREFIX });
+  const stopReadingDepth = metrics.readQueueDepthFrom(() => depth.read());
   logger.info({ concurrency: config.WORKER_CONCURRENCY, platforms: Object.keys(ports) }, "worker ready");
   return {
     worker,
-    close: (graceMs) => worker.close(graceMs !== undefined ? { graceMs } : {}),
+    async close(graceMs) {
+      stopReadingDepth();
+      await worker.close(graceMs !== undefined ? { graceMs } : {});
+      await depth.close();
+    },
   };
+}
+
+/** Every secret in the configuration: none of them may ever be shown in a chat. */
+export function configuredSecrets(config: Config): string[] {
+  let redisPassword: string | undefined;
+  try {
+    redisPassword = decodeURIComponent(new URL(config.REDIS_URL).password) || undefined;
+  } catch {
+    redisPassword = undefined; // the schema already checked the URL; nothing to add
+  }
+  return [config.TELEGRAM_BOT_TOKEN, config.DISCORD_BOT_TOKEN, config.OPENAI_API_KEY, config.ADMIN_TOKEN, redisPassword].filter(
+    (s): s is string => s !== undefined,
+  );
 }

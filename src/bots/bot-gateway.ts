@@ -9,8 +9,8 @@ import type { InboundMessage } from "../queue/inbound-message.js";
 export type EnqueueResult =
   | { status: "queued"; jobId: string }
   | { status: "duplicate"; jobId: string }
-  /** Refused before queueing; `reason` is a short text to show the user. */
-  | { status: "refused"; reason: string };
+  /** Refused before queueing; `reason` is a short text to show the user (absent: refuse silently, the user was told already). */
+  | { status: "refused"; reason?: string };
 
 export interface BotGateway {
   /** Resolves only once the message is durably in Redis (so the platform update may be acknowledged). */

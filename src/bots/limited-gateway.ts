@@ -29,6 +29,9 @@ export function createLimitedGateway(opts: LimitedGatewayOptions): BotGateway {
       const [[, count]] = (await opts.redis.multi().incr(key).expire(key, 120).exec()) as [[unknown, number], unknown];
       if (count > opts.perUserPerMinute) {
         opts.metrics?.messagesIn.inc({ platform: message.platform, outcome: "rate_limited" });
+        // Told once per window: answering every message of a flood would spend the chat's send budget
+        // (which the answers streaming there need) on refusals, doing the flooder's work for them.
+        if (count > opts.perUserPerMinute + 1) return { status: "refused" };
         const wait = 60 - Math.floor((now() % 60_000) / 1000);
         return { status: "refused", reason: `You are sending messages faster than I can answer — please wait about ${wait} s and try again.` };
       }

@@ -33,14 +33,25 @@ function tokenMatches(given: string | undefined, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** Reads the admin token from `Authorization: Bearer`, the `admin_token` cookie, or `?token=` (which then sets the cookie). */
+/**
+ * Reads the admin token from `Authorization: Bearer`, `?token=` (which then sets the cookie), or the
+ * `admin_token` cookie. The query wins over the cookie, so a stale cookie cannot lock out a fresh link.
+ */
 function adminTokenOf(req: IncomingMessage, url: URL): { token?: string; fromQuery: boolean } {
   const auth = req.headers.authorization;
   if (auth?.startsWith("Bearer ")) return { token: auth.slice(7), fromQuery: false };
-  const cookie = /(?:^|;\s*)admin_token=([^;]+)/.exec(req.headers.cookie ?? "")?.[1];
-  if (cookie) return { token: decodeURIComponent(cookie), fromQuery: false };
   const query = url.searchParams.get("token");
-  return query ? { token: query, fromQuery: true } : { fromQuery: false };
+  if (query) return { token: query, fromQuery: true };
+  const cookie = /(?:^|;\s*)admin_token=([^;]+)/.exec(req.headers.cookie ?? "")?.[1];
+  return cookie ? { token: safeDecode(cookie), fromQuery: false } : { fromQuery: false };
+}
+
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }
 
 async function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
@@ -61,7 +72,15 @@ async function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
 export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
   const checkTimeoutMs = opts.checkTimeoutMs ?? 2000;
   const server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://localhost");
+    let url: URL;
+    try {
+      url = new URL(req.url ?? "/", "http://localhost");
+    } catch {
+      // A request target no URL parser accepts must not take the process down.
+      res.writeHead(400, { "content-type": "text/plain" });
+      res.end("bad request\n");
+      return;
+    }
     if (url.pathname === "/healthz") {
       void Promise.all(
         opts.checks.map(async (c) => {
@@ -100,8 +119,15 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
         return;
       }
       if (fromQuery) {
-        // Keep the token out of later URLs: a cookie scoped to the dashboard carries it from here on.
+        // A cookie scoped to the dashboard carries the token from here on; a page load is sent back to
+        // the same address without it, so the token stays out of the address bar, history and Referer.
         res.setHeader("set-cookie", `admin_token=${encodeURIComponent(token!)}; Path=/admin/queues; HttpOnly; SameSite=Strict`);
+        if (req.method === "GET" || req.method === "HEAD") {
+          url.searchParams.delete("token");
+          res.writeHead(303, { location: url.pathname + url.search, "cache-control": "no-store" });
+          res.end();
+          return;
+        }
       }
       opts.admin.handler(req, res);
       return;

@@ -1,9 +1,11 @@
 /**
  * Structured logs (pino). Secrets are redacted twice: by key path (anything
- * named token/key/authorization) and by value (the configured secrets are
- * replaced wherever they appear in a message or error text).
+ * named token/key/authorization) and by value (the configured secrets, and any
+ * run of 12+ of their characters, are replaced wherever they appear in a
+ * message or error text).
  */
 import { pino, type Logger } from "pino";
+import { createSecretScrubber } from "../security/secret-scrubber.js";
 
 export type { Logger } from "pino";
 
@@ -39,10 +41,14 @@ export function createLogger(opts: {
   name?: string;
 }): Logger {
   const secrets = (opts.secrets ?? []).filter((s): s is string => typeof s === "string" && s.length >= 6);
+  // Lines are JSON: a secret with a quote or backslash appears escaped; and a long run of a secret's
+  // characters (its half after "123:", or a URL-encoded form) is as bad as the whole.
+  const escaped = secrets.map((s) => JSON.stringify(s).slice(1, -1)).filter((s, i) => s !== secrets[i]);
+  const fragments = createSecretScrubber([...secrets, ...escaped]);
   const scrubbing: NodeJS.WritableStream = opts.destination ?? process.stderr;
   const stream = {
     write(line: string): boolean {
-      return scrubbing.write(redactSecrets(line, secrets));
+      return scrubbing.write(fragments.scrub(redactSecrets(line, [...escaped, ...secrets])));
     },
   };
   return pino(

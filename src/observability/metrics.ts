@@ -1,8 +1,27 @@
 /**
  * Prometheus metrics (prom-client) on a registry of our own (no global
  * singleton), so tests and several roles in one process do not collide.
+ *
+ * The series an operator watches (issue 7, "Observe"):
+ *   chatbot_messages_in_total{platform,outcome}          messages offered by the adapters (queued, duplicate, refused, rate_limited)
+ *   chatbot_jobs_total{outcome}                          job attempts: done, cancelled (/stop), retried, failed (given up), interrupted (shutdown)
+ *   chatbot_queue_depth{state}                           read from Redis on every scrape: waiting, active, delayed, failed, unanswered
+ *   chatbot_first_visible_seconds{platform}              message received → first thing the user sees
+ *   chatbot_model_first_token_seconds                    model request → first streamed token, per round
+ *   chatbot_model_tokens_per_second                      completion tokens per second of generation, per round
+ *   chatbot_platform_requests_total{platform,kind,outcome}  sends, edits, drafts, typing; outcome ok, rate_limited (HTTP 429), error, aborted
+ *   chatbot_tool_calls_total{tool,outcome}               tool calls by tool and outcome (ok, error)
+ *   chatbot_active_conversations                         conversations being answered by this process
+ * Edits per platform: `sum by (platform) (chatbot_platform_requests_total{kind="edit"})`;
+ * 429s: `sum by (platform) (chatbot_platform_requests_total{outcome="rate_limited"})`.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/** States of chatbot_queue_depth: BullMQ's own, plus every accepted message not answered yet (queued behind its conversation too). */
+export type QueueDepthState = "waiting" | "active" | "delayed" | "failed" | "unanswered";
+
+/** Reads the queue depth (from Redis); called on every scrape. */
+export type QueueDepthReader = () => Promise<Record<QueueDepthState, number>>;
 
 /** Every metric the bot exports. */
 export interface Metrics {
@@ -10,12 +29,29 @@ export interface Metrics {
   messagesIn: Counter<"platform" | "outcome">;
   jobs: Counter<"outcome">;
   queueDepth: Gauge<"state">;
+  queueDepthReadErrors: Counter;
   firstVisibleSeconds: Histogram<"platform">;
   modelFirstTokenSeconds: Histogram;
   modelTokensPerSecond: Histogram;
   platformRequests: Counter<"platform" | "kind" | "outcome">;
   toolCalls: Counter<"tool" | "outcome">;
   activeConversations: Gauge;
+  /** Makes every scrape read chatbot_queue_depth from `read` (the worker role calls it); returns the undo. */
+  readQueueDepthFrom(read: QueueDepthReader, opts?: { timeoutMs?: number }): () => void;
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Creates the metrics on a fresh registry; `defaults` adds process CPU/memory metrics. */
@@ -23,21 +59,56 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
   const registry = new Registry();
   if (opts.defaults) collectDefaultMetrics({ register: registry });
   const registers = [registry];
+  let depthSource: { read: QueueDepthReader; timeoutMs: number } | undefined;
+  // The read of the scrape in progress: the error counter waits for it (prom-client collects metrics concurrently).
+  let depthRead: Promise<void> = Promise.resolve();
+
+  const refreshDepth = async (gauge: Gauge<"state">): Promise<void> => {
+    const source = depthSource;
+    if (!source) return;
+    try {
+      const depth = await withTimeout(source.read(), source.timeoutMs);
+      for (const [state, value] of Object.entries(depth)) gauge.set({ state }, value);
+    } catch {
+      // A scrape must still answer when Redis does not: drop the stale figures and count the miss.
+      gauge.reset();
+      queueDepthReadErrors.inc();
+    }
+  };
+  const queueDepth = new Gauge({
+    name: "chatbot_queue_depth",
+    help: "Jobs in the queue by state (BullMQ's), and 'unanswered': every accepted message not yet answered",
+    labelNames: ["state"],
+    registers,
+    collect() {
+      depthRead = refreshDepth(this);
+      return depthRead;
+    },
+  });
+  // Registered after the gauge, whose collect starts first: this one waits for that read.
+  const queueDepthReadErrors = new Counter({
+    name: "chatbot_queue_depth_read_errors_total",
+    help: "Scrapes whose queue depth could not be read from Redis (the depth series are then absent)",
+    registers,
+    collect: () => depthRead,
+  });
+
   return {
     registry,
     messagesIn: new Counter({
       name: "chatbot_messages_in_total",
-      help: "Messages offered by the adapters, by outcome (queued, duplicate, refused)",
+      help: "Messages offered by the adapters, by outcome (queued, duplicate, refused, rate_limited)",
       labelNames: ["platform", "outcome"],
       registers,
     }),
     jobs: new Counter({
       name: "chatbot_jobs_total",
-      help: "Jobs finished by outcome (done, failed, retried, cancelled)",
+      help: "Job attempts by outcome: done, cancelled (/stop), retried, failed (given up), interrupted (shutdown, handed back)",
       labelNames: ["outcome"],
       registers,
     }),
-    queueDepth: new Gauge({ name: "chatbot_queue_depth", help: "Jobs in the queue by state", labelNames: ["state"], registers }),
+    queueDepth,
+    queueDepthReadErrors,
     firstVisibleSeconds: new Histogram({
       name: "chatbot_first_visible_seconds",
       help: "From the message's arrival to the first thing the user sees",
@@ -47,19 +118,19 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
     }),
     modelFirstTokenSeconds: new Histogram({
       name: "chatbot_model_first_token_seconds",
-      help: "Model request to its first streamed token",
+      help: "Model request to its first streamed token, per round",
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
       registers,
     }),
     modelTokensPerSecond: new Histogram({
       name: "chatbot_model_tokens_per_second",
-      help: "Completion tokens per second of streaming, per model round",
+      help: "Completion tokens per second of generation (first token to end of round), per round",
       buckets: [1, 5, 10, 20, 40, 80, 160],
       registers,
     }),
     platformRequests: new Counter({
       name: "chatbot_platform_requests_total",
-      help: "Sends and edits to the platforms, by outcome (ok, rate_limited, error)",
+      help: "Requests of the reply engine to the platforms by kind (send, edit, draft, typing) and outcome (ok, rate_limited = HTTP 429, error, aborted)",
       labelNames: ["platform", "kind", "outcome"],
       registers,
     }),
@@ -70,5 +141,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       registers,
     }),
     activeConversations: new Gauge({ name: "chatbot_active_conversations", help: "Conversations being answered by this process", registers }),
+    readQueueDepthFrom(read, readOpts = {}) {
+      const source = { read, timeoutMs: readOpts.timeoutMs ?? 1000 };
+      depthSource = source;
+      return () => {
+        if (depthSource === source) depthSource = undefined;
+      };
+    },
   };
 }

@@ -24,6 +24,7 @@ import { type InboundMessage, inboundMessageSchema } from "./inbound-message.js"
 import { DEFAULT_DEDUPE_TTL_SECONDS, DEFAULT_PAYLOAD_TTL_SECONDS } from "./message-queue.js";
 import { QUEUE_NAME, queueKeys } from "./queue-keys.js";
 import { createReplyJournalStore } from "./reply-journal-store.js";
+import { createRunnerHeartbeat, type RunnerClaim } from "./runner-heartbeat.js";
 
 /** What the processor knows about the job it runs. */
 export interface JobContext {
@@ -74,6 +75,8 @@ export interface MessageWorkerOptions {
   journalTtlSeconds?: number;
   /** Lifetime of the /stop "running" marker (refreshed while running). Default 15 s. */
   runningTtlMs?: number;
+  /** How often a running attempt proves it is alive to other processes. Default a quarter of the lock, at most 1 s. */
+  heartbeatMs?: number;
   /** Period of the repair sweep over conversations with queued messages; 0 = only at start. Default 30 s. */
   repairIntervalMs?: number;
   /** Grace period of close() when none is given. Default 10 s. */
@@ -142,6 +145,14 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
     runningTtlMs: opts.runningTtlMs,
     onError: (error) => log.warn({ err: errorSummary(error) }, "cancel bus error"),
   });
+  const lockDurationMs = opts.lockDurationMs ?? 30_000;
+  const heartbeatMs = opts.heartbeatMs ?? Math.max(50, Math.min(1000, Math.floor(lockDurationMs / 4)));
+  const runners = createRunnerHeartbeat({
+    redis: commands,
+    prefix: opts.prefix,
+    beatMs: heartbeatMs,
+    onError: (error) => log.warn({ err: errorSummary(error) }, "runner heartbeat failed"),
+  });
   const inFlight = new Map<string, InFlight>();
   let closing: Promise<void> | undefined;
   let sweeping: Promise<void> | undefined;
@@ -175,9 +186,11 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
     const ctx: JobContext = { jobId, attempt: attemptNo, isFinalAttempt, signal: controller.signal, journal };
 
     inFlight.set(jobId, { abort });
+    let runner: RunnerClaim | undefined;
     let running: { release(): Promise<void> } | undefined;
     let outcome: { ok: true; cancel?: CancelKind } | { ok: false; error: unknown; cancel?: CancelKind };
     try {
+      runner = await runners.claim(jobId);
       running = await bus.track(message.conversationKey, jobId, () => abort("stop"));
       // `cancel` is read when the processor settles: an abort that comes later does not change the outcome.
       outcome = await opts.process(message, ctx).then(
@@ -187,6 +200,8 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
     } finally {
       inFlight.delete(jobId);
       await running?.release().catch((error: unknown) => log.warn({ jobId, err: errorSummary(error) }, "release failed"));
+      // Before the job is handed on (moveToWait / moveToDelayed below): the next run must not wait for this one.
+      await runner?.release().catch((error: unknown) => log.warn({ jobId, err: errorSummary(error) }, "runner release failed"));
     }
 
     if (outcome.cancel === "shutdown") {
@@ -230,7 +245,17 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
       await order.ensureHead(ck);
       return "not-head";
     }
-    if (!(await journals.isFinal(jobId))) await attempt(job, token, message, jobId);
+    if (!(await journals.isFinal(jobId))) {
+      if (await runners.othersAlive(jobId)) {
+        // An earlier run (in this process or another) still answers it: its lock expired, e.g. while Redis was
+        // away, and BullMQ handed the job out again. A second run would answer twice. Look again later; by then
+        // it has finished (not the head any more) or stopped beating (died: this process takes over).
+        log.warn({ jobId }, "job handed out again while an earlier run still answers it; looking again later");
+        await job.moveToDelayed(Date.now() + heartbeatMs * 4, token);
+        throw new DelayedError();
+      }
+      await attempt(job, token, message, jobId);
+    }
     await order.advance(ck, jobId);
     await commands.del(keys.failures(jobId));
     return "answered";
@@ -240,7 +265,7 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
     connection: workerConnection,
     prefix: opts.prefix,
     concurrency: opts.concurrency,
-    lockDuration: opts.lockDurationMs ?? 30_000,
+    lockDuration: lockDurationMs,
     stalledInterval: opts.stalledIntervalMs ?? 30_000,
     maxStalledCount: opts.maxStalledCount ?? 2,
   });

@@ -10,6 +10,7 @@
  *   P:failures:J           failed attempts so far (our retry counter)
  *   P:giveup:J             claim so only one process gives up on a job
  *   P:journal:J            reply journal: message ids + final flag
+ *   P:runner:J             the run answering job J right now and its heartbeat (runner-heartbeat.ts)
  *   P:running:CK           job id answering in that conversation right now (short TTL, refreshed)
  *   P:cancel               pub/sub channel of /stop requests
  *   P:history:CK[:tokens]  conversation history and its token total (src/history/history-store.ts)
@@ -40,6 +41,7 @@ export interface QueueKeys {
   failures(jobId: string): string;
   giveUp(jobId: string): string;
   journal(jobId: string): string;
+  runner(jobId: string): string;
   running(conversationKey: string): string;
   cancelChannel(): string;
 }
@@ -55,6 +57,7 @@ export function queueKeys(prefix: string): QueueKeys {
     failures: (jobId) => `${prefix}:failures:${keyPart(jobId)}`,
     giveUp: (jobId) => `${prefix}:giveup:${keyPart(jobId)}`,
     journal: (jobId) => `${prefix}:journal:${keyPart(jobId)}`,
+    runner: (jobId) => `${prefix}:runner:${keyPart(jobId)}`,
     running: (ck) => `${prefix}:running:${keyPart(ck)}`,
     cancelChannel: () => `${prefix}:cancel`,
   };

@@ -40,26 +40,35 @@ export interface AnswerDeps {
 
 const GENERIC_FAILURE = "⚠️ Something went wrong while answering — please try again.";
 
-/** Observes events on their way to the reply engine (metrics), without changing them. */
-async function* observed(events: AsyncIterable<AgentEvent>, deps: AnswerDeps, startedAt: number): AsyncGenerator<AgentEvent> {
+/**
+ * Observes events on their way to the reply engine (metrics), without changing them.
+ * A round's request starts when the loop is first asked for an event, or when the
+ * previous round's last tool result arrived; its first token is its first delta.
+ */
+async function* observed(events: AsyncIterable<AgentEvent>, deps: AnswerDeps): AsyncGenerator<AgentEvent> {
   const now = deps.now ?? Date.now;
-  let firstToken = true;
-  let roundStart = startedAt;
+  let roundStart = now();
+  let firstTokenAt: number | undefined;
   for await (const event of events) {
     switch (event.type) {
       case "reasoning-delta":
       case "text-delta":
-        if (firstToken) {
-          firstToken = false;
-          deps.metrics?.modelFirstTokenSeconds.observe((now() - startedAt) / 1000);
+        if (firstTokenAt === undefined) {
+          firstTokenAt = now();
+          deps.metrics?.modelFirstTokenSeconds.observe((firstTokenAt - roundStart) / 1000);
         }
         break;
       case "tool-result":
         deps.metrics?.toolCalls.inc({ tool: event.name, outcome: event.ok ? "ok" : "error" });
+        // The next round's request goes out right after the last result.
+        roundStart = now();
         break;
       case "round-finish": {
-        const seconds = (now() - roundStart) / 1000;
-        if (event.usage && seconds > 0) deps.metrics?.modelTokensPerSecond.observe(event.usage.completionTokens / seconds);
+        // Generation speed: tokens after the first over the time they took (prompt evaluation excluded).
+        const seconds = firstTokenAt === undefined ? 0 : (now() - firstTokenAt) / 1000;
+        const tokens = event.usage?.completionTokens ?? 0;
+        if (tokens > 1 && seconds > 0) deps.metrics?.modelTokensPerSecond.observe((tokens - 1) / seconds);
+        firstTokenAt = undefined;
         roundStart = now();
         break;
       }
@@ -85,7 +94,7 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
     try {
       const history = await deps.history.load(message.conversationKey);
       const user = toUserMessage(message);
-      const events = observed(deps.agent([...history, user], ctx.signal), deps, startedAt);
+      const events = observed(deps.agent([...history, user], ctx.signal), deps);
       const result = await streamReply({
         port,
         chatKey: pacingKey(message),
@@ -106,8 +115,9 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
       const stored = await deps.history.append(message.conversationKey, turn, { askedAt: message.receivedAt });
       if (!stored) log.info("conversation was reset while answering: turn not stored");
       await deps.markAnswered(ctx.jobId);
-      log.info(
-        { outcome: result.stopped ? "stopped" : (finish?.reason ?? "unknown"), rounds: finish?.rounds, messages: result.messageIds.length, ms: now() - startedAt },
+      // The job's outcome line (info) is written by the worker role (observability/job-outcomes.ts).
+      log.debug(
+        { finish: result.stopped ? "stopped" : (finish?.reason ?? "unknown"), rounds: finish?.rounds, messages: result.messageIds.length, ms: now() - startedAt },
         "answered",
       );
     } catch (error) {
@@ -123,7 +133,7 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
   };
 
   const onGiveUp: GiveUpHandler = async (message, ctx, error) => {
-    deps.logger.warn({ jobId: ctx.jobId, err: error }, "giving up on message");
+    deps.logger.debug({ jobId: ctx.jobId, err: error }, "giving up on message");
     const factory = deps.ports[message.platform];
     if (!factory) return;
     await showFailure(factory(message), ctx.journal, failureLineFor(error), { gate: deps.gate, chatKey: pacingKey(message) });

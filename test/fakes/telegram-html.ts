@@ -62,6 +62,36 @@ function decodeEntity(bytes: Uint8Array, pos: number): { code: number; next: num
   return { code, next: at(end) === 0x3b /* ; */ ? end + 1 : end };
 }
 
+/**
+ * tdlib's LinkManager::get_link_user_id: `tg:` (with or without `//`), then `user`, an optional `/`,
+ * `?`, and an `id` parameter, all case-insensitive. Such a link is a mention of that user
+ * (a MessageEntity MentionName, `text_mention` in the Bot API), not a link.
+ */
+function linkUserId(url: string): number | undefined {
+  let rest = url.toLowerCase();
+  if (!rest.startsWith("tg:")) return undefined;
+  rest = rest.slice(3);
+  if (rest.startsWith("//")) rest = rest.slice(2);
+  if (!rest.startsWith("user")) return undefined;
+  rest = rest.slice(4);
+  if (rest.startsWith("/")) rest = rest.slice(1);
+  if (!rest.startsWith("?")) return undefined;
+  rest = rest.slice(1);
+  const hash = rest.indexOf("#");
+  if (hash !== -1) rest = rest.slice(0, hash);
+  for (const parameter of rest.split("&")) {
+    const eq = parameter.indexOf("=");
+    const key = eq === -1 ? parameter : parameter.slice(0, eq);
+    if (key !== "id") continue;
+    const value = eq === -1 ? "" : parameter.slice(eq + 1);
+    // to_integer_safe: an optional minus and digits only, within int64; user ids are positive.
+    if (!/^-?\d{1,19}$/.test(value)) return undefined;
+    const id = Number(value);
+    return id > 0 ? id : undefined;
+  }
+  return undefined;
+}
+
 function checkedLink(url: string): string | undefined {
   // tdlib's LinkManager::get_checked_link accepts http(s), tg:, ton:, mailto-like and bare domains;
   // anything else (javascript:, data:) silently produces no entity.
@@ -210,9 +240,9 @@ export function parseTelegramHtml(html: string): ParsedText {
           break; // formatted dates are not modelled; tdlib drops them without a unix attribute too
         case "a": {
           const url = top.argument || Buffer.from(out.slice(top.outStart)).toString("utf8");
-          const userId = /^tg:\/\/user\?id=(\d+)$/i.exec(url)?.[1];
-          if (userId) {
-            entities.push({ type: "text_mention", offset, length, user: { id: Number(userId), is_bot: false, first_name: "" } });
+          const userId = linkUserId(url);
+          if (userId !== undefined) {
+            entities.push({ type: "text_mention", offset, length, user: { id: userId, is_bot: false, first_name: "" } });
           } else {
             const checked = checkedLink(url);
             if (checked) entities.push({ type: "text_link", offset, length, url: checked });

@@ -168,9 +168,12 @@ describe("Telegram adapter: what it answers itself", () => {
     expect(gateway.resets).toEqual(["tg:1001"]);
     expect(await reply("/stop")).toMatch(/^Nothing to stop/);
     gateway.stopResult = true;
-    expect(await reply("/stop@test_bot")).toBe("⏹ Stopped.");
+    // A stopped answer shows "⏹ stopped" itself; the command adds no message of its own.
+    const { message: stopped } = fake.userSays(chat, alice, "/stop@test_bot");
+    await fake.waitFor(() => gateway.stops.length === 2, { what: "the second stop" });
     expect(gateway.stops).toEqual(["tg:1001", "tg:1001"]);
     expect(await reply("/help")).toContain("/stop stops the answer");
+    expect(fake.botMessages(alice.id).filter((m) => m.replyToMessageId === stopped.message_id)).toEqual([]);
     expect(await reply("/start")).toMatch(/^👋 Hi!/);
     expect(await reply("/frobnicate now")).toMatch(/^I don't know the command \/frobnicate\.[\s\S]*\/reset/);
     expect(gateway.offered).toEqual([]);

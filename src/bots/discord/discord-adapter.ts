@@ -190,8 +190,9 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       await reply(message, UNAVAILABLE_TEXT);
       return;
     }
-    if (result.status === "refused") await reply(message, result.reason);
-    else log.debug({ jobId: result.jobId, status: result.status }, "discord: message enqueued");
+    if (result.status === "refused") {
+      if (result.reason !== undefined) await reply(message, result.reason);
+    } else log.debug({ jobId: result.jobId, status: result.status }, "discord: message enqueued");
   };
 
   const onInteraction = async (interaction: Interaction): Promise<void> => {

@@ -321,8 +321,9 @@ export function safeHref(dest: string): string | undefined {
   }
   if (!ALLOWED_PROTOCOLS.has(url.protocol)) return undefined;
   if ((url.protocol === "http:" || url.protocol === "https:") && url.hostname === "") return undefined;
-  // tg://user?id= is a user mention in disguise: model output must not mention people.
-  if (url.protocol === "tg:" && /^tg:\/\/user\b/i.test(url.href)) return undefined;
+  // tg://user?id= is a user mention in disguise, and tdlib also reads tg:user?id=, tg://user/?x&id=, any case:
+  // model output must not mention people.
+  if (url.protocol === "tg:" && /^tg:(\/\/)?user/i.test(url.href)) return undefined;
   return url.href;
 }
 

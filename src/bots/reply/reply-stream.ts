@@ -109,7 +109,12 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
   const now = opts.now ?? Date.now;
   const limit = port.limits.maxLength;
   const measure = (md: string) => renderedLength(port.format(md));
-  const spacing: RequestSpacing = { minIntervalMs: port.limits.minEditIntervalMs };
+  // Read on every request: a port learns its pacing from the platform's answers (Discord's rate-limit headers).
+  const spacing: RequestSpacing = {
+    get minIntervalMs() {
+      return port.limits.minEditIntervalMs;
+    },
+  };
   const existing = [...journal.messageIds];
   const ids: string[] = [...existing];
   const slots: Slot[] = [];

@@ -253,7 +253,9 @@ function shortError(output: string): string {
   } catch {
     // not JSON: the observation is already prose
   }
-  return (text.trim().split("\n")[0] ?? "").trim() || "failed";
+  const line = (text.trim().split("\n")[0] ?? "").trim();
+  // The line already names the tool: "Error: read_url failed: refused: …" reads as "refused: …".
+  return line.replace(/^Error:\s*/, "").replace(/^[\w.-]+ failed:\s*/, "") || "failed";
 }
 
 function truncate(text: string, max: number): string {

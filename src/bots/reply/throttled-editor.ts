@@ -83,6 +83,8 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
   /** Set by the first flush: from then on only final texts are sent (a late intermediate must never follow the final). */
   let closed = false;
   let running: Promise<void> | undefined;
+  /** Ends an intermediate's wait for a slot: a final arriving meanwhile queues as a final (not behind other answers' finals), a cancel stops at once. */
+  let upgradeWait: (() => void) | undefined;
 
   /** What the pump should send next, or undefined when everything wanted is visible. */
   const nextJob = (): { final: boolean } | undefined => {
@@ -131,7 +133,9 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
       const job = nextJob();
       if (!job) return;
       const kind: RequestKind = job.final ? "final" : "intermediate";
-      const signal = job.final ? final?.signal : opts.signal;
+      const upgrade = job.final ? undefined : new AbortController();
+      const signal = job.final ? final?.signal : upgrade && opts.signal ? AbortSignal.any([opts.signal, upgrade.signal]) : upgrade?.signal;
+      upgradeWait = upgrade ? () => upgrade.abort() : undefined;
 
       try {
         const spacing = opts.spacing;
@@ -140,10 +144,14 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
         }
         await opts.gate.acquire(opts.chatKey, kind, signal);
       } catch (error) {
+        // flush() or cancel() arrived while an intermediate waited: look again at what is wanted now.
+        if (upgrade?.signal.aborted && !opts.signal?.aborted) continue;
         // Aborted while waiting: an intermediate is simply dropped; a final fails its flush.
         if (job.final) failFinal(error);
         else pending = undefined;
         continue;
+      } finally {
+        upgradeWait = undefined;
       }
 
       // Newest wins: take what is wanted *now*, after the wait.
@@ -231,6 +239,7 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
     flush(content, flushOpts) {
       closed = true;
       pending = undefined;
+      upgradeWait?.();
       if (final) {
         // A newer final text replaces the one not yet sent; the same promise covers both.
         final.content = content;
@@ -256,6 +265,8 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
     async cancel() {
       pending = undefined;
       force = false;
+      // An intermediate still waiting for a slot has nothing left to send: stop waiting (a request in flight finishes).
+      upgradeWait?.();
       await running;
     },
     get visible() {

@@ -160,7 +160,10 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
       case "stop":
         try {
           const stopped = await opts.gateway.stop(key);
-          return answer(ctx, message, stopped ? "⏹ Stopped." : "Nothing to stop: I am not writing an answer here.");
+          // A stopped answer ends with its own "⏹ stopped" note, sent by the worker at that very moment:
+          // a second message now would only break the chat's one-message-a-second budget.
+          if (stopped) return;
+          return answer(ctx, message, "Nothing to stop: I am not writing an answer here.");
         } catch (err) {
           log.error({ err: errorText(err), key }, "stop failed");
           return answer(ctx, message, "Sorry, I could not stop the answer just now.");
@@ -189,17 +192,15 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
       case "empty-question":
         return answer(ctx, message, `What would you like to ask? For example: /ask What's the weather in Paris?`);
       case "question": {
-        if (verdict.text.length > opts.maxInputChars) {
-          return answer(
-            ctx,
-            message,
-            `Sorry, that message is too long for me (${verdict.text.length} characters; the limit is ${opts.maxInputChars}). Please shorten it.`,
-          );
+        // Characters as people count them (code points, like the Discord adapter), not UTF-16 units: an emoji is one.
+        const length = [...verdict.text].length;
+        if (length > opts.maxInputChars) {
+          return answer(ctx, message, `Sorry, that message is too long for me (${length} characters; the limit is ${opts.maxInputChars}). Please shorten it.`);
         }
         const inbound = toInboundMessage(message, verdict.text, now());
         const result = await enqueueDurably(inbound);
         log.debug({ chatId: inbound.chatId, messageId: inbound.messageId, status: result.status }, "offered to the queue");
-        if (result.status === "refused") await answer(ctx, message, result.reason);
+        if (result.status === "refused" && result.reason !== undefined) await answer(ctx, message, result.reason);
         return;
       }
     }

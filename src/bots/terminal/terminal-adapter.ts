@@ -68,7 +68,7 @@ export function runTerminalAdapter(opts: TerminalAdapterOptions): { done: Promis
       receivedAt: now(),
     };
     const result = await opts.gateway.enqueue(message);
-    if (result.status === "refused") say(`⚠️ ${result.reason}`);
+    if (result.status === "refused" && result.reason !== undefined) say(`⚠️ ${result.reason}`);
     return true;
   };
 

@@ -1,0 +1,92 @@
+/**
+ * Proof of life of the attempt answering a job, shared by every worker process
+ * (`P:runner:J`, a hash: `id` of the run, `beat` counter).
+ *
+ * Why BullMQ's lock is not enough: when Redis is away for longer than the lock (or a
+ * process stalls), the lock expires while the attempt keeps streaming (the model and
+ * the platform do not need Redis). BullMQ then hands the job to another process, whose
+ * journal is still empty, and both send a message: the user gets two answers. A run
+ * beats every `beatMs` (commands issued while Redis is away are sent when it is back),
+ * so a process about to run a job first looks whether someone else's beat still moves;
+ * only a run that stopped beating (killed, or finished) is taken over.
+ */
+import { randomUUID } from "node:crypto";
+import type { Redis } from "ioredis";
+import { queueKeys } from "./queue-keys.js";
+import { redisScript } from "./redis-script.js";
+import { execOrThrow } from "./redis-transaction.js";
+
+// KEYS: runner. ARGV: run id, ttl ms. Beats only while the record is this run's.
+const BEAT = redisScript(`
+if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then return 0 end
+redis.call('HINCRBY', KEYS[1], 'beat', 1)
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+return 1
+`);
+
+// KEYS: runner. ARGV: run id. Deletes the record only if it is still this run's.
+const RELEASE = redisScript(`
+if redis.call('HGET', KEYS[1], 'id') == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`);
+
+/** A claimed job: beating until released. */
+export interface RunnerClaim {
+  /** Stops beating and removes the record (if no one took it over meanwhile). */
+  release(): Promise<void>;
+}
+
+/** Liveness of job runs across processes. */
+export interface RunnerHeartbeat {
+  /** Whether another run of `jobId` is (or was, until a moment ago) alive: its record moved within ~2.5 beats. */
+  othersAlive(jobId: string): Promise<boolean>;
+  /** Makes this run the job's runner and beats until `release`. */
+  claim(jobId: string): Promise<RunnerClaim>;
+}
+
+/** Creates the heartbeat over a command connection (one that queues commands while reconnecting). */
+export function createRunnerHeartbeat(opts: {
+  redis: Redis;
+  prefix: string;
+  beatMs: number;
+  /** Lifetime of a record without beats: longer than any Redis outage worth riding out. Default 1 h. */
+  ttlMs?: number;
+  onError?: (error: unknown) => void;
+}): RunnerHeartbeat {
+  const keys = queueKeys(opts.prefix);
+  const ttlMs = opts.ttlMs ?? 3_600_000;
+  const onError = opts.onError ?? (() => undefined);
+  const { redis } = opts;
+
+  return {
+    async othersAlive(jobId) {
+      const key = keys.runner(jobId);
+      const [id, beat] = await redis.hmget(key, "id", "beat");
+      if (id === null) return false;
+      // A record is there: a live run elsewhere, or one that died without cleaning up. Watch its beat.
+      await new Promise((resolve) => setTimeout(resolve, Math.ceil(opts.beatMs * 2.5)));
+      const [idAfter, beatAfter] = await redis.hmget(key, "id", "beat");
+      // Unchanged means dead. Gone means it just finished: the caller looks again later rather than redo it.
+      return idAfter !== id || beatAfter !== beat;
+    },
+
+    async claim(jobId) {
+      const key = keys.runner(jobId);
+      const runId = randomUUID();
+      await execOrThrow(redis.multi().hset(key, "id", runId, "beat", "0").pexpire(key, ttlMs));
+      const timer = setInterval(() => {
+        BEAT.run(redis, [key], [runId, ttlMs]).catch(onError);
+      }, opts.beatMs);
+      timer.unref();
+      let released = false;
+      return {
+        async release() {
+          if (released) return;
+          released = true;
+          clearInterval(timer);
+          await RELEASE.run(redis, [key], [runId]);
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * Finds the bot's own secrets (platform tokens, API keys) in text and blanks
+ * them out. Not only whole secrets: any run of at least `minFragment`
+ * characters copied from a secret counts, so a token cut short by an
+ * ellipsis ("bot123:AAH…") or split in two by Markdown markers is still
+ * caught. A second, looser pass ignores formatting characters and zero-width
+ * marks on both sides, for secrets chopped into short pieces by markup.
+ */
+
+/** Text shown in place of a secret. */
+export const REDACTED = "[redacted]";
+
+/**
+ * Shorter values are placeholders, not secrets ("ollama", "sk-local", "EMPTY",
+ * "lm-studio"): blanking them would mangle ordinary answers that mention them.
+ */
+export const MIN_SECRET_CHARS = 10;
+
+/** Characters markup can slip between the characters of a secret without changing what a reader copies. */
+const FORMATTING = /[*_~|`\\\u200b-\u200d\u2060\ufeff]/g;
+
+/** The text without Markdown markers and zero-width marks (what a reader would copy out of the rendered message). */
+export function withoutFormatting(text: string): string {
+  return text.replace(FORMATTING, "");
+}
+
+/** Scrubs a fixed set of secrets from text. */
+export interface SecretScrubber {
+  /** The text with every secret (and every long enough piece of one) replaced by REDACTED. */
+  scrub(text: string): string;
+  /** True when `scrub` would change the text. */
+  has(text: string): boolean;
+  /** True when the text holds a secret once formatting characters are ignored (a looser check than `has`). */
+  hasLoosely(text: string): boolean;
+}
+
+/** Options of the scrubber. */
+export interface SecretScrubberOptions {
+  /** The shortest run of a secret's characters that counts as a leak (default 12). */
+  minFragment?: number;
+}
+
+/** Builds a scrubber for the given values; undefined, empty and placeholder-short values are ignored. */
+export function createSecretScrubber(values: readonly (string | undefined)[], opts: SecretScrubberOptions = {}): SecretScrubber {
+  const k = opts.minFragment ?? 12;
+  const secrets = [...new Set(values.filter((v): v is string => typeof v === "string" && v.trim().length >= MIN_SECRET_CHARS))];
+  const loose = secrets.map(withoutFormatting).filter((s) => s.length >= MIN_SECRET_CHARS);
+  const exact = createMatcher(secrets, k);
+  const relaxed = createMatcher(loose, k);
+  return {
+    scrub: (text) => replaceRanges(text, exact(text)),
+    has: (text) => exact(text).length > 0,
+    hasLoosely: (text) => exact(text).length > 0 || relaxed(withoutFormatting(text)).length > 0,
+  };
+}
+
+type Matcher = (text: string) => [number, number][];
+
+/** Every k-gram of every secret, mapped to where it occurs, so one pass over the text finds any fragment. */
+function createMatcher(secrets: readonly string[], k: number): Matcher {
+  const grams = new Map<string, { secret: string; at: number }[]>();
+  const short: string[] = [];
+  for (const secret of secrets) {
+    if (secret.length < k) {
+      short.push(secret);
+      continue;
+    }
+    for (let at = 0; at + k <= secret.length; at++) {
+      const gram = secret.slice(at, at + k);
+      const list = grams.get(gram) ?? [];
+      list.push({ secret, at });
+      grams.set(gram, list);
+    }
+  }
+  return (text) => {
+    const ranges: [number, number][] = [];
+    for (const secret of short) {
+      for (let i = text.indexOf(secret); i !== -1; i = text.indexOf(secret, i + 1)) ranges.push([i, i + secret.length]);
+    }
+    if (grams.size > 0) {
+      for (let p = 0; p + k <= text.length; p++) {
+        const hits = grams.get(text.slice(p, p + k));
+        if (!hits) continue;
+        let furthest = p + k;
+        for (const { secret, at } of hits) {
+          // Grow the match both ways along the secret: the whole leaked run goes, not just k characters.
+          let left = 0;
+          while (p - left - 1 >= 0 && at - left - 1 >= 0 && text[p - left - 1] === secret[at - left - 1]) left++;
+          let right = 0;
+          while (p + k + right < text.length && at + k + right < secret.length && text[p + k + right] === secret[at + k + right]) right++;
+          ranges.push([p - left, p + k + right]);
+          furthest = Math.max(furthest, p + k + right);
+        }
+        p = furthest - k; // the loop's p++ resumes right after the covered run's first k-gram boundary
+      }
+    }
+    return merge(ranges);
+  };
+}
+
+function merge(ranges: [number, number][]): [number, number][] {
+  const sorted = [...ranges].sort((a, b) => a[0] - b[0]);
+  const out: [number, number][] = [];
+  for (const [start, end] of sorted) {
+    const last = out[out.length - 1];
+    if (last && start <= last[1]) last[1] = Math.max(last[1], end);
+    else out.push([start, end]);
+  }
+  return out;
+}
+
+function replaceRanges(text: string, ranges: readonly [number, number][]): string {
+  if (ranges.length === 0) return text;
+  let out = "";
+  let from = 0;
+  for (const [start, end] of ranges) {
+    out += text.slice(from, start) + REDACTED;
+    from = end;
+  }
+  return out + text.slice(from);
+}

@@ -1,0 +1,44 @@
+/**
+ * The last line of defence between the model and the chat: a reply port that
+ * never lets the bot's own secrets through. The model never sees a token, but
+ * a tool result, an echoed error or a hostile page could still put one in
+ * front of it, and whatever it writes goes to the chat. Markdown is scrubbed
+ * before rendering; the rendered text is checked again as the user will see
+ * it (so a secret pieced together by markup is caught too), and whatever
+ * reaches send/edit/draft is scrubbed once more.
+ */
+import type { RenderedText, ReplyPort, ReplyPortFactory } from "../bots/reply-port.js";
+import { visibleText } from "../bots/reply/rendered-length.js";
+import { REDACTED, withoutFormatting, type SecretScrubber } from "../security/secret-scrubber.js";
+
+/** Wraps one port so that no text it sends or shows contains a secret. */
+export function withSecretsScrubbed(port: ReplyPort, scrubber: SecretScrubber): ReplyPort {
+  const leaks = (content: RenderedText) => scrubber.hasLoosely(visibleText(content)) || scrubber.has(content.text);
+  const clean = (content: RenderedText): RenderedText => (scrubber.has(content.text) ? { ...content, text: scrubber.scrub(content.text) } : content);
+
+  const wrapped: ReplyPort = {
+    // A getter: Discord's limits change as rate-limit headers arrive.
+    get limits() {
+      return port.limits;
+    },
+    format(markdown) {
+      const rendered = port.format(scrubber.scrub(markdown));
+      if (!leaks(rendered)) return rendered;
+      // The secret only appears once markup is applied or ignored (`123:AA**BB**`): show the visible text, scrubbed.
+      const fallback = port.format(scrubber.scrub(withoutFormatting(visibleText(rendered))));
+      return leaks(fallback) ? port.format(REDACTED) : fallback;
+    },
+    send: (content, opts) => port.send(clean(content), opts),
+    edit: (messageId, content, opts) => port.edit(messageId, clean(content), opts),
+  };
+  const draft = port.draft?.bind(port);
+  if (draft) wrapped.draft = (draftId, content, opts) => draft(draftId, clean(content), opts);
+  const typing = port.typing?.bind(port);
+  if (typing) wrapped.typing = (opts) => typing(opts);
+  return wrapped;
+}
+
+/** Wraps a port factory: every port it builds scrubs secrets. */
+export function scrubbingPortFactory(factory: ReplyPortFactory, scrubber: SecretScrubber): ReplyPortFactory {
+  return (message) => withSecretsScrubbed(factory(message), scrubber);
+}

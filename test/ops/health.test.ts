@@ -1,0 +1,73 @@
+/**
+ * What an operator's probes see from a real `src/main.ts` process while its dependencies
+ * come and go: /healthz is 200 with Redis and the model answering, 503 naming Redis while
+ * Redis is gone (and 200 again once it is back), 503 naming the model when its server is
+ * down; /metrics keeps answering throughout.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { startFakeOpenAI, textAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
+import { spawnRole, type RoleProcess } from "../support/stack-process.js";
+import { freePort } from "./support/free-port.js";
+import { startPrivateRedis, type PrivateRedis } from "./support/private-redis.js";
+import { healthz, scrape, waitFor } from "./support/ops-http.js";
+import { hasSeries, valueOf } from "./support/prometheus-text.js";
+
+let model: FakeOpenAI | undefined;
+let role: RoleProcess | undefined;
+let redis: PrivateRedis | undefined;
+
+afterEach(async () => {
+  if (role) {
+    role.kill("SIGKILL");
+    await role.exited;
+  }
+  await model?.close();
+  await redis?.close();
+  role = model = redis = undefined;
+});
+
+describe("/healthz and /metrics of a running bot process", () => {
+  it("names whichever dependency is down, recovers with it, and keeps serving metrics", async () => {
+    // A Redis of this test's own, so taking it away disturbs no other suite.
+    redis = await startPrivateRedis();
+    model = await startFakeOpenAI(() => textAnswer("unused"));
+    const port = await freePort();
+    role = await spawnRole("all", { REDIS_URL: redis.url, KEY_PREFIX: "ops", HTTP_PORT: String(port), OPENAI_BASE_URL: model.url });
+    const ops = `http://127.0.0.1:${port}`;
+
+    expect(await healthz(ops)).toEqual({ status: 200, body: { status: "ok", checks: { redis: "ok", model: "ok" } } });
+    // main.ts serves the bot's series and the process's own (CPU, memory) on the same port.
+    const healthy = await scrape(ops);
+    expect(valueOf(healthy, "chatbot_queue_depth", { state: "unanswered" })).toBe(0);
+    expect(hasSeries(healthy, "chatbot_active_conversations")).toBe(true);
+    expect(hasSeries(healthy, "process_cpu_seconds_total")).toBe(true);
+
+    // Redis goes away.
+    await redis.kill();
+    const noRedis = await healthz(ops);
+    expect(noRedis.status).toBe(503);
+    expect(noRedis.body.status).toBe("unhealthy");
+    expect(noRedis.body.checks.model).toBe("ok");
+    expect(noRedis.body.checks.redis ?? "").toMatch(/no answer within|Connection is closed|ECONNREFUSED/);
+    // The depth cannot be read: a scrape still answers at once, without the depth and with the miss counted.
+    const started = Date.now();
+    const blind = await scrape(ops);
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(hasSeries(blind, "chatbot_queue_depth")).toBe(false);
+    expect(valueOf(blind, "chatbot_queue_depth_read_errors_total")).toBeGreaterThanOrEqual(1);
+    expect(hasSeries(blind, "process_resident_memory_bytes")).toBe(true);
+
+    // Redis comes back on the same address: healthy again, without a restart.
+    await redis.restart();
+    await waitFor("/healthz to recover", async () => (await healthz(ops)).status === 200, 10_000);
+    expect(hasSeries(await scrape(ops), "chatbot_queue_depth", { state: "unanswered" })).toBe(true);
+
+    // The model server goes away.
+    await model.close();
+    model = undefined;
+    const noModel = await healthz(ops);
+    expect(noModel.status).toBe(503);
+    expect(noModel.body.checks.redis).toBe("ok");
+    expect(noModel.body.checks.model ?? "").toMatch(/fetch failed|ECONNREFUSED/);
+  });
+});

@@ -1,0 +1,34 @@
+/** What a probe and a scraper do against the ops server, plus bounded polling. */
+import { expect } from "vitest";
+import { parsePrometheusText, type Exposition } from "./prometheus-text.js";
+
+/** A /healthz answer. */
+export interface Health {
+  status: number;
+  body: { status: string; checks: Record<string, string> };
+}
+
+/** GET /healthz. */
+export async function healthz(base: string): Promise<Health> {
+  const res = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(5000) });
+  return { status: res.status, body: (await res.json()) as Health["body"] };
+}
+
+/** GET /metrics, checked to be Prometheus text, parsed. */
+export async function scrape(base: string): Promise<Exposition> {
+  const res = await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(5000) });
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+  return parsePrometheusText(await res.text());
+}
+
+/** Polls `check` every 50 ms until it returns something truthy; throws naming `what` after `timeoutMs`. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 12_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,0 +1,310 @@
+/**
+ * The shared rate gate against a real Redis. Two gate instances on two connections stand for
+ * two worker processes; grant times come from the gate's clock (Redis TIME), which is what
+ * the spacing is about. Intervals are short so each case runs in a second or two.
+ */
+import { Redis } from "ioredis";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createRedisRateGate, type RateGrant, type RedisRateGateOptions } from "../../src/bots/reply/redis-rate-gate.js";
+import type { RequestKind } from "../../src/bots/reply/rate-gate.js";
+import { createThrottledEditor } from "../../src/bots/reply/throttled-editor.js";
+import { createTestRedis, type TestRedis } from "../support/redis.js";
+
+let testRedis: TestRedis | undefined;
+const connections: Redis[] = [];
+
+afterEach(async () => {
+  for (const c of connections.splice(0)) c.disconnect();
+  await testRedis?.cleanup();
+  testRedis = undefined;
+});
+
+/** Two "processes": each its own connection and gate instance, one shared prefix and grant log. */
+function twoProcesses(options: Partial<RedisRateGateOptions> & Pick<RedisRateGateOptions, "intervalFor">) {
+  testRedis = createTestRedis("gate");
+  const grants: RateGrant[] = [];
+  const make = () => {
+    const redis = new Redis(testRedis!.url, { maxRetriesPerRequest: null });
+    connections.push(redis);
+    const evalCalls = vi.spyOn(redis, "evalsha");
+    const gate = createRedisRateGate({ redis, prefix: testRedis!.prefix, onGrant: (g) => grants.push(g), ...options });
+    return { redis, gate, evalCalls };
+  };
+  return { a: make(), b: make(), grants };
+}
+
+/** Time between consecutive grants, in order. */
+function gaps(times: number[]): number[] {
+  const sorted = [...times].sort((x, y) => x - y);
+  return sorted.slice(1).map((t, i) => t - sorted[i]!);
+}
+
+/** Most grants inside any window of `windowMs` (closed on both ends: stricter than the platform's). */
+function busiestWindow(times: number[], windowMs: number): number {
+  const sorted = [...times].sort((x, y) => x - y);
+  let best = 0;
+  let start = 0;
+  for (let end = 0; end < sorted.length; end++) {
+    while (sorted[end]! - sorted[start]! > windowMs) start++;
+    best = Math.max(best, end - start + 1);
+  }
+  return best;
+}
+
+describe("createRedisRateGate: one chat, two processes", () => {
+  it("never grants two slots in one chat closer than the interval, whichever process asks", async () => {
+    const { a, b, grants } = twoProcesses({ intervalFor: () => 60 });
+    const asks: Promise<void>[] = [];
+    for (let i = 0; i < 12; i++) {
+      asks.push(a.gate.acquire("telegram:-100", i % 4 === 3 ? "final" : "intermediate"));
+      asks.push(b.gate.acquire("telegram:-100", i % 4 === 1 ? "final" : "intermediate"));
+    }
+    await Promise.all(asks);
+    expect(grants).toHaveLength(24);
+    expect(grants.every((g) => g.shared)).toBe(true);
+    const spacing = gaps(grants.map((g) => g.at));
+    expect(Math.min(...spacing)).toBeGreaterThanOrEqual(60);
+    // Paced, not serialised behind something slower: 23 gaps of 60 ms plus timer slack.
+    const span = Math.max(...grants.map((g) => g.at)) - Math.min(...grants.map((g) => g.at));
+    expect(span).toBeLessThan(23 * 60 + 600);
+  });
+
+  it("gives a waiting final the chat before intermediates that were waiting longer, across processes", async () => {
+    const { a, b, grants } = twoProcesses({ intervalFor: () => 150 });
+    await a.gate.acquire("tg:1", "intermediate"); // the chat is busy for 150 ms
+    const order: string[] = [];
+    const track = (label: string, p: Promise<void>) => p.then(() => order.push(label));
+    const asks = [track("a-i1", a.gate.acquire("tg:1", "intermediate")), track("a-i2", a.gate.acquire("tg:1", "intermediate"))];
+    await new Promise((r) => setTimeout(r, 20));
+    asks.push(track("b-f1", b.gate.acquire("tg:1", "final")));
+    await new Promise((r) => setTimeout(r, 5));
+    asks.push(track("a-f2", a.gate.acquire("tg:1", "final")));
+    await Promise.all(asks);
+    expect(order.slice(0, 2)).toEqual(["b-f1", "a-f2"]);
+    expect(new Set(order.slice(2))).toEqual(new Set(["a-i1", "a-i2"]));
+    expect(Math.min(...gaps(grants.map((g) => g.at)))).toBeGreaterThanOrEqual(150);
+  });
+
+  it("waits on a timer: an intermediate behind a busy chat costs two round trips, a free slot one", async () => {
+    const { a, b } = twoProcesses({ intervalFor: () => 400 });
+    await a.gate.acquire("tg:2", "intermediate");
+    expect(a.evalCalls).toHaveBeenCalledTimes(1);
+    const started = Date.now();
+    await b.gate.acquire("tg:2", "intermediate");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+    expect(b.evalCalls).toHaveBeenCalledTimes(2);
+  });
+
+  it("a 429 reported by one process blocks the chat for the other", async () => {
+    const { a, b, grants } = twoProcesses({ intervalFor: () => 10 });
+    await a.gate.acquire("tg:3", "intermediate");
+    a.gate.backoff("tg:3", 600);
+    await new Promise((r) => setTimeout(r, 30)); // backoff is fire-and-forget
+    await b.gate.acquire("tg:3", "final");
+    expect(grants[1]!.at - grants[0]!.at).toBeGreaterThanOrEqual(600);
+  });
+
+  it("rejects an aborted wait at once, and an aborted final does not hold the chat", async () => {
+    const { a, b, grants } = twoProcesses({ intervalFor: () => 300, leaseMs: 5000 });
+    await a.gate.acquire("tg:4", "intermediate");
+    const controller = new AbortController();
+    const final = a.gate.acquire("tg:4", "final", controller.signal);
+    await new Promise((r) => setTimeout(r, 50));
+    const started = Date.now();
+    controller.abort(new Error("stopped"));
+    await expect(final).rejects.toThrow("stopped");
+    expect(Date.now() - started).toBeLessThan(50);
+    // The intermediate gets the chat when its interval is over, not when the aborted final's lease (5 s) runs out.
+    await b.gate.acquire("tg:4", "intermediate");
+    expect(grants.map((g) => g.kind)).toEqual(["intermediate", "intermediate"]);
+    expect(grants[1]!.at - grants[0]!.at).toBeLessThan(1000);
+  });
+
+  it("forgets a final whose process died while waiting, once its lease ran out", async () => {
+    const { a, b, grants } = twoProcesses({ intervalFor: () => 200, leaseMs: 300 });
+    await a.gate.acquire("tg:5", "intermediate");
+    void a.gate.acquire("tg:5", "final").catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 50));
+    a.redis.disconnect(); // the process is gone: its final never calls back
+    const started = Date.now();
+    await b.gate.acquire("tg:5", "intermediate");
+    const waited = Date.now() - started;
+    // It yielded to the queued final (interval 200 ms + its lease), then went ahead.
+    expect(waited).toBeGreaterThanOrEqual(300);
+    expect(waited).toBeLessThan(2000);
+    expect(grants.filter((g) => g.shared).map((g) => g.kind)).toEqual(["intermediate", "intermediate"]);
+  });
+});
+
+describe("createRedisRateGate with the throttled editors of several answers in one chat", () => {
+  it("queues an answer's final in arrival order even when its editor was waiting with an intermediate", async () => {
+    const { a, b, grants } = twoProcesses({ intervalFor: () => 250 });
+    const sent: string[] = [];
+    const editor = (gate: typeof a.gate) =>
+      createThrottledEditor<string>({
+        chatKey: "telegram:-42",
+        gate,
+        apply: async (content) => {
+          sent.push(content);
+        },
+      });
+    await a.gate.acquire("telegram:-42", "intermediate"); // someone else's request: the chat is busy
+    const answerA = editor(a.gate);
+    const answerB = editor(b.gate);
+    const answerC = editor(b.gate);
+    answerA.update("A streaming"); // waits for a slot as an intermediate
+    await new Promise((r) => setTimeout(r, 30));
+    const finals = [answerB.flush("B final")];
+    await new Promise((r) => setTimeout(r, 30));
+    finals.push(answerA.flush("A final")); // A's answer ends: its wait becomes a final's, in line behind B only
+    await new Promise((r) => setTimeout(r, 30));
+    finals.push(answerC.flush("C final"));
+    await Promise.all(finals);
+    expect(sent).toEqual(["B final", "A final", "C final"]);
+    expect(grants.map((g) => g.kind)).toEqual(["intermediate", "final", "final", "final"]);
+  });
+
+
+  it("lets a cancelled draft editor stop waiting at once, so the answer's final is not held behind its slot", async () => {
+    const { a } = twoProcesses({ intervalFor: () => 1000 });
+    const sent: string[] = [];
+    await a.gate.acquire("telegram:7", "intermediate");
+    const drafts = createThrottledEditor<string>({ chatKey: "telegram:7", gate: a.gate, apply: async (c) => void sent.push(c) });
+    drafts.update("draft");
+    await new Promise((r) => setTimeout(r, 30));
+    const started = Date.now();
+    await drafts.cancel();
+    expect(Date.now() - started).toBeLessThan(200);
+    expect(sent).toEqual([]);
+  });
+});
+
+describe("createRedisRateGate: many chats, one bot-wide budget", () => {
+  it("keeps every window of a second under the budget, finals included and first, with two processes and 28 chats", async () => {
+    const perSecond = 20;
+    const { a, b, grants } = twoProcesses({ intervalFor: () => 50, globalFor: () => ({ key: "telegram", perSecond }) });
+    const asks: Promise<void>[] = [];
+    for (let chat = 0; chat < 28; chat++) {
+      const gate = chat % 2 === 0 ? a.gate : b.gate;
+      asks.push(gate.acquire(`telegram:${chat}`, chat < 12 ? "intermediate" : "final"));
+    }
+    await Promise.all(asks);
+    expect(grants).toHaveLength(28);
+    const times = grants.map((g) => g.at);
+    const start = Math.min(...times);
+    // The margin (250 ms) is for latency: the gate keeps its own windows of 1250 ms under the budget.
+    expect(busiestWindow(times, 1250)).toBeLessThanOrEqual(perSecond);
+    // The 16 finals go at the full rate (70 ms apart) ahead of the intermediates.
+    const finals = grants.filter((g) => g.kind === "final").map((g) => g.at - start);
+    expect(Math.max(...finals)).toBeLessThan(1400);
+    // …and nothing is wasted: 16 × 70 ms, then 12 intermediates at their share (117 ms apart).
+    expect(Math.max(...times) - start).toBeLessThan(3300);
+  });
+
+  it("keeps headroom for finals while intermediates of many chats saturate, and serves them first", async () => {
+    const perSecond = 20;
+    const { a, b, grants } = twoProcesses({ intervalFor: () => 30, globalFor: () => ({ key: "telegram", perSecond }) });
+    const streaming = new AbortController();
+    // 20 chats streaming: each asks again as soon as it got a slot, until the finals are through.
+    const streamers = Array.from({ length: 20 }, async (_, chat) => {
+      const gate = chat % 2 === 0 ? a.gate : b.gate;
+      while (!streaming.signal.aborted) await gate.acquire(`telegram:s${chat}`, "intermediate", streaming.signal).catch(() => undefined);
+    });
+    await new Promise((r) => setTimeout(r, 600));
+    // Ten answers end in other chats at once, then one more every 80 ms (12.5/s, more than the
+    // intermediates leave over, less than the whole budget).
+    const finalIn = async (chat: number) => {
+      const askedAt = Date.now();
+      await (chat % 2 === 0 ? b.gate : a.gate).acquire(`telegram:f${chat}`, "final");
+      return Date.now() - askedAt;
+    };
+    const burst = await Promise.all(Array.from({ length: 10 }, (_, chat) => finalIn(chat)));
+    const trickle: Promise<number>[] = [];
+    for (let chat = 10; chat < 26; chat++) {
+      trickle.push(finalIn(chat));
+      await new Promise((r) => setTimeout(r, 80));
+    }
+    const trickled = await Promise.all(trickle);
+    streaming.abort();
+    await Promise.all(streamers);
+    // Ten finals at the full rate (70 ms apart) land in well under a second despite the stream traffic,
+    // and a steady trickle of finals is served at once: the intermediates yield their part of the budget.
+    expect(Math.max(...burst)).toBeLessThan(900);
+    expect(Math.max(...trickled)).toBeLessThan(400);
+    const times = grants.map((g) => g.at);
+    expect(busiestWindow(times, 1250)).toBeLessThanOrEqual(perSecond);
+    // Intermediates alone never use more than their share (0.6 of the rate).
+    const intermediates = grants.filter((g) => g.kind === "intermediate").map((g) => g.at);
+    expect(busiestWindow(intermediates, 1250)).toBeLessThanOrEqual(Math.ceil(perSecond * 0.6) + 1);
+  });
+
+  it("spaces reserved finals that fell due together while their process stalled", async () => {
+    const { a, grants } = twoProcesses({ intervalFor: () => 50, globalFor: () => ({ key: "telegram", perSecond: 20 }) });
+    const finals = Array.from({ length: 12 }, (_, chat) => a.gate.acquire(`telegram:${chat}`, "final"));
+    await new Promise((r) => setTimeout(r, 40)); // every final has its reservation (70 ms apart)
+    const stallUntil = Date.now() + 400;
+    while (Date.now() < stallUntil); // the event loop is blocked: their timers fire late, together
+    await Promise.all(finals);
+    const times = grants.map((g) => g.at).sort((x, y) => x - y);
+    // GCRA with a burst of 2: any three consecutive grants span at least one spacing (70 ms).
+    const spans = times.slice(2).map((t, i) => t - times[i]!);
+    expect(Math.min(...spans)).toBeGreaterThanOrEqual(69);
+    expect(busiestWindow(times, 1250)).toBeLessThanOrEqual(20);
+  });
+
+  it("lets no chat wait on another: a chat blocked for seconds holds nobody else back", async () => {
+    const { a, b, grants } = twoProcesses({ intervalFor: (key) => (key.includes("-") ? 500 : 100), globalFor: () => ({ key: "telegram", perSecond: 30 }) });
+    await a.gate.acquire("telegram:-1", "intermediate");
+    a.gate.backoff("telegram:-1", 1000);
+    const slow = [a.gate.acquire("telegram:-1", "final"), b.gate.acquire("telegram:-1", "final"), b.gate.acquire("telegram:-1", "intermediate")];
+    await new Promise((r) => setTimeout(r, 50));
+    const started = Date.now();
+    await Promise.all([b.gate.acquire("telegram:7", "intermediate"), a.gate.acquire("telegram:8", "final"), b.gate.acquire("telegram:9", "final")]);
+    expect(Date.now() - started).toBeLessThan(300);
+    await Promise.all(slow);
+    const group = grants.filter((g) => g.chatKey === "telegram:-1").map((g) => g.kind);
+    expect(group).toEqual(["intermediate", "final", "final", "intermediate"]);
+  });
+
+  it("blocks the whole platform when 429s hit several chats at once (Telegram's global flood)", async () => {
+    const { a, b, grants } = twoProcesses({ intervalFor: () => 10, globalFor: () => ({ key: "telegram", perSecond: 30 }) });
+    a.gate.backoff("telegram:1", 700);
+    b.gate.backoff("telegram:2", 700);
+    a.gate.backoff("telegram:3", 700);
+    await new Promise((r) => setTimeout(r, 30));
+    const started = Date.now();
+    await b.gate.acquire("telegram:4", "final");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(600);
+    // Another platform is not affected.
+    const other = Date.now();
+    await a.gate.acquire("discord:5", "intermediate");
+    expect(Date.now() - other).toBeLessThan(100);
+    expect(grants).toHaveLength(2);
+  });
+});
+
+describe("createRedisRateGate: Redis unreachable", () => {
+  it("fails open to in-process pacing and logs it once", async () => {
+    const warn = vi.fn();
+    const redis = new Redis("redis://127.0.0.1:1", { lazyConnect: true, maxRetriesPerRequest: null, retryStrategy: () => 50 });
+    redis.on("error", () => undefined);
+    connections.push(redis);
+    const grants: RateGrant[] = [];
+    const gate = createRedisRateGate({
+      redis,
+      prefix: "test-gate-down",
+      intervalFor: () => 200,
+      commandTimeoutMs: 300,
+      logger: { warn, info: vi.fn() },
+      onGrant: (g) => grants.push(g),
+    });
+    const started = Date.now();
+    await Promise.all([gate.acquire("tg:1", "intermediate"), gate.acquire("tg:1", "final"), gate.acquire("tg:2", "intermediate")]);
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(grants.every((g) => !g.shared)).toBe(true);
+    const chat1 = grants.filter((g) => g.chatKey === "tg:1").map((g) => g.at);
+    expect(chat1[1]! - chat1[0]!).toBeGreaterThanOrEqual(195);
+    gate.backoff("tg:2", 100);
+    expect(warn).toHaveBeenCalledTimes(1);
+  });
+});
