@@ -18,6 +18,9 @@ import { createDiscordAdapter, type DiscordAdapter } from "../bots/discord/disco
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { redisOptions } from "./redis-connection.js";
+import { createRedisRateGate } from "../bots/reply/redis-rate-gate.js";
+import { chatPacingKey } from "../bots/reply/rate-gate.js";
+import { pacingGlobalFor, pacingIntervalFor } from "./pacing.js";
 
 /** A running bots role. */
 export interface BotsRole {
@@ -50,8 +53,19 @@ export async function startBotsRole(
     maxTokens: config.HISTORY_MAX_TOKENS,
     ttlSeconds: config.HISTORY_TTL_SECONDS,
   });
+  // The workers' shared edit budget: courtesy replies take their slot in it too.
+  const gate = createRedisRateGate({
+    redis,
+    prefix: config.KEY_PREFIX,
+    intervalFor: pacingIntervalFor(),
+    globalFor: pacingGlobalFor,
+    logger,
+  });
   const gateway = createLimitedGateway({
-    inner: createBotGateway({ queue, history, cancelBus }),
+    inner: {
+      ...createBotGateway({ queue, history, cancelBus }),
+      replySlot: (platform, chatId) => gate.acquire(chatPacingKey(platform, chatId), "final"),
+    },
     redis,
     prefix: config.KEY_PREFIX,
     perUserPerMinute: config.USER_RATE_LIMIT,

@@ -19,4 +19,9 @@ export interface BotGateway {
   reset(conversationKey: string): Promise<void>;
   /** Cancels the answer in flight in this conversation, on whichever worker runs it (`/stop`); true if one was running. */
   stop(conversationKey: string): Promise<boolean>;
+  /**
+   * Waits for a slot in the chat's edit budget (the one the workers' streaming shares) before a
+   * courtesy reply (help, refusals, acknowledgements), so it cannot collide with an answer's edits.
+   */
+  replySlot?(platform: InboundMessage["platform"], chatId: string): Promise<void>;
 }

@@ -45,7 +45,7 @@ const GENERIC_FAILURE = "⚠️ Something went wrong while answering — please 
  * A round's request starts when the loop is first asked for an event, or when the
  * previous round's last tool result arrived; its first token is its first delta.
  */
-async function* observed(events: AsyncIterable<AgentEvent>, deps: AnswerDeps): AsyncGenerator<AgentEvent> {
+async function* observed(events: AsyncIterable<AgentEvent>, deps: AnswerDeps, seen: { text: string }): AsyncGenerator<AgentEvent> {
   const now = deps.now ?? Date.now;
   let roundStart = now();
   let firstTokenAt: number | undefined;
@@ -53,6 +53,7 @@ async function* observed(events: AsyncIterable<AgentEvent>, deps: AnswerDeps): A
     switch (event.type) {
       case "reasoning-delta":
       case "text-delta":
+        if (event.type === "text-delta") seen.text += event.text;
         if (firstTokenAt === undefined) {
           firstTokenAt = now();
           deps.metrics?.modelFirstTokenSeconds.observe((firstTokenAt - roundStart) / 1000);
@@ -70,6 +71,8 @@ async function* observed(events: AsyncIterable<AgentEvent>, deps: AnswerDeps): A
         if (tokens > 1 && seconds > 0) deps.metrics?.modelTokensPerSecond.observe((tokens - 1) / seconds);
         firstTokenAt = undefined;
         roundStart = now();
+        // Text before a round of tool calls is a preamble; what the user keeps is the last round's answer.
+        if (event.reason === "tool_calls") seen.text = "";
         break;
       }
       case "tool-call":
@@ -94,7 +97,8 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
     try {
       const history = await deps.history.load(message.conversationKey);
       const user = toUserMessage(message);
-      const events = observed(deps.agent([...history, user], ctx.signal), deps);
+      const seen = { text: "" };
+      const events = observed(deps.agent([...history, user], ctx.signal), deps, seen);
       const result = await streamReply({
         port,
         chatKey: pacingKey(message),
@@ -111,7 +115,11 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
       if (cancelKindOf(ctx.signal) === "shutdown") throw new JobCancelledError("shutdown");
       const finish = result.finish;
       const turn: ChatMessage[] = [user, ...(finish?.messages ?? [])];
-      if (!finish && result.stopped) turn.push({ role: "assistant", content: "(stopped before answering)" });
+      if (!finish && result.stopped) {
+        // Stopped mid-stream: keep what the user saw, so "what were you saying?" still has context.
+        const partial = seen.text.trim();
+        turn.push({ role: "assistant", content: partial ? `${partial} … (stopped by the user)` : "(stopped before answering)" });
+      }
       const stored = await deps.history.append(message.conversationKey, turn, { askedAt: message.receivedAt });
       if (!stored) log.info("conversation was reset while answering: turn not stored");
       await deps.markAnswered(ctx.jobId);

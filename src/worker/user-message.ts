@@ -5,6 +5,7 @@
  */
 import type { ChatMessage } from "../agent/chat-message.js";
 import type { InboundMessage } from "../queue/inbound-message.js";
+import { chatPacingKey } from "../bots/reply/rate-gate.js";
 
 const QUOTE_CHARS = 300;
 
@@ -33,5 +34,5 @@ export function toUserMessage(message: InboundMessage): ChatMessage {
  * of a Telegram group share the group's budget.
  */
 export function pacingKey(message: InboundMessage): string {
-  return `${message.platform}:${message.chatId}`;
+  return chatPacingKey(message.platform, message.chatId);
 }

@@ -101,6 +101,8 @@ describe("input the bot must refuse or ignore", () => {
     expect(aliceSees).toHaveLength(2);
     expect(aliceSees[0]).toMatch(/^I don't know the command \/frobnicate\.\n\nJust write your question/);
     expect(aliceSees[0]).toContain("/reset forgets this conversation");
+    // Courtesy replies take their slot in the group's budget (one every ~3 s), like streamed answers.
+    await tg.waitFor(() => tg.botMessages(group.id).length >= 2, { timeoutMs: 8000, what: "both group replies" });
     const groupSees = tg.botMessages(group.id).map((m) => m.text);
     expect(groupSees).toHaveLength(2);
     expect(groupSees[0]).toBe("What would you like to ask? For example: /ask What's the weather in Paris?");

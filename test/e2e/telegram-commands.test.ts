@@ -57,8 +57,10 @@ describe("Telegram commands, end to end", () => {
     await tg.waitFor(() => tg.visibleText(alice.id).includes("a story about a robot"), { timeoutMs: 5000, what: "the second answer" });
     const before = sentHistory(model.requests[1]);
     expect(before[0]).toEqual({ role: "user", content: "Tell me a long story." });
-    // (What is stored for it today is "(stopped before answering)", not the words the user saw: see the report.)
+    // What is stored is the part of the story the user saw, marked as stopped.
     expect(before[1]?.role).toBe("assistant");
+    expect(before[1]?.content).toMatch(/^Once upon a time[\s\S]* … \(stopped by the user\)$/);
+    expect((before[1]?.content ?? "").length).toBeLessThan(LONG_STORY.length);
     expect(before.at(-1)).toEqual({ role: "user", content: "What were you telling me?" });
 
     // ...until /reset: the next request carries nothing but the new question.

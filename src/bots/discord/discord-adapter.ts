@@ -102,11 +102,16 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
   };
 
   const reply = async (message: Message, content: string): Promise<void> => {
-    try {
-      await message.reply({ content, allowedMentions: { parse: [], repliedUser: false } });
-    } catch (error) {
-      log.warn({ err: error, channelId: message.channelId }, "discord: could not reply");
-    }
+    // Waits for the channel's shared budget (an answer may be streaming there) without holding up
+    // the messages behind it.
+    void (async () => {
+      try {
+        await gateway.replySlot?.("discord", message.channelId);
+        await message.reply({ content, allowedMentions: { parse: [], repliedUser: false } });
+      } catch (error) {
+        log.warn({ err: error, channelId: message.channelId }, "discord: could not reply");
+      }
+    })();
   };
 
   const runCommand = async (command: DiscordCommand, channelId: string): Promise<string> => {

@@ -5,6 +5,14 @@
  * implements the same interface, so it stays small.
  */
 
+/**
+ * The pacing key of a chat: platform limits apply per chat, so a Telegram group's forum topics share
+ * the group's key. Workers (streaming) and adapters (courtesy replies) must build it the same way.
+ */
+export function chatPacingKey(platform: string, chatId: string): string {
+  return `${platform}:${chatId}`;
+}
+
 /** A request that can wait (streaming progress) or one that must land (the last text of a message). */
 export type RequestKind = "intermediate" | "final";
 

@@ -114,14 +114,18 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
   /** Sends a short non-model answer under the user's message, in its topic. */
   const answer = async (ctx: Context, message: Message, text: string): Promise<void> => {
     const thread = topicOf(message);
-    // A lost courtesy reply must not block the updates behind it.
-    await bestEffort(
-      ctx.api.sendMessage(message.chat.id, text, {
-        ...(thread !== undefined ? { message_thread_id: thread } : {}),
-        reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true },
-        link_preview_options: { is_disabled: true },
-      }),
-    );
+    // A courtesy reply waits for the chat's shared budget (an answer may be streaming there), but it
+    // must neither hold up the updates behind it nor be lost silently: it runs on its own.
+    void bestEffort(
+      (async () => {
+        await opts.gateway.replySlot?.("telegram", String(message.chat.id));
+        return ctx.api.sendMessage(message.chat.id, text, {
+          ...(thread !== undefined ? { message_thread_id: thread } : {}),
+          reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true },
+          link_preview_options: { is_disabled: true },
+        });
+      })(),
+    ).catch((err: unknown) => log.warn({ err: errorText(err), chatId: message.chat.id }, "courtesy reply failed"));
   };
 
   /** Offers a message to the queue until it is taken; only stop() ends the attempts (the update then stays unconfirmed). */
