@@ -22,6 +22,12 @@ export interface RateGate {
   acquire(chatKey: string, kind: RequestKind, signal?: AbortSignal): Promise<void>;
   /** The platform answered 429: no slot in this chat before `retryAfterMs` from now (optional). */
   backoff?(chatKey: string, retryAfterMs: number): void;
+  /**
+   * The request granted for this chat has finished: the next one is spaced from now, not only from the
+   * grant (a request delayed on its way — event-loop lag, a slow network — must not arrive at the
+   * platform closer to the next one than the interval).
+   */
+  settled?(chatKey: string): void;
 }
 
 /** Pacing of the in-process gate. */
@@ -118,6 +124,10 @@ export function createLocalRateGate(opts: LocalRateGateOptions): Required<RateGa
         else st.waiters.push(waiter);
         pump(chatKey);
       });
+    },
+    settled(chatKey) {
+      const st = stateOf(chatKey);
+      st.lastGrantAt = Math.max(st.lastGrantAt ?? -Infinity, now());
     },
     backoff(chatKey, retryAfterMs) {
       const st = stateOf(chatKey);

@@ -395,6 +395,14 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
       }
     },
 
+    settled(chatKey) {
+      local.settled(chatKey);
+      if (!usable()) return;
+      // "No request before now + interval" for this chat: the same update as a 429's block, chat only.
+      const interval = Math.max(0, Math.ceil(opts.intervalFor(chatKey)));
+      call(() => backoffScript.run(redis, [chatHash(chatKey)], [clock(), interval, chatKey, floodWindowMs, floodChats])).then(markUp, markDown);
+    },
+
     backoff(chatKey, retryAfterMs) {
       // The local gate learns it too, so pacing stays right if Redis goes away next.
       local.backoff(chatKey, retryAfterMs);

@@ -172,6 +172,7 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
       } catch (error) {
         failure = { error };
       }
+      opts.gate.settled?.(opts.chatKey);
       if (!failure) {
         visible = content;
         visibleFinal = current.final;
