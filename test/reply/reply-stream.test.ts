@@ -155,6 +155,24 @@ describe("streamReply", () => {
     expect(port.maxInFlight).toBeLessThanOrEqual(2); // a finished message's last edit may overlap the next send
   });
 
+  it("fills a long reply from the top: no continuation shows text before the message above it has its final text", async () => {
+    // A slow platform: the placeholder is still on its way when the whole answer is ready.
+    const port = createRecordingReplyPort({ flavour: "discord", limits: { maxLength: 2000, minEditIntervalMs: 1000 }, latencyMs: 1500 });
+    // The model writes far faster than the chat's pace, so several messages' worth is ready at once.
+    const { promise } = run(port, timed(answer(longAnswer(8000), 200), { gapMs: 5 }));
+    await settle(promise);
+    const ids = port.messages().map((m) => m.id);
+    expect(ids.length).toBeGreaterThanOrEqual(4);
+    const ok = port.requests.filter((r) => r.outcome === "ok");
+    for (let i = 1; i < ids.length; i++) {
+      const aboveFinal = ok.find((r) => r.messageId === ids[i - 1] && r.final);
+      const firstHere = ok.find((r) => r.messageId === ids[i]);
+      expect(aboveFinal, `final text of message ${i - 1}`).toBeDefined();
+      expect(firstHere!.start, `message ${i} appears only after message ${i - 1} is complete`).toBeGreaterThanOrEqual(aboveFinal!.end!);
+    }
+    expect(port.violations).toEqual([]);
+  });
+
   it("splits by Telegram's visible length, never producing HTML Telegram rejects", async () => {
     const port = createRecordingReplyPort({ flavour: "telegram", limits: { maxLength: 4096, minEditIntervalMs: 1000 } });
     const text = longAnswer(10_000);

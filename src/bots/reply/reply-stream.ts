@@ -97,6 +97,9 @@ interface Slot {
   idKnown: Promise<void>;
   failIdKnown(error: unknown): void;
   editor: ThrottledEditor<RenderedText>;
+  /** Settles (never rejects) once the message's final text landed or failed: the next message waits for it. */
+  finalLanded?: Promise<void>;
+  landed: boolean;
 }
 
 const sameRendered = (a: RenderedText, b: RenderedText) => a.text === b.text && a.parseMode === b.parseMode;
@@ -158,6 +161,7 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
       recorded,
       idKnown,
       failIdKnown: failKnown,
+      landed: false,
       editor: createThrottledEditor<RenderedText>({
         ...editorBase,
         apply: async (content, { final, signal: requestSignal }) => {
@@ -185,9 +189,25 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
     return slot;
   };
 
+  /** Resolves when the message before `index` has its final text (messages fill top to bottom). */
+  const previousLanded = (index: number): Promise<void> | undefined => {
+    const prev = index > 0 ? slots[index - 1] : undefined;
+    return prev && !prev.landed ? prev.finalLanded : undefined;
+  };
+
   const finalise = (index: number, content: RenderedText) => {
     const slot = slotAt(index);
-    const done = slot.editor.flush(content);
+    const before = previousLanded(index);
+    // The reader sees the reply fill from the top: a continuation's last text never lands before the
+    // text of the message above it.
+    const done = before ? before.then(() => slot.editor.flush(content)) : slot.editor.flush(content);
+    slot.finalLanded = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    void slot.finalLanded.then(() => {
+      slot.landed = true;
+    });
     // A message whose final text cannot land must not leave the next one waiting for its id forever.
     done.catch((error: unknown) => slot.failIdKnown(error));
     finals.push(done);
@@ -214,9 +234,28 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
       })
     : undefined;
 
+  // A continuation's live text waits (newest wins) until the message above it has its final text.
+  let heldBack: { index: number; content: RenderedText } | undefined;
   const showLive = (content: RenderedText) => {
-    if (draftEditor) draftEditor.update(content);
-    else slotAt(current).editor.update(content);
+    if (draftEditor) {
+      draftEditor.update(content);
+      return;
+    }
+    const index = current;
+    const before = previousLanded(index);
+    if (!before) {
+      slotAt(index).editor.update(content);
+      return;
+    }
+    const waiting = heldBack !== undefined && heldBack.index === index;
+    heldBack = { index, content };
+    if (waiting) return;
+    void before.then(() => {
+      const held = heldBack;
+      if (!held || held.index !== index || ending) return;
+      heldBack = undefined;
+      slotAt(index).editor.update(held.content);
+    });
   };
 
   /** Re-renders the view and hands it to the editors; `final` gives every remaining message its last text. */
