@@ -1,0 +1,143 @@
+/** The command line of `npm run bench` (see bench/README.md). */
+
+/** What a run measures and how. */
+export interface BenchOptions {
+  /** Concurrent conversations per level. */
+  levels: number[];
+  /** Words (= streamed deltas) of each answer. */
+  answerWords: number;
+  /** Answer words at levels of 500 and more, where two cores are the bound (see README). */
+  largeLevelWords: number;
+  /** The fake model's generation speed. */
+  tokensPerSecond: number;
+  /** Questions of a level arrive spread evenly over this long. */
+  rampMs: number;
+  /** Start a private redis-server (exact command counts even when others use the shared Redis). */
+  privateRedis: boolean;
+  /** Watch Redis with MONITOR to split commands into round trips and Lua-script internals (costs CPU). */
+  redisMonitor: boolean;
+  /** Run the bots role inside the benchmark process (default) or as its own process. */
+  botsInProcess: boolean;
+  /** How role processes start: "auto" (dist/ when current, else tsx), "tsx", or a build directory. */
+  roles: string;
+  /** Write a V8 CPU profile of the worker process per level into this directory. */
+  cpuProfDir?: string;
+  /** Also write every figure as JSON here. */
+  jsonPath?: string;
+  /** Write every conversation's raw timeline (deliveries, model stream, requests) as JSON here. */
+  tracePath?: string;
+  quick: boolean;
+}
+
+/** Defaults of a full run. */
+export const DEFAULT_OPTIONS: BenchOptions = {
+  levels: [1, 10, 100, 500],
+  answerWords: 300,
+  largeLevelWords: 300,
+  tokensPerSecond: 40,
+  rampMs: 2000,
+  privateRedis: false,
+  redisMonitor: false,
+  botsInProcess: true,
+  roles: "auto",
+  quick: false,
+};
+
+/** `--quick`: levels 1 and 10 with short answers, for a run in well under a minute. */
+const QUICK: Partial<BenchOptions> = { levels: [1, 10], answerWords: 60, largeLevelWords: 60, rampMs: 500, quick: true };
+
+export const USAGE = `usage: npm run bench -- [options]
+  --levels 1,10,100,500   concurrent conversations per level
+  --quick                 levels 1,10 with 60-word answers (a fast check)
+  --words N               words (streamed deltas) per answer (default 300)
+  --large-words N         words per answer at levels >= 500 (default 300)
+  --tps N                 the fake model's tokens per second (default 40)
+  --ramp-ms N             questions of a level arrive over this long (default 2000)
+  --private-redis         start a private redis-server for exact command counts
+  --redis-monitor         split Redis commands into round trips and Lua-script internals (MONITOR)
+  --bots-process          run the bots role as its own process instead of in this one
+  --roles auto|tsx|DIR    role processes from dist/ when it is current (auto), src/ through tsx,
+                          or a build directory holding main.js
+  --cpu-prof DIR          profile the worker's CPU per level into DIR and summarise it
+  --json FILE             also write every figure as JSON
+  --trace FILE            write every conversation's timeline as JSON (for digging into a figure)`;
+
+/** Parses argv (without node and the script); throws with the usage on a mistake. */
+export function parseBenchArgs(argv: readonly string[]): BenchOptions {
+  const options: BenchOptions = { ...DEFAULT_OPTIONS };
+  if (argv.includes("--quick")) Object.assign(options, QUICK);
+  const positive = (flag: string, value: string | undefined): number => {
+    const n = Number(value);
+    if (!value || !Number.isInteger(n) || n <= 0) throw new Error(`${flag} needs a positive whole number\n${USAGE}`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i] as string;
+    switch (flag) {
+      case "--quick":
+        break;
+      case "--levels": {
+        const value = argv[++i] ?? "";
+        options.levels = value.split(",").map((part) => positive("--levels", part.trim()));
+        break;
+      }
+      case "--words":
+        options.answerWords = positive(flag, argv[++i]);
+        if (!argv.includes("--large-words")) options.largeLevelWords = options.answerWords;
+        break;
+      case "--large-words":
+        options.largeLevelWords = positive(flag, argv[++i]);
+        break;
+      case "--tps":
+        options.tokensPerSecond = positive(flag, argv[++i]);
+        break;
+      case "--ramp-ms":
+        options.rampMs = positive(flag, argv[++i]);
+        break;
+      case "--private-redis":
+        options.privateRedis = true;
+        break;
+      case "--redis-monitor":
+        options.redisMonitor = true;
+        break;
+      case "--bots-process":
+        options.botsInProcess = false;
+        break;
+      case "--roles": {
+        const value = argv[++i];
+        if (!value) throw new Error(`--roles needs auto, tsx or a directory\n${USAGE}`);
+        options.roles = value;
+        break;
+      }
+      case "--cpu-prof": {
+        const dir = argv[++i];
+        if (!dir) throw new Error(`--cpu-prof needs a directory\n${USAGE}`);
+        options.cpuProfDir = dir;
+        break;
+      }
+      case "--json": {
+        const path = argv[++i];
+        if (!path) throw new Error(`--json needs a file name\n${USAGE}`);
+        options.jsonPath = path;
+        break;
+      }
+      case "--trace": {
+        const path = argv[++i];
+        if (!path) throw new Error(`--trace needs a file name\n${USAGE}`);
+        options.tracePath = path;
+        break;
+      }
+      case "--help":
+      case "-h":
+        throw new Error(USAGE);
+      default:
+        throw new Error(`unknown option ${flag}\n${USAGE}`);
+    }
+  }
+  return options;
+}
+
+/** Answer words at a level. */
+export function wordsAt(options: BenchOptions, level: number): number {
+  return level >= 500 ? options.largeLevelWords : options.answerWords;
+}

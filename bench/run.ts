@@ -1,0 +1,193 @@
+/**
+ * `npm run bench`: the bot under load against real Redis and the test fakes, figures
+ * printed as a table (see bench/README.md for what each figure means and how it is
+ * measured). Self-contained: starts the fakes (model behind a timing tap, Telegram,
+ * Discord, web), one worker process (`main.js worker`, built or through tsx) and the
+ * bots role, runs each level, prints its block, and removes every key it wrote.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { availableParallelism, loadavg } from "node:os";
+import { fileURLToPath } from "node:url";
+import { startFakeOpenAI, type FakeOpenAI } from "../test/fakes/openai-server.js";
+import { parseBenchArgs, wordsAt, type BenchOptions } from "./bench-options.js";
+import { openBenchRedis, type BenchRedis } from "./bench-redis.js";
+import { startBotsInProcess } from "./bots-in-process.js";
+import { startChatPlatforms, type BenchConversation, type ChatPlatforms } from "./chat-platforms.js";
+import type { ChatKind } from "./conversation-figures.js";
+import { KINDS, kindFigures, levelFigures, modelPace, planLevel, type LevelFigures } from "./level-figures.js";
+import { benchModelHandler } from "./model-script.js";
+import { startModelTap, type ModelTap } from "./model-tap.js";
+import { formatLevel, formatVerdicts } from "./report.js";
+import { formatProfileSummary } from "./cpu-profile-summary.js";
+import { roleEntry, startRoleProcess, type RoleEntry, type RoleProcess } from "./role-process.js";
+import { createSelfSampler, runWave, type WaveContext, type WaveTotals } from "./wave.js";
+import { traceOf, type TraceEntry } from "./trace.js";
+
+const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
+/** Words of the warm-up answers (one per chat kind, not reported): JIT, connections, Discord's learnt pacing. */
+const WARM_UP_WORDS = 20;
+
+const progress = (text: string) => process.stderr.write(`${text}\n`);
+
+async function run(options: BenchOptions, redisUrl: string): Promise<LevelFigures[]> {
+  const closers: (() => Promise<unknown>)[] = [];
+  const cleanup = async () => {
+    while (closers.length > 0) await closers.pop()?.().catch((error: unknown) => progress(`cleanup: ${String(error)}`));
+  };
+  const interrupted = () => void cleanup().then(() => process.exit(130));
+  process.once("SIGINT", interrupted);
+  try {
+    const plans = options.levels.map(planLevel);
+    const discordChannels = 1 + plans.flat(2).filter((kind) => kind === "discord").length;
+    const prefix = `bench-${randomBytes(4).toString("hex")}`;
+
+    const redis: BenchRedis = await openBenchRedis({ url: redisUrl, privateServer: options.privateRedis });
+    closers.push(() => redis.close());
+    closers.push(async () => progress(`removed ${await redis.deletePrefix(prefix)} keys under ${prefix}`));
+    if (options.redisMonitor) await redis.startMonitor();
+
+    const answerWords = new Map<number, number>();
+    const model: FakeOpenAI = await startFakeOpenAI(
+      benchModelHandler({ answerWords: (id) => answerWords.get(id) ?? WARM_UP_WORDS, tokensPerSecond: options.tokensPerSecond }),
+    );
+    closers.push(() => model.close());
+    const tap: ModelTap = await startModelTap({ upstreamPort: model.port });
+    closers.push(() => tap.close());
+    const platforms: ChatPlatforms = await startChatPlatforms({ discordChannels });
+    closers.push(() => platforms.close());
+
+    const concurrency = Math.max(...options.levels, KINDS.length);
+    const env: Record<string, string> = {
+      REDIS_URL: redis.url,
+      KEY_PREFIX: prefix,
+      OPENAI_BASE_URL: tap.url,
+      WORKER_CONCURRENCY: String(concurrency),
+      HTTP_PORT: "0",
+      ...platforms.env,
+    };
+    const entry = roleEntry(REPO_ROOT, options.roles);
+    progress(`starting one worker process (WORKER_CONCURRENCY=${concurrency}, ${entry.label}) and the bots role…`);
+    if (options.cpuProfDir) mkdirSync(options.cpuProfDir, { recursive: true });
+    const worker: RoleProcess = await startRoleProcess("worker", env, { repoRoot: REPO_ROOT, entry });
+    closers.push(() => worker.stop());
+    let botsProcess: RoleProcess | undefined;
+    if (options.botsInProcess) {
+      const bots = await startBotsInProcess(env);
+      closers.push(async () => {
+        await bots.close();
+        if (bots.warnings > 0) progress(`bots role: ${bots.warnings} warnings, last: ${bots.lastWarning ?? ""}`);
+      });
+    } else {
+      botsProcess = await startRoleProcess("bots", env, { repoRoot: REPO_ROOT, entry });
+      closers.push(() => (botsProcess as RoleProcess).stop());
+    }
+    const self = createSelfSampler();
+    closers.push(async () => self.stop());
+
+    const context: WaveContext = {
+      platforms,
+      tap,
+      redis,
+      worker,
+      ...(botsProcess ? { botsProcess } : {}),
+      self,
+      rampMs: options.rampMs,
+      stallMs: 30_000,
+      capMs: 10 * 60_000,
+    };
+    let nextId = 1;
+    const newConversations = (kinds: readonly ChatKind[], words: number): BenchConversation[] =>
+      kinds.map((kind) => {
+        const c = platforms.conversation(nextId++, kind);
+        answerWords.set(c.id, words);
+        return c;
+      });
+
+    progress("warming up (one answer per chat kind, not reported)…");
+    const warmUp = await runWave(context, newConversations(KINDS, WARM_UP_WORDS), WARM_UP_WORDS);
+    if (warmUp.unfinished.length > 0) throw new Error(`the warm-up answers did not arrive; worker output:\n${worker.tail()}`);
+
+    printHeader(options, redis, concurrency, entry);
+    const results: LevelFigures[] = [];
+    const trace: TraceEntry[] = [];
+    for (const [index, level] of options.levels.entries()) {
+      const words = wordsAt(options, level);
+      const waves: WaveTotals[] = [];
+      const asked: BenchConversation[] = [];
+      if (options.cpuProfDir) await worker.startProfile();
+      for (const kinds of plans[index] ?? []) {
+        progress(`level ${level}: ${kinds.length} conversation${kinds.length === 1 ? "" : "s"} (${[...new Set(kinds)].join(", ")})…`);
+        const conversations = newConversations(kinds, words);
+        asked.push(...conversations);
+        waves.push(await runWave(context, conversations, words));
+      }
+      const kinds = KINDS.map((kind) => kindFigures(kind, asked.filter((c) => c.kind === kind), platforms, tap, words)).filter((k) => k.conversations > 0);
+      const profile = options.cpuProfDir ? join(options.cpuProfDir, `worker-level-${level}.cpuprofile`) : undefined;
+      if (profile) await worker.stopProfile(profile);
+      const machine = { loadAverage: loadavg()[0] ?? 0, cores: availableParallelism(), modelPace: modelPace(asked, tap) };
+      const figures = levelFigures(level, words, waves, kinds, machine);
+      const pace = machine.modelPace.p50;
+      if (pace !== undefined && pace < 0.9 * options.tokensPerSecond) {
+        figures.notes.push(
+          `the fake model managed ${pace.toFixed(1)} of ${options.tokensPerSecond} tokens/s: the machine was the bound at this level, so its ` +
+            "latencies are inflated (CPU per token, peak RSS and Redis per job still hold)",
+        );
+      }
+      if (options.tracePath) trace.push(...traceOf(level, asked, waves, platforms, tap));
+      if (worker.warnings > 0) figures.notes.push(`the worker has logged ${worker.warnings} warnings so far`);
+      results.push(figures);
+      if (profile) figures.notes.push("the worker was being profiled: its CPU figure includes the profiler's overhead");
+      process.stdout.write(`\n${formatLevel(figures)}\n`);
+      if (profile) process.stdout.write(`${formatProfileSummary(profile, entry.codeRoot)}\n`);
+    }
+    process.stdout.write(`\n${formatVerdicts(results)}\n`);
+    if (options.tracePath) {
+      writeFileSync(options.tracePath, JSON.stringify(trace, null, 1));
+      progress(`timelines written to ${options.tracePath}`);
+    }
+    return results;
+  } finally {
+    process.off("SIGINT", interrupted);
+    await cleanup();
+  }
+}
+
+function printHeader(options: BenchOptions, redis: BenchRedis, concurrency: number, entry: RoleEntry): void {
+  const lines = [
+    `npm run bench · fake model at ${options.tokensPerSecond} tokens/s: one tool round (get_weather), then a ${options.answerWords}-word answer` +
+      (options.largeLevelWords !== options.answerWords ? ` (${options.largeLevelWords} words at 500 and more: see bench/README.md)` : ""),
+    `questions of a level arrive over ${options.rampMs} ms · one worker process (WORKER_CONCURRENCY=${concurrency}) · ` +
+      `bots role ${options.botsInProcess ? "in the benchmark process" : "in its own process"} · fakes in the benchmark process`,
+    `role processes run ${entry.label}${entry.note ? ` (${entry.note})` : ""}`,
+    `Redis ${redis.url} ${redis.private ? `(private to this run${redis.note ? `: ${redis.note}` : ""})` : "(shared: its command counts include any other client's; --private-redis for exact ones)"}`,
+    "✓ target met · ✗ not met · · no target at this level; times in ms from the fakes' own records",
+  ];
+  process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+async function main(): Promise<void> {
+  let options: BenchOptions;
+  try {
+    options = parseBenchArgs(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
+    process.exit(2);
+  }
+  // The one setting read from the environment, as the bot reads it.
+  const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+  try {
+    const results = await run(options, redisUrl);
+    if (options.jsonPath) {
+      writeFileSync(options.jsonPath, JSON.stringify({ options, levels: results }, null, 2));
+      progress(`figures written to ${options.jsonPath}`);
+    }
+    process.exit(0);
+  } catch (error) {
+    process.stderr.write(`benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  }
+}
+
+void main();
