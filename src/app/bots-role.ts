@@ -10,7 +10,7 @@ import type { Config } from "../config/env-schema.js";
 import { createMessageQueue, type MessageQueue } from "../queue/message-queue.js";
 import { createCancelBus, type CancelBus } from "../queue/cancel-bus.js";
 import { createBotGateway } from "../queue/redis-bot-gateway.js";
-import { createHistoryStore } from "../history/history-store.js";
+import { historyStoreFor } from "./history-for-config.js";
 import type { BotGateway } from "../bots/bot-gateway.js";
 import { createLimitedGateway } from "../bots/limited-gateway.js";
 import { createTelegramAdapter, type TelegramAdapter } from "../bots/telegram/telegram-adapter.js";
@@ -46,13 +46,7 @@ export async function startBotsRole(
     subscriber: () => new RedisClient(config.REDIS_URL, redisOptions()),
     onError: (error) => logger.warn({ err: error }, "cancel bus error"),
   });
-  const history = createHistoryStore({
-    redis,
-    prefix: config.KEY_PREFIX,
-    maxMessages: config.HISTORY_MAX_MESSAGES,
-    maxTokens: config.HISTORY_MAX_TOKENS,
-    ttlSeconds: config.HISTORY_TTL_SECONDS,
-  });
+  const history = historyStoreFor(config, redis);
   // The workers' shared edit budget: courtesy replies take their slot in it too.
   const gate = createRedisRateGate({
     redis,

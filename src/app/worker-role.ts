@@ -10,7 +10,7 @@ import type { Config } from "../config/env-schema.js";
 import { createModelClient } from "../agent/model-client.js";
 import { runAgent } from "../agent/run-agent.js";
 import { createTools } from "../tools/index.js";
-import { createHistoryStore } from "../history/history-store.js";
+import { historyStoreFor } from "./history-for-config.js";
 import { createReplyJournalStore } from "../queue/reply-journal-store.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
 import { createRedisRateGate } from "../bots/reply/redis-rate-gate.js";
@@ -60,13 +60,7 @@ export async function startWorkerRole(
     allowHosts: config.READ_URL_ALLOW_HOSTS,
     timeoutMs: config.TOOL_TIMEOUT_MS,
   });
-  const history = createHistoryStore({
-    redis,
-    prefix: config.KEY_PREFIX,
-    maxMessages: config.HISTORY_MAX_MESSAGES,
-    maxTokens: config.HISTORY_MAX_TOKENS,
-    ttlSeconds: config.HISTORY_TTL_SECONDS,
-  });
+  const history = historyStoreFor(config, redis);
   const journals = createReplyJournalStore({ redis, prefix: config.KEY_PREFIX });
 
   const ports: Partial<Record<Platform, ReplyPortFactory>> = { ...options.extraPorts };

@@ -7,8 +7,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startFakeOpenAI, textAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
 import { spawnRole, type RoleProcess } from "../support/stack-process.js";
-import { freePort } from "./support/free-port.js";
-import { startPrivateRedis, type PrivateRedis } from "./support/private-redis.js";
+import { freePort } from "../support/free-port.js";
+import { startPrivateRedis, type PrivateRedis } from "../support/private-redis.js";
 import { healthz, scrape, waitFor } from "./support/ops-http.js";
 import { hasSeries, valueOf } from "./support/prometheus-text.js";
 
@@ -43,7 +43,7 @@ describe("/healthz and /metrics of a running bot process", () => {
     expect(hasSeries(healthy, "process_cpu_seconds_total")).toBe(true);
 
     // Redis goes away.
-    await redis.kill();
+    await redis.stop("SIGKILL");
     const noRedis = await healthz(ops);
     expect(noRedis.status).toBe(503);
     expect(noRedis.body.status).toBe("unhealthy");
@@ -58,7 +58,7 @@ describe("/healthz and /metrics of a running bot process", () => {
     expect(hasSeries(blind, "process_resident_memory_bytes")).toBe(true);
 
     // Redis comes back on the same address: healthy again, without a restart.
-    await redis.restart();
+    await redis.start();
     await waitFor("/healthz to recover", async () => (await healthz(ops)).status === 200, 10_000);
     expect(hasSeries(await scrape(ops), "chatbot_queue_depth", { state: "unanswered" })).toBe(true);
 

@@ -5,7 +5,6 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -14,17 +13,8 @@ import { jobIdFor } from "../../src/queue/inbound-message.js";
 import { createMessageQueue } from "../../src/queue/message-queue.js";
 import { createMessageWorker, type MessageWorker } from "../../src/queue/message-worker.js";
 import { message, waitFor } from "./support/queue-test-kit.js";
+import { freePort } from "../support/free-port.js";
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
-    });
-  });
-}
 
 let server: ChildProcess | undefined;
 let dir: string | undefined;

@@ -5,6 +5,8 @@
  * target. The fakes choose their own ports, so this is how a fixed URL can start dead.
  */
 import { createServer, connect, type Server, type Socket } from "node:net";
+import { freePort } from "./free-port.js";
+export { freePort };
 
 /** A relay whose port is reserved but not listening until `listen()`. */
 export interface TcpRelay {
@@ -18,17 +20,6 @@ export interface TcpRelay {
 }
 
 /** A free loopback port (bound and released at once). */
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve, reject) => {
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => resolve());
-  });
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  if (typeof address !== "object" || address === null) throw new Error("no port");
-  return address.port;
-}
 
 /** Reserves a port for a relay to `targetPort` on 127.0.0.1; nothing listens until `listen()`. */
 export async function createTcpRelay(targetPort: number): Promise<TcpRelay> {

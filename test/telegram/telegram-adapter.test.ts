@@ -3,12 +3,12 @@
  * recording BotGateway in place of the queue: which messages become questions, what
  * users are told directly, and that no update is confirmed before it is enqueued.
  */
-import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTelegramAdapter, TELEGRAM_COMMANDS, type TelegramAdapter, type TelegramAdapterOptions } from "../../src/bots/telegram/telegram-adapter.js";
 import { STOP_CALLBACK_DATA } from "../../src/bots/telegram/telegram-reply-port.js";
 import { privateChat, startFakeTelegram, type FakeChat, type FakeTelegram, type FakeTelegramOptions, type FakeUser } from "../fakes/telegram-server.js";
 import { createRecordingGateway, type RecordingGateway } from "./recording-gateway.js";
+import { freePort } from "../support/free-port.js";
 
 const alice: FakeUser = { id: 1001, first_name: "Alice", last_name: "Smith", username: "alice" };
 const bob: FakeUser = { id: 1002, first_name: "Bob" };
@@ -318,13 +318,3 @@ describe("Telegram adapter: nothing is lost", () => {
   });
 });
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
-    });
-  });
-}
