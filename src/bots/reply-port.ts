@@ -10,6 +10,8 @@ export interface ReplyLimits {
   maxLength: number;
   /** Minimum time between two edits or sends in this chat, in ms. */
   minEditIntervalMs: number;
+  /** Minimum time between two drafts (`draft`) in this chat, in ms; default `minEditIntervalMs`. */
+  draftIntervalMs?: number;
 }
 
 /** What the platform shows: rendered text and how it should be parsed. */

@@ -2,7 +2,9 @@
  * A test double of a platform reply port, in memory: it records every request
  * with its start and end time, keeps each message's visible text, and behaves
  * like the strict platform it imitates — a request inside the advertised
- * interval is answered with a 429 (and recorded as a violation), a text over
+ * interval is answered with a 429 (and recorded as a violation; drafts are
+ * previews, spaced by `draftIntervalMs` among themselves, apart from the
+ * messages, as Telegram counts them), a text over
  * the advertised length or with HTML Telegram would reject is refused, an edit
  * that changes nothing is counted. It can be told to fail the next N requests.
  */
@@ -83,7 +85,8 @@ export function createRecordingReplyPort(opts: RecordingPortOptions = {}): Recor
   const drafts: RenderedText[] = [];
   const failures: (() => Error)[] = [];
   let nextId = 1;
-  let lastStart: number | undefined;
+  /** When the last request of each lane started: drafts are paced apart from messages. */
+  const lastStart = new Map<"draft" | "message", number>();
   let inFlight = 0;
   let maxInFlight = 0;
   let noOpEdits = 0;
@@ -113,12 +116,15 @@ export function createRecordingReplyPort(opts: RecordingPortOptions = {}): Recor
         request.outcome = "aborted";
         throw signal.reason;
       }
-      const since = lastStart === undefined ? Infinity : request.start - lastStart;
-      lastStart = request.start;
-      if (since < limits.minEditIntervalMs) {
-        violations.push(`${request.kind} ${since} ms after the previous request (interval ${limits.minEditIntervalMs} ms)`);
+      const lane = request.kind === "draft" ? "draft" : "message";
+      const interval = lane === "draft" ? (limits.draftIntervalMs ?? limits.minEditIntervalMs) : limits.minEditIntervalMs;
+      const previous = lastStart.get(lane);
+      const since = previous === undefined ? Infinity : request.start - previous;
+      lastStart.set(lane, request.start);
+      if (since < interval) {
+        violations.push(`${request.kind} ${since} ms after the previous ${lane} request (interval ${interval} ms)`);
         request.outcome = "rate-limited";
-        throw new RateLimitedError(limits.minEditIntervalMs - since);
+        throw new RateLimitedError(interval - since);
       }
       try {
         await sleep(latency(), signal);

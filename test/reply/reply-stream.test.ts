@@ -2,7 +2,8 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { AgentEvent } from "../../src/agent/events.js";
 import { fenceAfter } from "../../src/bots/reply/code-fence.js";
-import { createLocalRateGate } from "../../src/bots/reply/rate-gate.js";
+import { createLocalRateGate, type RateGate } from "../../src/bots/reply/rate-gate.js";
+import { visibleText } from "../../src/bots/reply/rendered-length.js";
 import { createMemoryReplyJournal, type ReplyJournal } from "../../src/bots/reply/reply-journal.js";
 import { showFailure, streamReply, SUPERSEDED_TEXT, type StreamReplyOptions } from "../../src/bots/reply/reply-stream.js";
 import { modelUnavailableLine } from "../../src/bots/reply/reply-view.js";
@@ -325,6 +326,83 @@ describe("streamReply", () => {
     await settle(showFailure(empty, fresh, modelUnavailableLine()));
     expect(empty.visibleTexts()).toEqual([modelUnavailableLine()]);
     expect(fresh.messageIds).toEqual(["m1"]);
+  });
+});
+
+describe("streamReply freshness and render cost", () => {
+  /** Text deltas `gapMs` apart, noting the answer as it stood after each one (the model's side of freshness). */
+  function writing(words: number, gapMs: number) {
+    const written: { at: number; text: string }[] = [];
+    async function* events(): AsyncGenerator<AgentEvent> {
+      let text = "";
+      for (let i = 1; i <= words; i++) {
+        await sleep(gapMs);
+        const delta = `w${i} `;
+        text += delta;
+        written.push({ at: Date.now(), text: text.trimEnd() });
+        yield { type: "text-delta", round: 1, text: delta };
+      }
+      yield finish(text);
+    }
+    /** What the model had written when a request started. */
+    const at = (time: number) => written.filter((w) => w.at <= time).at(-1)?.text;
+    return { events: events(), at };
+  }
+
+  /** Counts how often the port is asked to render (format) Markdown. */
+  function countingFormat(port: RecordingReplyPort) {
+    const format = port.format.bind(port);
+    let calls = 0;
+    port.format = (markdown) => {
+      calls++;
+      return format(markdown);
+    };
+    return () => calls;
+  }
+
+  it("renders when an edit has its slot, once per request, so every edit shows all the words written before it", async () => {
+    const port = createRecordingReplyPort({ flavour: "plain", limits: { minEditIntervalMs: 1000 }, latencyMs: 7 });
+    const formats = countingFormat(port);
+    const model = writing(150, 30); // 4.5 s of writing at ~33 tokens/s
+    const { promise } = run(port, model.events);
+    await settle(promise);
+
+    const edits = port.requests.filter((r) => r.kind === "edit" && !r.final);
+    expect(edits.length).toBeGreaterThanOrEqual(3);
+    for (const edit of edits) expect(edit.content.text).toBe(model.at(edit.start));
+    // Placeholder, one render per edit, the final: not one per token, not one per timer tick.
+    expect(formats()).toBeLessThanOrEqual(edits.length + 3);
+    expect(port.messages()[0]).toMatchObject({ final: true, text: model.at(Number.POSITIVE_INFINITY) });
+    expect(port.violations).toEqual([]);
+  });
+
+  it("paces drafts on the chat's own draft key at the port's draft interval, apart from the messages", async () => {
+    const port = createRecordingReplyPort({ flavour: "telegram", drafts: true, limits: { minEditIntervalMs: 1100, draftIntervalMs: 250 }, latencyMs: 10 });
+    const acquired: string[] = [];
+    const local = createLocalRateGate({ minIntervalMs: (key) => (key.endsWith(":draft") ? 250 : 1100) });
+    const gate: RateGate = {
+      acquire: (key, kind, signal) => {
+        acquired.push(`${key} ${kind}`);
+        return local.acquire(key, kind, signal);
+      },
+      settled: (key) => local.settled(key),
+      backoff: (key, ms) => local.backoff(key, ms),
+    };
+    const model = writing(100, 30); // 3 s of writing
+    const { promise } = run(port, model.events, { gate });
+    await settle(promise);
+
+    const drafts = port.requests.filter((r) => r.kind === "draft");
+    const visible = (r: (typeof drafts)[number]) => visibleText(r.content);
+    // A word is on screen within about a draft interval: drafts ~260 ms apart while the model writes.
+    const gaps = drafts.slice(1).map((d, i) => d.start - drafts[i]!.start);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(250);
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(300);
+    for (const draft of drafts.slice(1)) expect(visible(draft)).toBe(model.at(draft.start));
+    expect(new Set(acquired.filter((a) => a.includes("intermediate")))).toEqual(new Set(["chat:draft intermediate"]));
+    expect(acquired.filter((a) => a.includes("final"))).toEqual(["chat final"]);
+    expect(port.requests.filter((r) => r.kind !== "draft").map((r) => [r.kind, r.final])).toEqual([["send", true]]);
+    expect(port.violations).toEqual([]);
   });
 });
 

@@ -15,7 +15,7 @@ afterEach(() => {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** An editor of message m1 of a recording port, paced by a local gate with the port's interval. */
-function setup(opts: { interval: number; latency: number; maxTransientRetries?: number }) {
+function setup(opts: { interval: number; latency: number; maxTransientRetries?: number; pull?: boolean }) {
   const port = createRecordingReplyPort({
     flavour: "plain",
     limits: { minEditIntervalMs: opts.interval },
@@ -34,10 +34,13 @@ function setup(opts: { interval: number; latency: number; maxTransientRetries?: 
       if (!final && text !== latest) staleSends.push(text);
       return port.edit("m1", { text }, { final, ...(signal ? { signal } : {}) });
     },
+    // Pull mode: the owner only invalidates and hands over its newest text when the editor has a slot.
+    ...(opts.pull ? { produce: () => latest !== undefined && editor.update(latest) } : {}),
   });
   const update = (text: string) => {
     latest = text;
-    editor.update(text);
+    if (opts.pull) editor.invalidate();
+    else editor.update(text);
   };
   return { port, editor, update, staleSends };
 }
@@ -67,9 +70,10 @@ describe("throttled editor properties", () => {
           limitedAfter: fc.integer({ min: 0, max: 6 }),
           retryAfterMs: fc.integer({ min: 1, max: 4000 }),
           final: fc.constantFrom("final answer", "abc", "a"),
+          pull: fc.boolean(),
         }),
         async (c) => {
-          const { port, editor, update, staleSends } = setup({ interval: c.interval, latency: c.latency });
+          const { port, editor, update, staleSends } = setup({ interval: c.interval, latency: c.latency, pull: c.pull });
           const driver = (async () => {
             for (const [i, u] of c.updates.entries()) {
               if (i === c.limitedAfter) port.failNext(c.limited, () => new RateLimitedError(c.retryAfterMs));
@@ -212,5 +216,73 @@ describe("throttled editor", () => {
     editor.refresh();
     await vi.runAllTimersAsync();
     expect(port.requests.map((r) => r.content.text)).toEqual(["draft", "draft"]);
+  });
+});
+
+describe("throttled editor, pull mode (invalidate + produce)", () => {
+  /** An editor whose owner only invalidates; `produce` hands over the model's text as it is at that moment. */
+  function pullSetup(opts: { interval: number; latency: number }) {
+    const port = createRecordingReplyPort({ flavour: "plain", limits: { minEditIntervalMs: opts.interval }, latencyMs: opts.latency, existing: ["initial"] });
+    const gate = createLocalRateGate({ minIntervalMs: opts.interval });
+    const model = { text: "" };
+    let produced = 0;
+    const editor = createThrottledEditor<string>({
+      chatKey: "chat",
+      gate,
+      visible: "initial",
+      apply: (text, { final, signal }) => port.edit("m1", { text }, { final, ...(signal ? { signal } : {}) }),
+      produce: () => {
+        produced++;
+        editor.update(model.text);
+      },
+    });
+    return { port, editor, model, produced: () => produced };
+  }
+
+  it("renders at send time: one produce per request, and each request carries what existed when it started", async () => {
+    const { port, editor, model, produced } = pullSetup({ interval: 1000, latency: 7 });
+    const written: { at: number; text: string }[] = [];
+    const driver = (async () => {
+      for (let i = 1; i <= 100; i++) {
+        await sleep(30);
+        model.text += `w${i} `;
+        written.push({ at: Date.now(), text: model.text });
+        editor.invalidate();
+      }
+    })();
+    await vi.advanceTimersByTimeAsync(3000);
+    await driver;
+    const done = editor.flush(model.text);
+    await vi.runAllTimersAsync();
+    await done;
+
+    const intermediates = port.requests.filter((r) => !r.final);
+    expect(intermediates.length).toBeGreaterThanOrEqual(2);
+    // Rendering is asked for once per request (not once per change): 100 changes, a handful of renders.
+    expect(produced()).toBe(intermediates.length);
+    for (const request of intermediates) {
+      // The freshest text: everything the model had written when the request started, nothing older.
+      const newest = written.filter((w) => w.at <= request.start).at(-1)?.text;
+      expect(request.content.text).toBe(newest);
+    }
+    expect(port.violations).toEqual([]);
+    expect(port.messages()[0]).toMatchObject({ text: model.text, final: true });
+  });
+
+  it("sends nothing when what produce hands over is already visible, and never asks after flush", async () => {
+    const { port, editor, model, produced } = pullSetup({ interval: 10, latency: 0 });
+    model.text = "initial"; // what the message shows already
+    editor.invalidate();
+    await vi.runAllTimersAsync();
+    expect(produced()).toBe(1);
+    expect(port.requests).toEqual([]);
+
+    model.text = "more";
+    const done = editor.flush("final");
+    editor.invalidate();
+    await vi.runAllTimersAsync();
+    await done;
+    expect(produced()).toBe(1);
+    expect(port.requests.map((r) => [r.content.text, r.final])).toEqual([["final", true]]);
   });
 });

@@ -13,6 +13,17 @@ export function chatPacingKey(platform: string, chatId: string): string {
   return `${platform}:${chatId}`;
 }
 
+/** Marks the pacing key of a chat's drafts (see `draftPacingKey`). */
+export const DRAFT_KEY_SUFFIX = ":draft";
+
+/**
+ * The pacing key of a chat's drafts (Telegram sendMessageDraft): a draft is a preview, not a message, so it
+ * is paced apart from the chat's messages and draws on its own bot-wide budget (see app/pacing.ts).
+ */
+export function draftPacingKey(chatKey: string): string {
+  return `${chatKey}${DRAFT_KEY_SUFFIX}`;
+}
+
 /** A request that can wait (streaming progress) or one that must land (the last text of a message). */
 export type RequestKind = "intermediate" | "final";
 

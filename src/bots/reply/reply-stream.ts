@@ -4,13 +4,18 @@
  * - Something is visible at once: the typing indicator and a placeholder
  *   message (recorded in the journal before anything else), or the first draft
  *   when the port streams drafts natively.
- * - Each event re-renders the view (batched over a few ms, never per token into
- *   the chat) and hands the newest text to a coalescing, throttled editor.
+ * - Events only update the state and mark the view stale; the live message's
+ *   coalescing, throttled editor renders it when it holds a slot, right before
+ *   its request (pull, not push): the text sent is the freshest, and the view is
+ *   rendered once per request, never per token or on a timer. Sealed messages
+ *   are never rendered again: only the view beyond the last seal point is.
  * - When the text outgrows the platform's limit, the current message gets its
  *   final text at a good boundary and a continuation message takes over; a
  *   finished message is never edited again.
  * - With drafts (Telegram private chats) the live tail is a draft, kept alive
- *   while idle, and the message(s) are sent when the answer ends.
+ *   while idle, and the message(s) are sent when the answer ends. A draft is a
+ *   preview, not a message: it is paced on its own key (`draftPacingKey`) at the
+ *   port's `draftIntervalMs`, so the messages keep their own budget.
  * - A retried job gets a journal that already holds message ids: those
  *   messages are edited in order and new ones are only sent beyond them.
  * - An abort flushes what is there with a "stopped" note; a failing event
@@ -20,7 +25,7 @@ import type { AgentEvent } from "../../agent/events.js";
 import type { RenderedText, ReplyPort } from "../reply-port.js";
 import { closingFor, fenceAfter, type OpenFence } from "./code-fence.js";
 import { splitMarkdownPieces } from "./message-splitter.js";
-import { createLocalRateGate, type RateGate } from "./rate-gate.js";
+import { createLocalRateGate, draftPacingKey, type RateGate } from "./rate-gate.js";
 import { renderedLength, visibleText } from "./rendered-length.js";
 import type { ReplyJournal } from "./reply-journal.js";
 import {
@@ -60,7 +65,10 @@ export interface StreamReplyOptions {
   now?(): number;
   /** The draft id for `port.draft` (default: random, non-zero). */
   draftId?: number;
-  /** Events arriving within this window are rendered together (default: a quarter of the edit interval, 40–250 ms). */
+  /**
+   * Only while a continuation waits for the message above it to land (no editor can pull then): events
+   * arriving within this window are rendered together (default: a quarter of the edit interval, 40–250 ms).
+   */
   renderDelayMs?: number;
   /** A draft is re-sent after this long without a change, before the platform drops it (default 20 s; Telegram keeps 30 s). */
   draftKeepAliveMs?: number;
@@ -111,7 +119,20 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
   const { port, chatKey, journal, gate, signal } = opts;
   const now = opts.now ?? Date.now;
   const limit = port.limits.maxLength;
-  const measure = (md: string) => renderedLength(port.format(md));
+  // The splitter measures the whole live tail first and the live text is then formatted once more: one
+  // remembered result makes that the same work (formatting is most of the cost of a redraw).
+  let lastFormat: { markdown: string; rendered: RenderedText; visible?: string } | undefined;
+  const formatted = (markdown: string) => {
+    if (lastFormat?.markdown !== markdown) lastFormat = { markdown, rendered: port.format(markdown) };
+    return lastFormat;
+  };
+  const format = (markdown: string): RenderedText => formatted(markdown).rendered;
+  /** What the user would see of `markdown` once formatted (its length is what the platform's limit counts). */
+  const visibleOf = (markdown: string): string => {
+    const known = formatted(markdown);
+    return (known.visible ??= visibleText(known.rendered));
+  };
+  const measure = (markdown: string): number => visibleOf(markdown).length;
   // Read on every request: a port learns its pacing from the platform's answers (Discord's rate-limit headers).
   const spacing: RequestSpacing = {
     get minIntervalMs() {
@@ -136,6 +157,8 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
   let keepAliveTimer: ReturnType<typeof setTimeout> | undefined;
   let renderFailure: { error: unknown } | undefined;
   let ending = false;
+  /** Events changed the view since it was last rendered. */
+  let viewStale = false;
 
   const markVisible = () => {
     if (firstVisible) return;
@@ -143,7 +166,18 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
     opts.onFirstVisible?.();
   };
 
-  const editorBase = { chatKey, gate, equals: sameRendered, spacing, now, ...(signal ? { signal } : {}) };
+  /** Pull mode: the editor holding a slot asks for the view now; it is rendered only if something changed. */
+  const produce = () => {
+    if (!viewStale) return;
+    viewStale = false;
+    try {
+      render(false);
+    } catch (error) {
+      renderFailure ??= { error }; // surfaced by the event loop below
+    }
+  };
+
+  const editorBase = { chatKey, gate, equals: sameRendered, spacing, now, produce, ...(signal ? { signal } : {}) };
 
   const slotAt = (index: number): Slot => {
     const known = slots[index];
@@ -223,9 +257,17 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
     }, keepAliveMs);
   };
 
+  // Drafts are previews, not messages: their own pace and budget, so the messages' slots stay for the finals.
+  const draftSpacing: RequestSpacing = {
+    get minIntervalMs() {
+      return port.limits.draftIntervalMs ?? port.limits.minEditIntervalMs;
+    },
+  };
   const draftEditor = draft
     ? createThrottledEditor<RenderedText>({
         ...editorBase,
+        chatKey: draftPacingKey(chatKey),
+        spacing: draftSpacing,
         apply: async (content, { signal: requestSignal }) => {
           await draft(draftId, content, requestSignal ? { signal: requestSignal } : {});
           markVisible();
@@ -268,14 +310,15 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
       for (; k < pieces.length - 1; k++) {
         const piece = pieces[k]!;
         if (rest.text.slice(piece.end).trim() === "") break; // only whitespace beyond: nothing to continue with
-        const content = port.format(piece.text);
+        const content = format(piece.text);
         // A platform refuses an empty message (e.g. a piece that is only an empty code block in Telegram).
         finalise(current, isBlank(content) ? port.format(SUPERSEDED_TEXT) : content);
         current++;
         seal = rest.pointAt(piece.end);
       }
-      const live = port.format(pieces[k]!.text);
-      if (!isBlank(live)) {
+      const liveMarkdown = pieces[k]!.text;
+      const live = format(liveMarkdown);
+      if (visibleOf(liveMarkdown).trim() !== "") {
         if (final) {
           finalise(current, live);
           current++;
@@ -306,12 +349,23 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
     if (renderTimer !== undefined) return;
     renderTimer = setTimeout(() => {
       renderTimer = undefined;
-      try {
-        render(false);
-      } catch (error) {
-        renderFailure ??= { error }; // surfaced by the event loop below
-      }
+      produce();
     }, renderDelayMs);
+  };
+
+  /** The view changed: the live editor pulls it when it has a slot (a held-back continuation is rendered on a timer). */
+  const invalidate = () => {
+    viewStale = true;
+    if (draftEditor) draftEditor.invalidate();
+    else if (!previousLanded(current)) slotAt(current).editor.invalidate();
+    else scheduleRender();
+  };
+
+  /** Whether an event changes what the view shows (a collapsed or hidden reasoning delta does not). */
+  const changesView = (before: typeof state, after: typeof state, event: AgentEvent) => {
+    if (after === before) return false;
+    if (event.type === "reasoning-delta" && opts.showReasoning !== "full") return after.blocks.length !== before.blocks.length;
+    return true;
   };
 
   // --- something visible at once -------------------------------------------------------------
@@ -346,9 +400,10 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
         break;
       }
       if (step.done) break;
+      const before = state;
       state = applyAgentEvent(state, step.value);
       if (step.value.type === "finish") finish = step.value;
-      scheduleRender();
+      if (changesView(before, state, step.value)) invalidate();
     }
   } catch (error) {
     if (signal?.aborted) stopped = true;
@@ -367,6 +422,7 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
     if (line) state = withFailureLine(state, line);
   }
   ending = true;
+  viewStale = false; // from here on only the final render below shows the view (no late intermediate pull)
   if (keepAliveTimer !== undefined) clearTimeout(keepAliveTimer);
   keepAliveTimer = undefined;
   // A draft landing after the message would show a stale preview: let the last one finish first.

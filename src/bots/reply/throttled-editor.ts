@@ -9,6 +9,11 @@
  *
  * No loop sleeps to poll: the pump runs only while there is something to send,
  * and every wait is a timer or the gate armed by an event.
+ *
+ * Pull mode (`invalidate` + `produce`): the owner only says "something changed";
+ * the editor asks it for the content once it holds a slot, right before the
+ * request. The text sent is then the freshest there is, and rendering happens
+ * once per request instead of once per change or on a timer.
  */
 import { RateLimitedError, RejectedContentError } from "../reply-port.js";
 import type { RateGate, RequestKind } from "./rate-gate.js";
@@ -39,6 +44,11 @@ export interface ThrottledEditorOptions<T> {
   transientDelayMs?(attempt: number): number;
   /** 429s honoured for one text before giving up (default 50: a storm is waited out, but not forever). */
   maxRateLimitWaits?: number;
+  /**
+   * Pull mode: called when an invalidated editor holds a slot, just before its request; the owner renders
+   * now and hands the newest content over with `update` (synchronously). Nothing updated = nothing sent.
+   */
+  produce?(): void;
   /** Called after every successful request (the engine re-arms its draft keep-alive here). */
   onApplied?(content: T, final: boolean): void;
   now?(): number;
@@ -48,6 +58,8 @@ export interface ThrottledEditorOptions<T> {
 export interface ThrottledEditor<T> {
   /** Wants `content` visible soon; returns at once. Ignored once `flush` was called. */
   update(content: T): void;
+  /** Pull mode: newer content exists; `produce` is asked for it once a slot is held. Returns at once; ignored once `flush` was called. */
+  invalidate(): void;
   /** Makes `content` the message's final text; resolves once it is visible, rejects on rejected content or exhausted retries. */
   flush(content: T, opts?: { signal?: AbortSignal }): Promise<void>;
   /** Sends the visible content again although unchanged (keeps an expiring draft alive). */
@@ -78,6 +90,8 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
   let visibleFinal = false;
   let pending: T | undefined;
   let force = false;
+  /** Invalidated: `produce` must be asked before the next intermediate request. */
+  let stale = false;
   let rejected: T | undefined;
   let final: FinalRequest<T> | undefined;
   /** Set by the first flush: from then on only final texts are sent (a late intermediate must never follow the final). */
@@ -97,11 +111,12 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
       }
       return { final: true };
     }
-    if (closed || pending === undefined) return undefined;
+    if (closed) return undefined;
+    if (pending === undefined) return stale ? { final: false } : undefined;
     if ((!force && visible !== undefined && equals(pending, visible)) || (rejected !== undefined && equals(pending, rejected))) {
       pending = undefined;
       force = false;
-      return undefined;
+      return stale ? { final: false } : undefined;
     }
     return { final: false };
   };
@@ -148,12 +163,20 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
         if (upgrade?.signal.aborted && !opts.signal?.aborted) continue;
         // Aborted while waiting: an intermediate is simply dropped; a final fails its flush.
         if (job.final) failFinal(error);
-        else pending = undefined;
+        else {
+          pending = undefined;
+          stale = false;
+        }
         continue;
       } finally {
         upgradeWait = undefined;
       }
 
+      // Pull mode: render now, with the slot in hand, so the request carries the freshest content.
+      if (!job.final && stale && !closed) {
+        stale = false;
+        opts.produce?.();
+      }
       // Newest wins: take what is wanted *now*, after the wait.
       const current = nextJob();
       if (!current) continue;
@@ -237,9 +260,15 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
       pending = content;
       kick();
     },
+    invalidate() {
+      if (closed) return;
+      stale = true;
+      kick();
+    },
     flush(content, flushOpts) {
       closed = true;
       pending = undefined;
+      stale = false;
       upgradeWait?.();
       if (final) {
         // A newer final text replaces the one not yet sent; the same promise covers both.
@@ -266,6 +295,7 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
     async cancel() {
       pending = undefined;
       force = false;
+      stale = false;
       // An intermediate still waiting for a slot has nothing left to send: stop waiting (a request in flight finishes).
       upgradeWait?.();
       await running;

@@ -30,6 +30,13 @@ export const TELEGRAM_PRIVATE_EDIT_INTERVAL_MS = 1100;
 /** See TELEGRAM_PRIVATE_EDIT_INTERVAL_MS. */
 export const TELEGRAM_GROUP_EDIT_INTERVAL_MS = 3100;
 
+/**
+ * Pacing of drafts in a private chat. sendMessageDraft is a preview that the client animates, not a
+ * message: it is not subject to the per-chat message limit, and streaming it a few times a second is
+ * what it is for. Kept at 250 ms so a word is on screen within ~0.3 s without flooding the API.
+ */
+export const TELEGRAM_DRAFT_INTERVAL_MS = 250;
+
 /** Options of the port factory. */
 export interface TelegramReplyPortOptions {
   /** A grammY Api (`new Api(token, { apiRoot })`). */
@@ -106,6 +113,7 @@ function createTelegramReplyPort(opts: TelegramReplyPortOptions, message: Inboun
     limits: {
       maxLength: TELEGRAM_MAX_MESSAGE_LENGTH,
       minEditIntervalMs: isPrivate ? TELEGRAM_PRIVATE_EDIT_INTERVAL_MS : TELEGRAM_GROUP_EDIT_INTERVAL_MS,
+      ...(opts.useDrafts && isPrivate ? { draftIntervalMs: TELEGRAM_DRAFT_INTERVAL_MS } : {}),
     },
 
     format(markdown) {

@@ -1,0 +1,56 @@
+import { Api } from "grammy";
+import { describe, expect, it } from "vitest";
+import {
+  pacingGlobalFor,
+  pacingIntervalFor,
+  TELEGRAM_DRAFT_INTERVAL_MS,
+  TELEGRAM_GLOBAL_PER_SECOND,
+  TELEGRAM_GROUP_INTERVAL_MS,
+  TELEGRAM_PRIVATE_INTERVAL_MS,
+} from "../../src/app/pacing.js";
+import { chatPacingKey, draftPacingKey } from "../../src/bots/reply/rate-gate.js";
+import { createTelegramReplyPortFactory } from "../../src/bots/telegram/telegram-reply-port.js";
+import type { InboundMessage } from "../../src/queue/inbound-message.js";
+
+describe("pacing of drafts", () => {
+  const interval = pacingIntervalFor();
+  const privateChat = chatPacingKey("telegram", "1001");
+  const group = chatPacingKey("telegram", "-100200");
+
+  it("paces a private chat's drafts a few times a second, its messages at Telegram's one per 1.1 s", () => {
+    expect(interval(draftPacingKey(privateChat))).toBe(TELEGRAM_DRAFT_INTERVAL_MS);
+    expect(TELEGRAM_DRAFT_INTERVAL_MS).toBeLessThanOrEqual(300); // freshness target: a word visible within 400 ms
+    expect(interval(privateChat)).toBe(TELEGRAM_PRIVATE_INTERVAL_MS);
+    expect(interval(group)).toBe(TELEGRAM_GROUP_INTERVAL_MS);
+  });
+
+  it("gives drafts a bot-wide budget of their own, so the messages keep all of Telegram's 30 per second", () => {
+    const messages = pacingGlobalFor(privateChat);
+    const drafts = pacingGlobalFor(draftPacingKey(privateChat));
+    expect(messages).toEqual({ key: "telegram", perSecond: TELEGRAM_GLOBAL_PER_SECOND });
+    expect(pacingGlobalFor(group)).toEqual(messages);
+    expect(drafts?.key).not.toBe(messages?.key);
+    expect(drafts?.perSecond).toBeGreaterThan(0);
+  });
+});
+
+describe("Telegram port limits", () => {
+  const api = new Api("123:token", { apiRoot: "http://127.0.0.1:9" }); // never called: only the limits are read
+  const message = (chatType: "private" | "group", chatId: string): InboundMessage => ({
+    platform: "telegram",
+    conversationKey: `tg:${chatId}`,
+    chatId,
+    messageId: "1",
+    chatType,
+    author: { id: "1001", displayName: "Alice" },
+    text: "hi",
+    receivedAt: 0,
+  });
+
+  it("advertises the draft interval the gate uses, only where drafts are streamed", () => {
+    const withDrafts = createTelegramReplyPortFactory({ api, useDrafts: true });
+    expect(withDrafts(message("private", "1001")).limits).toEqual({ maxLength: 4096, minEditIntervalMs: TELEGRAM_PRIVATE_INTERVAL_MS, draftIntervalMs: TELEGRAM_DRAFT_INTERVAL_MS });
+    expect(withDrafts(message("group", "-100200")).limits.draftIntervalMs).toBeUndefined();
+    expect(createTelegramReplyPortFactory({ api, useDrafts: false })(message("private", "1001")).limits.draftIntervalMs).toBeUndefined();
+  });
+});
