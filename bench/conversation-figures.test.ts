@@ -57,7 +57,7 @@ describe("conversationFigures", () => {
     expect(f.finalMs).toBeUndefined();
   });
 
-  it("splits the final latency into the wait the pacing imposed and the rest", () => {
+  it("does not count a draft as due pacing for the final message (drafts have their own lane)", () => {
     const f = conversationFigures({
       writes: [write(10, "typing", 0), write(150, "draft", 2), write(1251, "send", 4)],
       stream: { tokens: 4, answerAt: emitted(4, 100, 10), finishAt: 300 },
@@ -65,10 +65,21 @@ describe("conversationFigures", () => {
       answerWords: 4,
     });
     expect(f.finalMs).toBe(951);
-    // The draft at 150 allows the next request at 1250: 950 ms of the 951 were due.
-    expect(f.dueWaitMs).toBe(950);
+    expect(f.dueWaitMs).toBe(0);
     expect(f.drafts).toBe(1);
-    expect(f.sends).toBe(1);
+  });
+
+  it("splits the final latency into the wait the pacing imposed and the rest", () => {
+    const f = conversationFigures({
+      writes: [write(10, "typing", 0), write(150, "edit", 2, { final: false }), write(1251, "edit", 4)],
+      stream: { tokens: 4, answerAt: emitted(4, 100, 10), finishAt: 300 },
+      intervalMs: 1100,
+      answerWords: 4,
+    });
+    expect(f.finalMs).toBe(951);
+    // The edit at 150 allows the next request at 1250: 950 ms of the 951 were due.
+    expect(f.dueWaitMs).toBe(950);
+    expect(f.edits).toBe(2);
   });
 
   it("finds no wait due when the last request is an interval before the finish, and ignores typing", () => {

@@ -105,11 +105,12 @@ export function conversationFigures(rec: ConversationRecord): ConversationFigure
   if (finish !== undefined && finalIndex >= 0) {
     const final = writes[finalIndex] as ChatWrite;
     finalMs = Math.max(0, final.at - finish);
-    // The request before it (typing is not paced) started the interval the final had to respect.
+    // The message request before it started the interval the final had to respect (typing is not paced,
+    // and drafts are paced on a lane of their own: src/app/pacing.ts).
     let previous: ChatWrite | undefined;
     for (let i = finalIndex - 1; i >= 0; i--) {
       const w = writes[i] as ChatWrite;
-      if (w.kind !== "typing") {
+      if (w.kind !== "typing" && w.kind !== "draft") {
         previous = w;
         break;
       }
