@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { freePort } from "../test/support/free-port.js";
+import { redisAnswers } from "../test/support/redis-answers.js";
 
 /** Commands executed per command name (INFO commandstats `calls`). */
 export type CommandCounts = Map<string, number>;
@@ -37,18 +38,6 @@ export interface BenchRedis {
   close(): Promise<void>;
 }
 
-async function answers(url: string): Promise<boolean> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1500 });
-  client.on("error", () => undefined);
-  try {
-    await client.connect();
-    return (await client.ping()) === "PONG";
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
 
 
 async function startPrivateServer(): Promise<{ url: string; stop(): Promise<void> }> {
@@ -62,7 +51,7 @@ async function startPrivateServer(): Promise<{ url: string; stop(): Promise<void
   for (let i = 0; i < 50; i++) {
     const error = await Promise.race([failed, new Promise<undefined>((resolve) => setTimeout(resolve, 100, undefined))]);
     if (error) throw new Error(`The benchmark needs Redis: redis-server could not be started (${error.message}). Start one or set REDIS_URL.`);
-    if (await answers(url)) {
+    if (await redisAnswers(url)) {
       return {
         url,
         async stop() {
@@ -91,7 +80,7 @@ export async function openBenchRedis(opts: { url: string; privateServer: boolean
   let server: { url: string; stop(): Promise<void> } | undefined;
   let note: string | undefined;
   if (opts.privateServer) server = await startPrivateServer();
-  else if (!(await answers(opts.url))) {
+  else if (!(await redisAnswers(opts.url))) {
     server = await startPrivateServer();
     note = `nothing answered at ${opts.url}`;
   }

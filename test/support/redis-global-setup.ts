@@ -7,9 +7,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
 import type { TestProject } from "vitest/node";
 import { freePort } from "./free-port.js";
+import { redisAnswers } from "./redis-answers.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -17,18 +17,6 @@ declare module "vitest" {
   }
 }
 
-async function answers(url: string): Promise<boolean> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1500 });
-  client.on("error", () => undefined);
-  try {
-    await client.connect();
-    return (await client.ping()) === "PONG";
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
 
 
 let child: ChildProcess | undefined;
@@ -36,7 +24,7 @@ let dir: string | undefined;
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const wanted = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
-  if (await answers(wanted)) {
+  if (await redisAnswers(wanted)) {
     project.provide("redisUrl", wanted);
     return async () => undefined;
   }
@@ -55,9 +43,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
           "Start one (apt-get install redis-server && redis-server --daemonize yes) or set REDIS_URL.",
       );
     }
-    if (await answers(url)) break;
+    if (await redisAnswers(url)) break;
   }
-  if (!(await answers(url))) throw new Error(`Tests need Redis: a private redis-server on port ${port} did not answer.`);
+  if (!(await redisAnswers(url))) throw new Error(`Tests need Redis: a private redis-server on port ${port} did not answer.`);
   project.provide("redisUrl", url);
   return async () => {
     child?.kill("SIGTERM");
