@@ -56,9 +56,50 @@ export function createSecretScrubber(values: readonly (string | undefined)[], op
 
 type Matcher = (text: string) => [number, number][];
 
-/** Every k-gram of every secret, mapped to where it occurs, so one pass over the text finds any fragment. */
+/** Multiplier of the rolling hash (odd, so no bits are lost mod 2^32). */
+const BASE = 0x01000193;
+/** Bits of the hash filters' index: 2^16 bits (8 KiB) keep false hits rare for a few hundred grams. */
+const FILTER_BITS = 16;
+
+/** Hash of text[from, from + k), the same value the rolling update produces. */
+function hashAt(text: string, from: number, k: number): number {
+  let h = 0;
+  for (let i = from; i < from + k; i++) h = (Math.imul(h, BASE) + text.charCodeAt(i)) | 0;
+  return h;
+}
+
+/** A bit set indexed by the top bits of a hash: no false negatives, rare false positives. */
+function hashFilter(): { add(h: number): void; has(h: number): boolean } {
+  const bits = new Uint32Array((1 << FILTER_BITS) >>> 5);
+  return {
+    add(h) {
+      const slot = h >>> (32 - FILTER_BITS);
+      bits[slot >>> 5]! |= 1 << (slot & 31);
+    },
+    has(h) {
+      const slot = h >>> (32 - FILTER_BITS);
+      return (bits[slot >>> 5]! & (1 << (slot & 31))) !== 0;
+    },
+  };
+}
+
+/**
+ * Every k-gram of every secret, mapped to where it occurs, so one pass over the text finds any fragment.
+ *
+ * It runs on every render of a whole reply, so the common case (no secret anywhere) must be cheap. Any
+ * run of k secret characters covers a text position that is a multiple of `step` together with the
+ * `anchor` characters after it, and those form an anchor-gram of the secret. So a first pass only looks
+ * at every step-th position (a hash filter, then a set of the secrets' anchor-grams); only when one of
+ * them is a piece of a secret does the full pass run: a rolling hash of every k-gram against a filter,
+ * a map lookup on a filter hit, and the match grown both ways.
+ */
 function createMatcher(secrets: readonly string[], k: number): Matcher {
+  const step = Math.max(1, k >> 1);
+  const anchor = k - step + 1;
   const grams = new Map<string, { secret: string; at: number }[]>();
+  const gramFilter = hashFilter();
+  const anchors = new Set<string>();
+  const anchorFilter = hashFilter();
   const short: string[] = [];
   for (const secret of secrets) {
     if (secret.length < k) {
@@ -70,31 +111,59 @@ function createMatcher(secrets: readonly string[], k: number): Matcher {
       const list = grams.get(gram) ?? [];
       list.push({ secret, at });
       grams.set(gram, list);
+      gramFilter.add(hashAt(secret, at, k));
+    }
+    for (let at = 0; at + anchor <= secret.length; at++) {
+      anchors.add(secret.slice(at, at + anchor));
+      anchorFilter.add(hashAt(secret, at, anchor));
     }
   }
-  return (text) => {
-    const ranges: [number, number][] = [];
-    for (const secret of short) {
-      for (let i = text.indexOf(secret); i !== -1; i = text.indexOf(secret, i + 1)) ranges.push([i, i + secret.length]);
+  // BASE^(k-1) mod 2^32: the weight of the character leaving the window.
+  let outWeight = 1;
+  for (let i = 1; i < k; i++) outWeight = Math.imul(outWeight, BASE);
+
+  /** True when some step-th position starts a piece of a secret (always true when the text holds a k-gram of one). */
+  const anchored = (text: string): boolean => {
+    for (let q = 0; q + anchor <= text.length; q += step) {
+      if (anchorFilter.has(hashAt(text, q, anchor)) && anchors.has(text.slice(q, q + anchor))) return true;
     }
-    if (grams.size > 0) {
-      for (let p = 0; p + k <= text.length; p++) {
-        const hits = grams.get(text.slice(p, p + k));
-        if (!hits) continue;
+    return false;
+  };
+
+  const fullPass = (text: string, ranges: [number, number][]) => {
+    const n = text.length;
+    let h = hashAt(text, 0, k);
+    let p = 0;
+    while (p + k <= n) {
+      const hits = gramFilter.has(h) ? grams.get(text.slice(p, p + k)) : undefined;
+      if (hits) {
         let furthest = p + k;
         for (const { secret, at } of hits) {
           // Grow the match both ways along the secret: the whole leaked run goes, not just k characters.
           let left = 0;
           while (p - left - 1 >= 0 && at - left - 1 >= 0 && text[p - left - 1] === secret[at - left - 1]) left++;
           let right = 0;
-          while (p + k + right < text.length && at + k + right < secret.length && text[p + k + right] === secret[at + k + right]) right++;
+          while (p + k + right < n && at + k + right < secret.length && text[p + k + right] === secret[at + k + right]) right++;
           ranges.push([p - left, p + k + right]);
           furthest = Math.max(furthest, p + k + right);
         }
-        p = furthest - k; // the loop's p++ resumes right after the covered run's first k-gram boundary
+        // Resume right after the covered run's first k-gram boundary.
+        p = furthest - k + 1;
+        if (p + k <= n) h = hashAt(text, p, k);
+        continue;
       }
+      if (p + k < n) h = (Math.imul((h - Math.imul(text.charCodeAt(p), outWeight)) | 0, BASE) + text.charCodeAt(p + k)) | 0;
+      p++;
     }
-    return merge(ranges);
+  };
+
+  return (text) => {
+    const ranges: [number, number][] = [];
+    for (const secret of short) {
+      for (let i = text.indexOf(secret); i !== -1; i = text.indexOf(secret, i + 1)) ranges.push([i, i + secret.length]);
+    }
+    if (grams.size > 0 && text.length >= k && anchored(text)) fullPass(text, ranges);
+    return ranges.length === 0 ? ranges : merge(ranges);
   };
 }
 

@@ -11,10 +11,21 @@ import type { RenderedText, ReplyPort, ReplyPortFactory } from "../bots/reply-po
 import { visibleText } from "../bots/reply/rendered-length.js";
 import { REDACTED, withoutFormatting, type SecretScrubber } from "../security/secret-scrubber.js";
 
+/** How many rendered texts a port remembers as already checked. */
+const VERIFIED_TEXTS = 4;
+
 /** Wraps one port so that no text it sends or shows contains a secret. */
 export function withSecretsScrubbed(port: ReplyPort, scrubber: SecretScrubber): ReplyPort {
+  // Texts `format` just checked, so the send/edit/draft of a rendered reply does not scan it again (bounded: a
+  // reply's renders only ever go out as the latest one or two).
+  const checked = new Set<string>();
+  const remember = (text: string) => {
+    checked.add(text);
+    if (checked.size > VERIFIED_TEXTS) checked.delete(checked.values().next().value as string);
+  };
   const leaks = (content: RenderedText) => scrubber.hasLoosely(visibleText(content)) || scrubber.has(content.text);
-  const clean = (content: RenderedText): RenderedText => (scrubber.has(content.text) ? { ...content, text: scrubber.scrub(content.text) } : content);
+  const clean = (content: RenderedText): RenderedText =>
+    checked.has(content.text) || !scrubber.has(content.text) ? content : { ...content, text: scrubber.scrub(content.text) };
 
   const wrapped: ReplyPort = {
     // A getter: Discord's limits change as rate-limit headers arrive.
@@ -23,7 +34,10 @@ export function withSecretsScrubbed(port: ReplyPort, scrubber: SecretScrubber): 
     },
     format(markdown) {
       const rendered = port.format(scrubber.scrub(markdown));
-      if (!leaks(rendered)) return rendered;
+      if (!leaks(rendered)) {
+        remember(rendered.text);
+        return rendered;
+      }
       // The secret only appears once markup is applied or ignored (`123:AA**BB**`): show the visible text, scrubbed.
       const fallback = port.format(scrubber.scrub(withoutFormatting(visibleText(rendered))));
       return leaks(fallback) ? port.format(REDACTED) : fallback;

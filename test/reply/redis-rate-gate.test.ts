@@ -308,3 +308,60 @@ describe("createRedisRateGate: Redis unreachable", () => {
     expect(warn).toHaveBeenCalledTimes(1);
   });
 });
+
+describe("createRedisRateGate: the Redis work of a streamed reply", () => {
+  it("asks Redis once for the next slot after this process's own request, still spaced from its completion", async () => {
+    const { a, grants } = twoProcesses({ intervalFor: () => 300 });
+    await a.gate.acquire("tg:8", "intermediate");
+    await new Promise((r) => setTimeout(r, 100)); // the request takes 100 ms
+    const doneAt = Date.now();
+    a.gate.settled("tg:8");
+    a.evalCalls.mockClear();
+    await a.gate.acquire("tg:8", "intermediate");
+    // One acquire (the settle's call went out before the count): no refusal first.
+    expect(a.evalCalls).toHaveBeenCalledTimes(1);
+    expect(Date.now() - doneAt).toBeGreaterThanOrEqual(295);
+    expect(grants[1]!.at - grants[0]!.at).toBeGreaterThanOrEqual(395);
+  });
+
+  it("costs a few commands per request (no expiry round trips, no finals scan when none wait) and still expires every key", async () => {
+    testRedis = createTestRedis("gate-cost");
+    const prefix = testRedis.prefix;
+    // Connected before MONITOR starts (a connection's ready check echoed into a starting MONITOR confuses ioredis).
+    const redis = new Redis(testRedis.url, { maxRetriesPerRequest: null });
+    connections.push(redis);
+    await redis.ping();
+    const monitor = await testRedis.redis.monitor();
+    connections.push(monitor as unknown as Redis);
+    const seen: string[][] = [];
+    // Only this test's commands (the Redis may be shared): the clock is given, so no TIME runs, and every other command names a key under the prefix.
+    monitor.on("monitor", (_time: string, args: string[]) => {
+      if (args.some((a) => a.startsWith(prefix))) seen.push(args);
+    });
+    const gate = createRedisRateGate({ redis, prefix, now: Date.now, intervalFor: () => 30, globalFor: () => ({ key: "telegram", perSecond: 30 }) });
+    await gate.acquire("tg:9", "intermediate"); // loads the script (NOSCRIPT, then EVAL): not counted
+    gate.settled("tg:9");
+    await new Promise((r) => setTimeout(r, 100));
+    const before = seen.length;
+    const requests = 8;
+    for (let i = 0; i < requests; i++) {
+      await gate.acquire("tg:9", i === requests - 1 ? "final" : "intermediate");
+      gate.settled("tg:9");
+      await new Promise((r) => setTimeout(r, 80)); // past the interval: each acquire is granted at once
+    }
+    const commands = seen.slice(before);
+    // Per intermediate: EVALSHA, HMGET chat, HMGET global, HSET global, HSET chat; per settled: EVALSHA, HMGET, HSET.
+    expect(commands.length / requests).toBeLessThanOrEqual(9);
+    expect(commands.filter((c) => c[0]!.toLowerCase() === "pttl")).toEqual([]);
+    // A final that waits gets a fresh finals queue: it must expire too, as must every other key.
+    await gate.acquire("tg:9", "intermediate");
+    await gate.acquire("tg:9", "final");
+    await gate.acquire("tg:9", "intermediate");
+    const waiting = gate.acquire("tg:9", "final");
+    await new Promise((r) => setTimeout(r, 10));
+    const keys = await testRedis.redis.keys(`${prefix}*`);
+    expect(keys.some((k) => k.includes(":rate:finals:"))).toBe(true);
+    for (const key of keys) expect(await testRedis.redis.pttl(key), key).toBeGreaterThan(0);
+    await waiting;
+  });
+});

@@ -24,9 +24,10 @@
  * replies keep their local pacing rather than freezing) and that is logged once.
  *
  * Keys (P = prefix, C = chat key, G = global key, both escaped like queue keys):
- *   P:rate:chat:C        hash: next (earliest next grant), headAt, seq, lease:<waiter id>
+ *   P:rate:chat:C        hash: next (earliest next grant), headAt, seq, nf (finals queued), exp, fexp
+ *                        (when this hash and the finals zset expire), lease:<waiter id>
  *   P:rate:finals:C      zset: finals waiting in this chat, in arrival order
- *   P:rate:global:G      hash: tat (reservations), act (real grants), tati (intermediates' bucket), blocked
+ *   P:rate:global:G      hash: tat (reservations), act (real grants), tati (intermediates' bucket), blocked, exp
  *   P:rate:global:G:429  zset: chats that got a 429 lately (to recognise a bot-wide flood)
  */
 import { randomUUID } from "node:crypto";
@@ -84,11 +85,27 @@ export interface RedisRateGateOptions {
   onGrant?(grant: RateGrant): void;
 }
 
+/**
+ * Shared Lua helpers. Every key lives at least KEEP past the latest time it holds. Rather than a
+ * PTTL and a PEXPIRE on every call, a hash notes its own expiry (field `exp`; the chat hash also notes
+ * its finals zset's, `fexp`) and the expiry is pushed out a further KEEP whenever it falls short, so a
+ * busy chat renews it about once a minute. The chat hash always outlives its finals zset, so its count
+ * of queued finals (`nf`) cannot outlive the zset's members unnoticed.
+ */
 const CLOCK = `
+local KEEP = 60000
 local function clock(arg)
   if arg ~= '' then return tonumber(arg) end
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The new expiry (absolute) when the key, expiring at exp, must live until untilAt; nil when it already does.
+local function pushOut(exp, untilAt)
+  if exp >= untilAt then return nil end
+  return untilAt + KEEP
+end
+local function expireAt(key, at, now)
+  redis.call('PEXPIRE', key, math.max(1, math.ceil(at - now)))
 end
 local function extend(key, ms)
   ms = math.ceil(ms)
@@ -110,51 +127,84 @@ local ticket = tonumber(ARGV[5])
 local T, tau, Ti, taui = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local leaseMs = tonumber(ARGV[10])
 local chat, finals, global = KEYS[1], KEYS[2], KEYS[3]
-local KEEP = 60000
 
-local st = redis.call('HMGET', chat, 'next', 'headAt')
+local st = redis.call('HMGET', chat, 'next', 'headAt', 'nf', 'exp', 'fexp')
 local nextAt = tonumber(st[1]) or 0
 local headAt = tonumber(st[2]) or 0
+local storedNf = tonumber(st[3]) or 0
+local exp = tonumber(st[4]) or 0
+local fexp = tonumber(st[5]) or 0
 
--- Finals of a process that died while waiting must not hold the chat for ever.
-local live = 0
-for _, m in ipairs(redis.call('ZRANGE', finals, 0, -1)) do
-  local lease = tonumber(redis.call('HGET', chat, 'lease:' .. m))
-  if lease == nil or lease < now then
-    redis.call('ZREM', finals, m)
-    redis.call('HDEL', chat, 'lease:' .. m)
-  else
-    live = live + 1
+-- Chat fields written once, at the end (with the expiry when it moves).
+local writes = {}
+local function put(field, value) writes[#writes + 1] = field; writes[#writes + 1] = value end
+local nf = 0
+local function saveChat(untilAt)
+  if nf ~= storedNf then put('nf', nf) end
+  local newExp = pushOut(exp, untilAt)
+  if newExp then put('exp', newExp) end
+  if #writes > 0 then redis.call('HSET', chat, unpack(writes)) end
+  if newExp then expireAt(chat, newExp, now) end
+end
+
+-- Finals of a process that died while waiting must not hold the chat for ever. Only looked at when
+-- some are queued: the count in the chat hash says so without a round trip to the zset.
+if storedNf > 0 then
+  for _, m in ipairs(redis.call('ZRANGE', finals, 0, -1)) do
+    local lease = tonumber(redis.call('HGET', chat, 'lease:' .. m))
+    if lease == nil or lease < now then
+      redis.call('ZREM', finals, m)
+      redis.call('HDEL', chat, 'lease:' .. m)
+    else
+      nf = nf + 1
+    end
   end
 end
+local live = nf
 
 -- tat: reservations (the order finals go in; intermediates are charged here too, so finals queue
 -- behind what was really used); act: the grants as they really happen, which is what the platform
 -- counts (a reservation used late, e.g. by a process that stalled, must not crowd a window).
-local tat, tati, act, gblocked = 0, 0, 0, 0
-if global then
-  local g = redis.call('HMGET', global, 'tat', 'tati', 'act', 'blocked')
-  tat, tati, act, gblocked = tonumber(g[1]) or 0, tonumber(g[2]) or 0, tonumber(g[3]) or 0, tonumber(g[4]) or 0
+-- Read only when a decision needs it.
+local tat, tati, act, gblocked, gexp = 0, 0, 0, 0, 0
+local globalRead, globalDirty = false, false
+local function readGlobal()
+  if globalRead or not global then return end
+  globalRead = true
+  local g = redis.call('HMGET', global, 'tat', 'tati', 'act', 'blocked', 'exp')
+  tat, tati, act, gblocked, gexp = tonumber(g[1]) or 0, tonumber(g[2]) or 0, tonumber(g[3]) or 0, tonumber(g[4]) or 0, tonumber(g[5]) or 0
 end
 local function saveGlobal()
-  redis.call('HSET', global, 'tat', tat, 'tati', tati, 'act', act)
-  extend(global, math.max(tat, tati, act, gblocked) - now + KEEP)
+  if not globalDirty then return end
+  local newExp = pushOut(gexp, math.max(tat, tati, act, gblocked) + KEEP)
+  if newExp then
+    redis.call('HSET', global, 'tat', tat, 'tati', tati, 'act', act, 'exp', newExp)
+    expireAt(global, newExp, now)
+  else
+    redis.call('HSET', global, 'tat', tat, 'tati', tati, 'act', act)
+  end
 end
 
 local function grant()
-  redis.call('HSET', chat, 'next', now + interval)
-  extend(chat, interval + KEEP)
+  put('next', now + interval)
+  saveGlobal()
+  saveChat(now + interval + KEEP)
   return {1, now}
 end
 
 if final then
   if redis.call('ZSCORE', finals, id) == false then
-    redis.call('ZADD', finals, redis.call('HINCRBY', chat, 'seq', 1), id)
+    -- An empty queue is a new zset, without an expiry whatever fexp still says.
+    if nf == 0 then fexp = 0 end
+    local seq = redis.call('HINCRBY', chat, 'seq', 1)
+    redis.call('ZADD', finals, seq, id)
+    nf = nf + 1
     live = live + 1
   end
   local rank = redis.call('ZRANK', finals, id)
   local function grantFinal()
     redis.call('ZREM', finals, id)
+    nf = nf - 1
     redis.call('HDEL', chat, 'lease:' .. id, 'headAt')
     return grant()
   end
@@ -168,11 +218,12 @@ if final then
   elseif not global then
     return grantFinal()
   else
+    readGlobal()
     if ticket == nil or gblocked > now then
       -- Reserve the next bot-wide slot (FIFO over all chats' finals; intermediates yield until it passed).
       ticket = math.max(now, tat - tau, gblocked)
       tat = math.max(tat, ticket) + T
-      saveGlobal()
+      globalDirty = true
     end
     if ticket > now then
       wait = ticket - now
@@ -181,38 +232,58 @@ if final then
       wait = act - tau - now
     else
       act = math.max(act, now) + T
-      saveGlobal()
+      globalDirty = true
       return grantFinal()
     end
     keep = ticket
   end
-  redis.call('HSET', chat, 'lease:' .. id, now + wait + leaseMs)
-  if rank == 0 then redis.call('HSET', chat, 'headAt', now + wait) end
-  extend(chat, wait + leaseMs + KEEP)
-  extend(finals, wait + leaseMs + KEEP)
+  saveGlobal()
+  put('lease:' .. id, now + wait + leaseMs)
+  if rank == 0 then put('headAt', now + wait) end
+  -- The finals zset lives as long as the waiters' leases, and the chat hash at least as long as the zset.
+  local untilAt = now + wait + leaseMs + KEEP
+  local newFexp = pushOut(fexp, untilAt)
+  if newFexp then
+    put('fexp', newFexp)
+    expireAt(finals, newFexp, now)
+    untilAt = math.max(untilAt, newFexp)
+  end
+  saveChat(untilAt)
   return {0, math.max(1, math.ceil(wait)), keep}
 end
 
 -- An intermediate.
 if live > 0 then
   -- A final waits for this chat: it goes first.
+  saveChat(0)
   return {0, math.ceil(math.max(10, math.max(nextAt, headAt, now) - now + live * interval)), ticket or -1}
 end
-if nextAt > now then return {0, math.ceil(nextAt - now), ticket or -1} end
+if nextAt > now then
+  saveChat(0)
+  return {0, math.ceil(nextAt - now), ticket or -1}
+end
 if not global then return grant() end
+readGlobal()
 if ticket == nil or gblocked > now then
   -- A place in the intermediates' own (slower) bucket, never inside time finals have reserved. A late
   -- caller keeps its place: the shared bucket is charged when the slot is granted, below.
   ticket = math.max(now, tati - taui, tat - tau, gblocked)
   tati = math.max(tati, ticket) + Ti
-  saveGlobal()
+  globalDirty = true
 end
-if ticket > now then return {0, math.ceil(ticket - now), ticket} end
-if tat - tau > now then return {0, math.ceil(tat - tau - now), ticket} end
-if act - tau > now then return {0, math.ceil(act - tau - now), ticket} end
+local waitFor = 0
+if ticket > now then waitFor = ticket - now
+elseif tat - tau > now then waitFor = tat - tau - now
+elseif act - tau > now then waitFor = act - tau - now
+end
+if waitFor > 0 then
+  saveGlobal()
+  saveChat(0)
+  return {0, math.ceil(waitFor), ticket}
+end
 tat = math.max(tat, now) + T
 act = math.max(act, now) + T
-saveGlobal()
+globalDirty = true
 return grant()
 `;
 
@@ -224,23 +295,48 @@ const BACKOFF = `${CLOCK}
 local now = clock(ARGV[1])
 local upto = now + tonumber(ARGV[2])
 local chat, global, recent = KEYS[1], KEYS[2], KEYS[3]
-if upto > (tonumber(redis.call('HGET', chat, 'next')) or 0) then redis.call('HSET', chat, 'next', upto) end
-extend(chat, upto - now + 60000)
+local st = redis.call('HMGET', chat, 'next', 'exp')
+local newExp = pushOut(tonumber(st[2]) or 0, upto + KEEP)
+if upto > (tonumber(st[1]) or 0) then
+  if newExp then redis.call('HSET', chat, 'next', upto, 'exp', newExp) else redis.call('HSET', chat, 'next', upto) end
+elseif newExp then
+  redis.call('HSET', chat, 'exp', newExp)
+end
+if newExp then expireAt(chat, newExp, now) end
 if global then
   local window = tonumber(ARGV[4])
   redis.call('ZADD', recent, now, ARGV[3])
   redis.call('ZREMRANGEBYSCORE', recent, '-inf', now - window)
   extend(recent, window * 2)
   if redis.call('ZCARD', recent) >= tonumber(ARGV[5]) then
-    if upto > (tonumber(redis.call('HGET', global, 'blocked')) or 0) then redis.call('HSET', global, 'blocked', upto) end
-    extend(global, upto - now + 60000)
+    local g = redis.call('HMGET', global, 'blocked', 'exp')
+    local gExp = pushOut(tonumber(g[2]) or 0, upto + KEEP)
+    if upto > (tonumber(g[1]) or 0) then redis.call('HSET', global, 'blocked', upto) end
+    if gExp then
+      redis.call('HSET', global, 'exp', gExp)
+      expireAt(global, gExp, now)
+    end
   end
 end
 return upto
 `;
 
+/**
+ * A final that gave up waiting leaves its chat's queue (and the queue's count).
+ * KEYS: chat hash, finals zset · ARGV: waiter id
+ */
+const LEAVE = `
+if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
+  local nf = tonumber(redis.call('HGET', KEYS[1], 'nf')) or 0
+  if nf > 0 then redis.call('HSET', KEYS[1], 'nf', nf - 1) end
+end
+redis.call('HDEL', KEYS[1], 'lease:' .. ARGV[1])
+return 1
+`;
+
 const acquireScript = redisScript(ACQUIRE);
 const backoffScript = redisScript(BACKOFF);
+const leaveScript = redisScript(LEAVE);
 
 /** GCRA parameters of a bot-wide budget. */
 interface BucketTiming {
@@ -249,6 +345,11 @@ interface BucketTiming {
   Ti: number;
   taui: number;
 }
+
+/** Chats whose local wait is remembered before the expired ones are swept (bounded memory). */
+const MAX_QUIET_CHATS = 1024;
+/** Slack on a local wait, so the request after it reaches Redis after the time Redis holds (round trips differ by a little). */
+const QUIET_MARGIN_MS = 2;
 
 /** Redis did not answer in time. */
 class GateTimeoutError extends Error {
@@ -347,9 +448,33 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
       .catch(() => undefined)
       .then(async () => {
         if (redis.status !== "ready") return; // its lease expires by itself
-        await redis.multi().zrem(finalsSet(chatKey), id).hdel(chatHash(chatKey), `lease:${id}`).exec();
+        await leaveScript.run(redis, [chatHash(chatKey), finalsSet(chatKey)], [id]);
       })
       .catch((error: unknown) => opts.logger?.warn({ err: error }, "could not remove an aborted waiter from the rate gate"));
+  };
+
+  /**
+   * Per chat, the local time before which Redis would refuse this process's intermediates anyway: its own
+   * last request's completion plus the interval (`settled`), or a 429's block. An intermediate waits that out
+   * here rather than asking Redis only to be told to wait and ask again (a second round trip per request,
+   * as the editors space requests from their start). Finals still go to Redis at once: they must queue there
+   * so that other processes' intermediates yield to them.
+   */
+  const quiet = new Map<string, number>();
+  const localNow = opts.now ?? Date.now;
+  const quietUntil = (chatKey: string, until: number) => {
+    if (quiet.size >= MAX_QUIET_CHATS) {
+      const t = localNow();
+      for (const [key, at] of quiet) if (at <= t) quiet.delete(key);
+    }
+    quiet.set(chatKey, Math.max(quiet.get(chatKey) ?? until, until));
+  };
+  const quietWait = (chatKey: string): number => {
+    const until = quiet.get(chatKey);
+    if (until === undefined) return 0;
+    const ms = until - localNow();
+    if (ms <= 0) quiet.delete(chatKey);
+    return ms;
   };
 
   const fallback = async (chatKey: string, kind: RequestKind, startedAt: number, signal?: AbortSignal) => {
@@ -368,6 +493,10 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
       let ticket: number | undefined;
       let inflight: Promise<unknown> | undefined;
       try {
+        if (kind === "intermediate") {
+          const ms = quietWait(chatKey);
+          if (ms > 0) await sleep(ms + QUIET_MARGIN_MS, signal);
+        }
         for (;;) {
           if (!usable()) return await fallback(chatKey, kind, startedAt, signal);
           let reply: [number, number, number];
@@ -400,12 +529,14 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
       if (!usable()) return;
       // "No request before now + interval" for this chat: the same update as a 429's block, chat only.
       const interval = Math.max(0, Math.ceil(opts.intervalFor(chatKey)));
+      quietUntil(chatKey, localNow() + interval);
       call(() => backoffScript.run(redis, [chatHash(chatKey)], [clock(), interval, chatKey, floodWindowMs, floodChats])).then(markUp, markDown);
     },
 
     backoff(chatKey, retryAfterMs) {
       // The local gate learns it too, so pacing stays right if Redis goes away next.
       local.backoff(chatKey, retryAfterMs);
+      quietUntil(chatKey, localNow() + Math.max(0, retryAfterMs));
       if (!usable()) return;
       const budget = opts.globalFor?.(chatKey);
       const keys = [chatHash(chatKey), ...(budget ? [globalHash(budget.key), `${globalHash(budget.key)}:429`] : [])];
