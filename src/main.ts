@@ -12,6 +12,7 @@ import { startBotsRole } from "./app/bots-role.js";
 import { startWorkerRole } from "./app/worker-role.js";
 import { runTerminalChat } from "./app/chat-role.js";
 import { createLogger, type Logger } from "./observability/logger.js";
+import { configuredSecrets } from "./security/configured-secrets.js";
 import { createMetrics } from "./observability/metrics.js";
 import { startOpsServer, type HealthCheck } from "./observability/http-server.js";
 import { createAdminHandler } from "./observability/admin-dashboard.js";
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
   const logger: Logger = createLogger({
     level,
     name: role,
-    secrets: [config.OPENAI_API_KEY, config.TELEGRAM_BOT_TOKEN, config.DISCORD_BOT_TOKEN, config.ADMIN_TOKEN],
+    secrets: configuredSecrets(config),
   });
   const metrics = createMetrics({ defaults: true });
 

@@ -21,6 +21,7 @@ import { createDiscordReplyPortFactory, type DiscordReplyPortFactory } from "../
 import type { Platform } from "../queue/inbound-message.js";
 import { createAnswerProcessor } from "../worker/answer-message.js";
 import { createSecretScrubber } from "../security/secret-scrubber.js";
+import { configuredSecrets } from "../security/configured-secrets.js";
 import { scrubbingPortFactory } from "../worker/secret-scrubbing-port.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
@@ -146,17 +147,4 @@ export async function startWorkerRole(
       await depth.close();
     },
   };
-}
-
-/** Every secret in the configuration: none of them may ever be shown in a chat. */
-export function configuredSecrets(config: Config): string[] {
-  let redisPassword: string | undefined;
-  try {
-    redisPassword = decodeURIComponent(new URL(config.REDIS_URL).password) || undefined;
-  } catch {
-    redisPassword = undefined; // the schema already checked the URL; nothing to add
-  }
-  return [config.TELEGRAM_BOT_TOKEN, config.DISCORD_BOT_TOKEN, config.OPENAI_API_KEY, config.ADMIN_TOKEN, redisPassword].filter(
-    (s): s is string => s !== undefined,
-  );
 }
