@@ -13,7 +13,7 @@ import { createMetrics } from "../../src/observability/metrics.js";
 import { createMessageQueue, type MessageQueue } from "../../src/queue/message-queue.js";
 import type { InboundMessage } from "../../src/queue/inbound-message.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
-import { launchChromium, type TestBrowser } from "./support/chromium.js";
+import { launchChromium, type TestBrowser } from "./chromium.js";
 
 const TOKEN = "dash-Adm1n-token-0123456789";
 
