@@ -35,6 +35,7 @@ import type { Redis } from "ioredis";
 import { keyPart } from "../../queue/queue-keys.js";
 import { redisScript } from "../../queue/redis-script.js";
 import { createLocalRateGate, type RateGate, type RequestKind } from "./rate-gate.js";
+import { abortableSleep } from "../../shared/abortable-sleep.js";
 
 /** A bot-wide budget: every chat mapped to the same key shares `perSecond`. */
 export interface GlobalBudget {
@@ -427,19 +428,6 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
       );
     });
 
-  const sleep = (ms: number, signal?: AbortSignal) =>
-    new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(signal?.reason);
-      };
-      const timer = setTimeout(() => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve();
-      }, ms);
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
 
   /** A final that gave up waiting leaves the chat's queue now rather than when its lease runs out. */
   const leaveQueue = (chatKey: string, id: string, inflight: Promise<unknown> | undefined) => {
@@ -495,7 +483,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
       try {
         if (kind === "intermediate") {
           const ms = quietWait(chatKey);
-          if (ms > 0) await sleep(ms + QUIET_MARGIN_MS, signal);
+          if (ms > 0) await abortableSleep(ms + QUIET_MARGIN_MS, signal);
         }
         for (;;) {
           if (!usable()) return await fallback(chatKey, kind, startedAt, signal);
@@ -516,7 +504,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
             return;
           }
           ticket = reply[2] >= 0 ? reply[2] : undefined;
-          await sleep(Math.max(1, reply[1]), signal);
+          await abortableSleep(Math.max(1, reply[1]), signal);
         }
       } catch (error) {
         if (kind === "final") leaveQueue(chatKey, id, inflight);

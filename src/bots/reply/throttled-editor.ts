@@ -17,6 +17,7 @@
  */
 import { RateLimitedError, RejectedContentError } from "../reply-port.js";
 import type { RateGate, RequestKind } from "./rate-gate.js";
+import { abortableSleep } from "../../shared/abortable-sleep.js";
 
 /** Spacing between requests, shared by every editor of one reply (so its messages together keep the chat's pace). */
 export interface RequestSpacing {
@@ -121,19 +122,6 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
     return { final: false };
   };
 
-  const wait = (ms: number, signal?: AbortSignal) =>
-    new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(signal?.reason);
-      };
-      const timer = setTimeout(() => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve();
-      }, Math.max(0, ms));
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
 
   const failFinal = (error: unknown) => {
     const f = final;
@@ -155,7 +143,7 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
       try {
         const spacing = opts.spacing;
         if (spacing?.lastStartAt !== undefined) {
-          await wait(spacing.lastStartAt + spacing.minIntervalMs - now(), signal);
+          await abortableSleep(spacing.lastStartAt + spacing.minIntervalMs - now(), signal);
         }
         await opts.gate.acquire(opts.chatKey, kind, signal);
       } catch (error) {
@@ -213,7 +201,7 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
           }
           if (!current.final && pending === undefined) pending = content;
           try {
-            await wait(error.retryAfterMs, current.final ? final?.signal : opts.signal);
+            await abortableSleep(error.retryAfterMs, current.final ? final?.signal : opts.signal);
           } catch (abortReason) {
             if (current.final) failFinal(abortReason);
             else pending = undefined;
@@ -234,7 +222,7 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
         }
         if (!current.final && pending === undefined) pending = content;
         try {
-          await wait(transientDelay(transientFailures), current.final ? final?.signal : opts.signal);
+          await abortableSleep(transientDelay(transientFailures), current.final ? final?.signal : opts.signal);
         } catch (abortReason) {
           if (current.final) failFinal(abortReason);
           else pending = undefined;

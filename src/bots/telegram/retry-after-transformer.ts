@@ -5,6 +5,7 @@
  * engine paces and retries those itself (a 429 there becomes RateLimitedError).
  */
 import type { Transformer } from "grammy";
+import { abortableSleep } from "../../shared/abortable-sleep.js";
 
 /** Options of the transformer. */
 export interface RetryAfterOptions {
@@ -18,21 +19,6 @@ export interface RetryAfterOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
-/** Sleeps `ms`, or rejects with the signal's reason when it aborts first. */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
 
 /** Creates the transformer; install it with `api.config.use(...)`. */
 export function retryAfterTransformer(opts: RetryAfterOptions): Transformer {

@@ -16,7 +16,8 @@ import { classifyTelegramMessage, type TelegramCommand } from "./telegram-addres
 import { startConfirmedPolling, type ConfirmedPolling } from "./confirmed-polling.js";
 import { telegramConversationKey, topicOf } from "./telegram-conversation.js";
 import { toInboundMessage } from "./telegram-inbound.js";
-import { abortableSleep, retryAfterTransformer } from "./retry-after-transformer.js";
+import { retryAfterTransformer } from "./retry-after-transformer.js";
+import { abortableSleep } from "../../shared/abortable-sleep.js";
 import { STOP_CALLBACK_DATA } from "./telegram-reply-port.js";
 
 /** The subset of a pino logger the adapter writes to. */
