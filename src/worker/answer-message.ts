@@ -41,12 +41,19 @@ export interface AnswerDeps {
 const GENERIC_FAILURE = "⚠️ Something went wrong while answering — please try again.";
 
 /**
- * Observes events on their way to the reply engine (metrics), without changing them.
+ * Observes events on their way to the reply engine (metrics), without changing them; `start`
+ * (load the history, start the loop) runs when the reply engine first asks for an event.
  * A round's request starts when the loop is first asked for an event, or when the
  * previous round's last tool result arrived; its first token is its first delta.
  */
-async function* observed(events: AsyncIterable<AgentEvent>, deps: AnswerDeps, seen: { text: string }): AsyncGenerator<AgentEvent> {
+async function* observed(
+  start: () => Promise<AsyncIterable<AgentEvent>>,
+  deps: AnswerDeps,
+  seen: { text: string },
+): AsyncGenerator<AgentEvent> {
   const now = deps.now ?? Date.now;
+  // Started on the first pull (one generator layer per token, not two): the loop's input is ready only now.
+  const events = await start();
   let roundStart = now();
   let firstTokenAt: number | undefined;
   for await (const event of events) {
@@ -95,10 +102,16 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
     const log = deps.logger.child({ jobId: ctx.jobId, conversation: message.conversationKey, attempt: ctx.attempt });
     deps.metrics?.activeConversations.inc();
     try {
-      const history = await deps.history.load(message.conversationKey);
       const user = toUserMessage(message);
       const seen = { text: "" };
-      const events = observed(deps.agent([...history, user], ctx.signal), deps, seen);
+      // History is loaded once the reply engine asks for the first event, i.e. after it has sent the typing
+      // indicator and placeholder: the user sees a sign of life one Redis round trip sooner. A failed load
+      // surfaces as a stream error (retried like a model failure, the placeholder kept in the journal).
+      const events = observed(
+        async () => deps.agent([...(await deps.history.load(message.conversationKey)), user], ctx.signal),
+        deps,
+        seen,
+      );
       const result = await streamReply({
         port,
         chatKey: pacingKey(message),
