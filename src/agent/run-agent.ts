@@ -41,6 +41,11 @@ export interface AgentDeps {
   thinkingPreOpened?: boolean;
   /** Cap on one tool observation, in characters. */
   maxToolOutputChars?: number;
+  /**
+   * Calls run at most this many per round (default 8); the rest get an observation saying so. A web page
+   * that talks the model into dozens of fetches must not turn one message into dozens of connections.
+   */
+  maxParallelCalls?: number;
 }
 
 /** One run: the conversation so far plus the new user message (no system message). */
@@ -48,6 +53,8 @@ export interface AgentInput {
   messages: ChatMessage[];
   signal?: AbortSignal;
 }
+
+const DEFAULT_MAX_PARALLEL_CALLS = 8;
 
 /** Runs the loop; throws ModelError (from `next()`) when the model server fails. */
 export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenerator<AgentEvent, void, undefined> {
@@ -158,7 +165,13 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
         yield { type: "tool-call", round, id: call.id, name: call.function.name, arguments: call.function.arguments };
       }
       const results = new Map<string, ToolOutcome>();
-      const running = new Map(calls.map((call) => [call.id, runner.run(call, toolSignal)]));
+      const cap = deps.maxParallelCalls ?? DEFAULT_MAX_PARALLEL_CALLS;
+      for (const call of calls.slice(cap)) {
+        const output = `Error: not run: at most ${cap} tool calls per round. Call ${call.function.name} again next round if it is still needed.`;
+        results.set(call.id, { id: call.id, name: call.function.name, ok: false, output, durationMs: 0 });
+        yield { type: "tool-result", round, id: call.id, name: call.function.name, ok: false, output, durationMs: 0 };
+      }
+      const running = new Map(calls.slice(0, cap).map((call) => [call.id, runner.run(call, toolSignal)]));
       while (running.size > 0) {
         const done = await Promise.race(running.values());
         running.delete(done.id);

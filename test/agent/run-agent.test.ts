@@ -108,6 +108,27 @@ describe("reference scenarios", () => {
   });
 });
 
+describe("a round with too many calls", () => {
+  it("runs at most maxParallelCalls of them; the rest come back as an observation, every call still paired", async () => {
+    const log: Execution[] = [];
+    const cities = Array.from({ length: 10 }, (_, i) => `City${i}`);
+    fake.script([
+      toolCallAnswer(cities.map((city, i) => ({ name: "get_weather", arguments: { city }, id: `c${i}` }))),
+      textAnswer("Done."),
+    ]);
+    const temps = Object.fromEntries(cities.map((c) => [c, 20]));
+    const events = await collect(agentDeps(fake.url, [weatherTool(log, temps, 10)], { maxParallelCalls: 8 }), [user("weather everywhere")]);
+    expect(log.map((e) => (e.args as { city: string }).city)).toEqual(cities.slice(0, 8));
+    const tools = (fake.requests[1]?.body.messages ?? []).filter((m) => m.role === "tool");
+    expect(tools.map((m) => m.tool_call_id)).toEqual(cities.map((_, i) => `c${i}`));
+    expect(tools.slice(8).map((m) => m.content)).toEqual([
+      "Error: not run: at most 8 tool calls per round. Call get_weather again next round if it is still needed.",
+      "Error: not run: at most 8 tool calls per round. Call get_weather again next round if it is still needed.",
+    ]);
+    expect(finishOf(events).text).toBe("Done.");
+  });
+});
+
 describe("the request each round sends", () => {
   it("streams with usage, auto tool choice, parallel calls, tools from the zod schema, and a dated system prompt", async () => {
     fake.script([textAnswer("Hi!")]);

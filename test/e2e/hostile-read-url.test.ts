@@ -81,8 +81,10 @@ describe("read_url against a page that asks for the bot's own network", () => {
         // Obey the page: it asked for 127.0.0.1:6379; try every other way to say it too.
         const page = String(request.body.messages?.at(-1)?.content ?? "");
         expect(page).toContain("http://127.0.0.1:6379/");
-        return toolCallAnswer(targets.map((url) => ({ name: "read_url", arguments: { url } })));
+        // At most 8 calls run per round (src/agent/run-agent.ts), so the model spreads them over two rounds.
+        return toolCallAnswer(targets.slice(0, 8).map((url) => ({ name: "read_url", arguments: { url } })));
       },
+      toolCallAnswer(targets.slice(8).map((url) => ({ name: "read_url", arguments: { url } }))),
       textAnswer("I could not read that address."),
     ]);
     const sockets = watchSockets();
@@ -97,9 +99,9 @@ describe("read_url against a page that asks for the bot's own network", () => {
     expect(fromTools.map((c) => c.port)).toEqual([rig.web.port]);
     expect(sockets.connected.filter((c) => c.port === 6379 && c.fromTools)).toEqual([]);
     expect(trap.accepted()).toBe(0);
-    // The model's third request carries one refusal per target, paired by call id.
-    const third = model.requests[2]!.body.messages ?? [];
-    const observations = third.filter((m) => m.role === "tool").slice(-targets.length);
+    // The model's last request carries one refusal per target, paired by call id.
+    const last = model.requests[3]!.body.messages ?? [];
+    const observations = last.filter((m) => m.role === "tool").slice(-targets.length);
     expect(observations).toHaveLength(targets.length);
     for (const [i, observation] of observations.entries()) {
       expect(String(observation.content), targets[i]).toMatch(/refused/i);
