@@ -3,6 +3,7 @@
  * words, the current date so "today" means something, and the group-chat
  * convention so the model can tell speakers apart.
  */
+import { describeTime } from "../tools/get-time.js";
 
 /** Inputs of the prompt. */
 export interface SystemPromptOptions {
@@ -28,21 +29,8 @@ export function buildSystemPrompt(opts: SystemPromptOptions): string {
   ].join("\n");
 }
 
-/** "Tuesday 2025-06-03 14:05 (Asia/Shanghai)": unambiguous for a small model. */
+/** "Tuesday 2025-06-03 14:05 (Asia/Shanghai)": unambiguous for a small model (the same reading get_time gives). */
 function formatNow(now: Date, timeZone: string): string {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat("en-GB", {
-      timeZone,
-      weekday: "long",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      hourCycle: "h23",
-    })
-      .formatToParts(now)
-      .map((p) => [p.type, p.value]),
-  ) as Record<string, string>;
-  return `${parts.weekday} ${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute} (${timeZone})`;
+  const t = describeTime(now, timeZone);
+  return `${t.weekday} ${t.iso.slice(0, 10)} ${t.iso.slice(11, 16)} (${timeZone})`;
 }

@@ -20,6 +20,7 @@ import {
   type StreamPlan,
   type StreamStep,
 } from "../fakes/openai-server.js";
+import { cutAt } from "../support/cut-points.js";
 import { parseSse } from "./agent-harness.js";
 
 interface Call {
@@ -62,19 +63,6 @@ const outputArb: fc.Arbitrary<Output> = fc
   // Textual calls carry no ids, and structured ids must be unique to be told apart.
   .map((o) => ({ ...o, calls: o.calls.map((c, i) => ({ ...c, id: o.textual || c.id === undefined ? undefined : `${c.id}${i}` })) }));
 
-/** Cuts `s` (by code point: servers never split one) at positions taken from `seeds`. */
-function cut(s: string, seeds: number[]): string[] {
-  const chars = Array.from(s);
-  if (chars.length === 0) return [];
-  const points = [...new Set(seeds.map((n) => n % (chars.length + 1)))].filter((p) => p > 0 && p < chars.length).sort((a, b) => a - b);
-  const out: string[] = [];
-  let prev = 0;
-  for (const p of [...points, chars.length]) {
-    out.push(chars.slice(prev, p).join(""));
-    prev = p;
-  }
-  return out;
-}
 
 /** One concrete stream for `o`, cut as `seeds` say. */
 function toPlan(o: Output, seeds: number[]): StreamPlan {
@@ -83,7 +71,7 @@ function toPlan(o: Output, seeds: number[]): StreamPlan {
   if (o.reasoning !== undefined) {
     if (o.style === "reasoning_content" || o.style === "reasoning") {
       const key = o.style;
-      for (const p of cut(o.reasoning, seeds)) steps.push({ delta: { [key]: p } });
+      for (const p of cutAt(o.reasoning, seeds)) steps.push({ delta: { [key]: p } });
     } else if (o.style === "think-tags") content += `<think>${o.reasoning}</think>\n\n`;
     else content += `${o.reasoning}</think>\n\n`;
   }
@@ -91,10 +79,10 @@ function toPlan(o: Output, seeds: number[]): StreamPlan {
   if (o.textual) {
     for (const c of o.calls) content += `\n<tool_call>\n${modelJson({ name: c.name, arguments: c.args })}\n</tool_call>`;
   }
-  for (const p of cut(content, seeds.map((n) => n * 7 + 3))) steps.push({ delta: { content: p } });
+  for (const p of cutAt(content, seeds.map((n) => n * 7 + 3))) steps.push({ delta: { content: p } });
   if (!o.textual && o.calls.length > 0) {
     const perCall = o.calls.map((c, index) => {
-      const [first = "", ...rest] = cut(modelJson(c.args), seeds.map((n) => n * 13 + index));
+      const [first = "", ...rest] = cutAt(modelJson(c.args), seeds.map((n) => n * 13 + index));
       const head: FakeToolCallFragment = { index, ...(c.id ? { id: c.id } : {}), type: "function", function: { name: c.name, arguments: first } };
       return [head, ...rest.map((a): FakeToolCallFragment => ({ index, function: { arguments: a } }))];
     });

@@ -430,7 +430,7 @@ export async function startFakeWeb(options: FakeWebOptions = {}): Promise<FakeWe
     res.end(body);
   };
 
-  const route = (req: IncomingMessage, res: ServerResponse, url: URL, pathname: string) => {
+  const route = (res: ServerResponse, url: URL, pathname: string) => {
     const q = url.searchParams;
     const articleMatch = pathname.match(/^\/article\/(\d+)$/);
     if (pathname === "/rss") return send(res, 200, "application/xml; charset=utf-8", rss(base, q.get("q") ?? ""));
@@ -556,8 +556,8 @@ export async function startFakeWeb(options: FakeWebOptions = {}): Promise<FakeWe
     res.once("close", finish);
     let delay = delays.get("*") ?? 0;
     for (const [prefix, ms] of delays) if (prefix !== "*" && pathname.startsWith(prefix)) delay = Math.max(delay, ms);
-    if (delay > 0) later(delay, () => route(req, res, url, pathname));
-    else route(req, res, url, pathname);
+    if (delay > 0) later(delay, () => route(res, url, pathname));
+    else route(res, url, pathname);
   });
 
   await new Promise<void>((resolve, reject) => {

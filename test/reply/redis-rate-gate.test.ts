@@ -6,7 +6,6 @@
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createRedisRateGate, type RateGrant, type RedisRateGateOptions } from "../../src/bots/reply/redis-rate-gate.js";
-import type { RequestKind } from "../../src/bots/reply/rate-gate.js";
 import { createThrottledEditor } from "../../src/bots/reply/throttled-editor.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
 

@@ -16,6 +16,7 @@ import { ModelError } from "../../src/agent/model-error.js";
 import { createStreamAccumulator, type RoundOutcome } from "../../src/agent/stream-accumulator.js";
 import { streamRound } from "../../src/agent/stream-round.js";
 import { modelJson, renderSseText, startFakeOpenAI, type FakeOpenAI, type StreamPlan, type StreamStep } from "../fakes/openai-server.js";
+import { cutAt } from "../support/cut-points.js";
 import { parseSse } from "../agent/agent-harness.js";
 
 interface Answer {
@@ -79,27 +80,14 @@ const ignorableArb: fc.Arbitrary<Garbage> = fc.oneof(
   fc.constant<Garbage>({ kind: "vendor-delta" }),
 );
 
-/** Cuts `s` by code point at positions derived from `seeds`. */
-function cut(s: string, seeds: readonly number[]): string[] {
-  const chars = Array.from(s);
-  if (chars.length === 0) return [];
-  const points = [...new Set(seeds.map((n) => n % (chars.length + 1)))].filter((p) => p > 0 && p < chars.length).sort((a, b) => a - b);
-  const out: string[] = [];
-  let prev = 0;
-  for (const p of [...points, chars.length]) {
-    out.push(chars.slice(prev, p).join(""));
-    prev = p;
-  }
-  return out;
-}
 
 /** The answer as llama.cpp would stream it, with `garbage` spliced in between the steps (vendor-delta turns the next content delta into a chunk with unknown fields). */
 function planFor(a: Answer, seeds: readonly number[], garbage: readonly { at: number; g: Garbage }[]): StreamPlan {
   const steps: StreamStep[] = [];
-  for (const p of cut(a.reasoning, seeds)) steps.push({ delta: { reasoning_content: p } });
-  for (const p of cut(a.text, seeds.map((n) => n * 7 + 1))) steps.push({ delta: { content: p } });
+  for (const p of cutAt(a.reasoning, seeds)) steps.push({ delta: { reasoning_content: p } });
+  for (const p of cutAt(a.text, seeds.map((n) => n * 7 + 1))) steps.push({ delta: { content: p } });
   a.calls.forEach((c, index) => {
-    const [first = "", ...rest] = cut(modelJson(c.args), seeds.map((n) => n * 5 + index));
+    const [first = "", ...rest] = cutAt(modelJson(c.args), seeds.map((n) => n * 5 + index));
     steps.push({ delta: { tool_calls: [{ index, id: `call_${index}abcdefgh`, type: "function", function: { name: c.name, arguments: first } }] } });
     for (const r of rest) steps.push({ delta: { tool_calls: [{ index, function: { arguments: r } }] } });
   });
