@@ -12,7 +12,7 @@ import { createDefaultWorld, snowflakeAt, type FakeDiscordWorld } from "../test/
 import { startFakeWeb, type FakeWeb } from "../test/fakes/web-server.js";
 import { highestWordShown, type ChatKind, type ChatWrite } from "./conversation-figures.js";
 import { questionText } from "./model-script.js";
-import { jobIdFor } from "../src/queue/inbound-message.js";
+import { jobIdFor } from "../src/contracts/inbound-message.js";
 
 /** One benchmark conversation: a chat of some kind and the one question asked in it. */
 export interface BenchConversation {

@@ -14,7 +14,7 @@ const frame = (id: number, functionName: string, url: string, children: number[]
 
 describe("the worker profile summary", () => {
   it("names our files, packages and V8's categories", () => {
-    expect(codeOwner("file:///srv/bot/dist/bots/reply/reply-stream.js", "render", "/srv/bot/dist")).toBe("src/bots/reply/reply-stream.ts");
+    expect(codeOwner("file:///srv/bot/dist/reply/reply-stream.js", "render", "/srv/bot/dist")).toBe("src/reply/reply-stream.ts");
     expect(codeOwner("file:///srv/bot/node_modules/@grammyjs/runner/out/a.js", "f", "/srv/bot/dist")).toBe("@grammyjs/runner");
     expect(codeOwner("", "(garbage collector)", "/srv/bot/dist")).toBe("(garbage collector)");
     expect(codeOwner("", "writev", "/srv/bot/dist")).toBe("(native) writev");
@@ -27,8 +27,8 @@ describe("the worker profile summary", () => {
       nodes: [
         frame(1, "(root)", "", [2, 3, 5, 6]),
         frame(2, "(idle)", ""),
-        frame(3, "streamReply", `file://${root}/bots/reply/reply-stream.js`, [4]),
-        frame(4, "format", `file://${root}/bots/reply/markdown-to-telegram-html.js`),
+        frame(3, "streamReply", `file://${root}/reply/reply-stream.js`, [4]),
+        frame(4, "format", `file://${root}/adapters/telegram/telegram-html.js`),
         frame(5, "onMessage", "file:///srv/bot/bench/process-probe.js", [7]),
         frame(6, "parse", "file:///srv/bot/node_modules/openai/streaming.mjs"),
         frame(7, "dispatch", ""),
@@ -39,10 +39,10 @@ describe("the worker profile summary", () => {
     const path = join(dir, "p.cpuprofile");
     writeFileSync(path, JSON.stringify(profile));
     expect(summariseProfile(path, root)).toEqual([
-      { owner: "src/bots/reply/markdown-to-telegram-html.ts", ms: 2, share: 0.5 },
-      { owner: "src/bots/reply/reply-stream.ts", ms: 1, share: 0.25 },
+      { owner: "src/adapters/telegram/telegram-html.ts", ms: 2, share: 0.5 },
+      { owner: "src/reply/reply-stream.ts", ms: 1, share: 0.25 },
       { owner: "openai", ms: 1, share: 0.25 },
     ]);
-    expect(inclusiveByOurFile(path, root)[0]).toEqual({ owner: "src/bots/reply/reply-stream.ts", ms: 3, share: 0.75 });
+    expect(inclusiveByOurFile(path, root)[0]).toEqual({ owner: "src/reply/reply-stream.ts", ms: 3, share: 0.75 });
   });
 });

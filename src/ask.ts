@@ -5,7 +5,7 @@
  * way to watch a model server behave.
  */
 import { ConfigError, loadConfig } from "./config/load-config.js";
-import { assertNever, type AgentEvent } from "./agent/events.js";
+import { assertNever, type AgentEvent } from "./contracts/agent-events.js";
 import { createModelClient } from "./agent/model-client.js";
 import { ModelError } from "./agent/model-error.js";
 import { runAgent } from "./agent/run-agent.js";

@@ -7,7 +7,7 @@
 import type { Server } from "node:http";
 import { ConfigError, loadConfig } from "./config/load-config.js";
 import type { Config } from "./config/env-schema.js";
-import { connectRedis, RedisUnavailableError } from "./app/redis-connection.js";
+import { connectRedis, RedisUnavailableError } from "./redis/connection.js";
 import { startBotsRole } from "./app/bots-role.js";
 import { startWorkerRole } from "./app/worker-role.js";
 import { runTerminalChat } from "./app/chat-role.js";

@@ -7,5 +7,5 @@ export { defaultSampling, dialectFields, type ModelServer } from "./model-dialec
 export { createToolRunner, type ToolOutcome, type ToolRunner, type ToolRunnerOptions } from "./tool-runner.js";
 export { createStreamAccumulator, generateToolCallId, type RoundOutcome, type StreamDelta } from "./stream-accumulator.js";
 export { streamRound, type StreamRoundOptions, type StreamRoundResult } from "./stream-round.js";
-export { assertNever, type AgentEvent, type FinishReason, type RoundFinishReason, type Usage } from "./events.js";
-export type { ChatMessage, ToolCallRecord } from "./chat-message.js";
+export { assertNever, type AgentEvent, type FinishReason, type RoundFinishReason, type Usage } from "../contracts/agent-events.js";
+export type { ChatMessage, ToolCallRecord } from "../contracts/chat-message.js";

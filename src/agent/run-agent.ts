@@ -8,8 +8,8 @@
 import type OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { toOpenAiTool, type Tool } from "../tools/tool.js";
-import type { ChatMessage, ToolCallRecord } from "./chat-message.js";
-import type { AgentEvent, FinishReason, Usage } from "./events.js";
+import type { ChatMessage, ToolCallRecord } from "../contracts/chat-message.js";
+import type { AgentEvent, FinishReason, Usage } from "../contracts/agent-events.js";
 import { dialectFields, type ModelServer } from "./model-dialect.js";
 import { generateToolCallId, type StreamDelta } from "./stream-accumulator.js";
 import { streamRound, type StreamRoundResult } from "./stream-round.js";

@@ -15,9 +15,9 @@
  */
 import { randomBytes } from "node:crypto";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
-import type { ToolCallRecord } from "./chat-message.js";
+import type { ToolCallRecord } from "../contracts/chat-message.js";
 import { createContentTagParser, type ContentPiece, type ContentTagParser } from "./content-tag-parser.js";
-import type { RoundFinishReason, Usage } from "./events.js";
+import type { RoundFinishReason, Usage } from "../contracts/agent-events.js";
 import { parseToolCallBlock } from "./textual-tool-call.js";
 
 /** A delta to show now. */

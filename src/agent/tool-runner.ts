@@ -6,7 +6,7 @@
  * Nothing here throws into the loop.
  */
 import type { z } from "zod";
-import type { ToolCallRecord } from "./chat-message.js";
+import type { ToolCallRecord } from "../contracts/chat-message.js";
 import { toOpenAiTool, type Tool } from "../tools/tool.js";
 
 /** The result of one call, paired with the call by `id`. */

@@ -9,17 +9,17 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../config/env-schema.js";
 import { createMessageQueue, type MessageQueue } from "../queue/message-queue.js";
 import { createCancelBus, type CancelBus } from "../queue/cancel-bus.js";
-import { createBotGateway } from "../queue/redis-bot-gateway.js";
+import { createBotGateway } from "../ingress/queue-gateway.js";
 import { historyStoreFor } from "./history-for-config.js";
-import type { BotGateway } from "../bots/bot-gateway.js";
-import { createLimitedGateway } from "../bots/limited-gateway.js";
-import { createTelegramAdapter, type TelegramAdapter } from "../bots/telegram/telegram-adapter.js";
-import { createDiscordAdapter, type DiscordAdapter } from "../bots/discord/discord-adapter.js";
+import type { BotGateway } from "../contracts/bot-gateway.js";
+import { createLimitedGateway } from "../ingress/limited-gateway.js";
+import { createTelegramAdapter, type TelegramAdapter } from "../adapters/telegram/telegram-adapter.js";
+import { createDiscordAdapter, type DiscordAdapter } from "../adapters/discord/discord-adapter.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
-import { redisOptions } from "./redis-connection.js";
-import { createRedisRateGate } from "../bots/reply/redis-rate-gate.js";
-import { chatPacingKey } from "../bots/reply/rate-gate.js";
+import { redisOptions } from "../redis/connection.js";
+import { createRedisRateGate } from "../reply/redis-rate-gate.js";
+import { chatPacingKey } from "../reply/rate-gate.js";
 import { pacingGlobalFor, pacingIntervalFor } from "./pacing.js";
 
 /** A running bots role. */

@@ -5,11 +5,11 @@
  */
 import { userInfo } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
-import { queueKeys } from "../queue/queue-keys.js";
+import { queueKeys } from "../redis/keys.js";
 import type { Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
-import { runTerminalAdapter } from "../bots/terminal/terminal-adapter.js";
-import { createTerminalReplyPortFactory, type TerminalScreen } from "../bots/terminal/terminal-reply-port.js";
+import { runTerminalAdapter } from "../adapters/terminal/terminal-adapter.js";
+import { createTerminalReplyPortFactory, type TerminalScreen } from "../adapters/terminal/terminal-reply-port.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { startBotsRole } from "./bots-role.js";

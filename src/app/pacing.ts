@@ -2,12 +2,12 @@
  * Platform limits as the rate gate needs them: how far apart requests into one
  * chat must be, and which bot-wide budget a chat draws on, for a pacing key
  * (`<platform>:<chatId>`, see worker/user-message.ts, or a chat's draft key
- * `<platform>:<chatId>:draft`, see bots/reply/rate-gate.ts).
+ * `<platform>:<chatId>:draft`, see reply/rate-gate.ts).
  */
-import type { DiscordReplyPortFactory } from "../bots/discord/discord-reply-port.js";
-import { DRAFT_KEY_SUFFIX } from "../bots/reply/rate-gate.js";
-import type { GlobalBudget } from "../bots/reply/redis-rate-gate.js";
-import { TELEGRAM_DRAFT_INTERVAL_MS } from "../bots/telegram/telegram-reply-port.js";
+import type { DiscordReplyPortFactory } from "../adapters/discord/discord-reply-port.js";
+import { DRAFT_KEY_SUFFIX } from "../reply/rate-gate.js";
+import type { GlobalBudget } from "../reply/redis-rate-gate.js";
+import { TELEGRAM_DRAFT_INTERVAL_MS } from "../adapters/telegram/telegram-reply-port.js";
 
 /** Telegram: ~1 message/s per chat, 20/min in groups (3 s apart keeps inside both); Discord: learned from headers. */
 export const TELEGRAM_PRIVATE_INTERVAL_MS = 1100;

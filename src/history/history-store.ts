@@ -17,9 +17,9 @@
  * decoding JSON. Both keys get the TTL (HISTORY_TTL_SECONDS) again on every append.
  */
 import type { Redis } from "ioredis";
-import type { ChatMessage } from "../agent/chat-message.js";
-import { keyPart } from "../queue/queue-keys.js";
-import { redisScript } from "../queue/redis-script.js";
+import type { ChatMessage } from "../contracts/chat-message.js";
+import { keyPart } from "../redis/keys.js";
+import { redisScript } from "../redis/script.js";
 import { estimateMessageTokens } from "./token-estimate.js";
 import { repairToolPairs } from "./tool-pairs.js";
 

@@ -3,7 +3,7 @@
  * characters are about one token each; Latin text is about four characters a token.
  * It errs on the generous side, so a budget in tokens is kept rather than exceeded.
  */
-import type { ChatMessage } from "../agent/chat-message.js";
+import type { ChatMessage } from "../contracts/chat-message.js";
 
 /** Estimated tokens of a piece of text. */
 export function estimateTextTokens(text: string): number {

@@ -4,7 +4,7 @@
  * whole; this is the defensive check on load, so a damaged history (a half-written turn, a key
  * edited by hand) costs a group of messages instead of a 400 from the model server.
  */
-import type { ChatMessage } from "../agent/chat-message.js";
+import type { ChatMessage } from "../contracts/chat-message.js";
 
 /** Drops stray `tool` messages and incomplete tool-call groups; everything else is kept in order. */
 export function repairToolPairs(messages: readonly ChatMessage[]): ChatMessage[] {

@@ -10,7 +10,7 @@ import express from "express";
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
-import { QUEUE_NAME } from "../queue/queue-keys.js";
+import { QUEUE_NAME } from "../redis/keys.js";
 
 /** Builds the dashboard's request handler for the message queue under KEY_PREFIX. */
 export function createAdminHandler(config: Pick<Config, "KEY_PREFIX">, redis: Redis): (req: IncomingMessage, res: ServerResponse) => void {

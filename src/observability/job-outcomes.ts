@@ -15,7 +15,7 @@ import { UnrecoverableError } from "bullmq";
 import type { Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
 import { cancelKindOf } from "../queue/cancel-bus.js";
-import type { InboundMessage } from "../queue/inbound-message.js";
+import type { InboundMessage } from "../contracts/inbound-message.js";
 import type { GiveUpHandler, JobContext, MessageProcessor } from "../queue/message-worker.js";
 
 /** What happened to one job attempt. */

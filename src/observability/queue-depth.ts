@@ -6,7 +6,7 @@
  */
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { QUEUE_NAME, queueKeys } from "../queue/queue-keys.js";
+import { QUEUE_NAME, queueKeys } from "../redis/keys.js";
 import type { QueueDepthState } from "./metrics.js";
 
 /** A depth reader over a caller-owned Redis connection. */

@@ -6,8 +6,8 @@
  * disappears by itself.
  */
 import type { Redis } from "ioredis";
-import { queueKeys } from "./queue-keys.js";
-import { redisScript } from "./redis-script.js";
+import { queueKeys } from "../redis/keys.js";
+import { redisScript } from "../redis/script.js";
 
 /** Why a job's signal was aborted: the user's /stop, or this worker shutting down (retried elsewhere). */
 export type CancelKind = "stop" | "shutdown";

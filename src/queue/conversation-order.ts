@@ -39,13 +39,13 @@
  *    too often) is given up on by the repair sweep.
  *
  * 6. Keys: all under KEY_PREFIX (BullMQ's `prefix` too), so deployments and test runs share a Redis.
- *    Use a hash-tagged prefix such as `{chatbot}` on Redis Cluster (see queue-keys.ts).
+ *    Use a hash-tagged prefix such as `{chatbot}` on Redis Cluster (see redis/keys.ts).
  */
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import type { InboundMessage } from "./inbound-message.js";
-import { JOB_NAME, type QueueKeys } from "./queue-keys.js";
-import { redisScript } from "./redis-script.js";
+import type { InboundMessage } from "../contracts/inbound-message.js";
+import { JOB_NAME, type QueueKeys } from "../redis/keys.js";
+import { redisScript } from "../redis/script.js";
 
 // KEYS: seen, order, msgs, pending. ARGV: jobId, payload, dedupeTtl, payloadTtl, conversationKey.
 // Returns {isNew, head?, headPayload?} ('' when the head's payload is missing).

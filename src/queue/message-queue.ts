@@ -6,10 +6,10 @@
  */
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import type { EnqueueResult } from "../bots/bot-gateway.js";
+import type { EnqueueResult } from "../contracts/bot-gateway.js";
 import { createConversationOrder } from "./conversation-order.js";
-import { inboundMessageSchema, jobIdFor } from "./inbound-message.js";
-import { QUEUE_NAME, queueKeys } from "./queue-keys.js";
+import { inboundMessageSchema, jobIdFor } from "../contracts/inbound-message.js";
+import { QUEUE_NAME, queueKeys } from "../redis/keys.js";
 
 /** Default lifetime of the dedupe marker: a redelivery within a day is recognised. */
 export const DEFAULT_DEDUPE_TTL_SECONDS = 24 * 3600;

@@ -17,12 +17,12 @@
  */
 import { DelayedError, type Job, Queue, UnrecoverableError, WaitingError, Worker } from "bullmq";
 import { Redis } from "ioredis";
-import type { ReplyJournal } from "../bots/reply/reply-journal.js";
+import type { ReplyJournal } from "../contracts/reply-journal.js";
 import { type CancelKind, createCancelBus, JobCancelledError } from "./cancel-bus.js";
 import { createConversationOrder } from "./conversation-order.js";
-import { type InboundMessage, inboundMessageSchema } from "./inbound-message.js";
+import { type InboundMessage, inboundMessageSchema } from "../contracts/inbound-message.js";
 import { DEFAULT_DEDUPE_TTL_SECONDS, DEFAULT_PAYLOAD_TTL_SECONDS } from "./message-queue.js";
-import { QUEUE_NAME, queueKeys } from "./queue-keys.js";
+import { QUEUE_NAME, queueKeys } from "../redis/keys.js";
 import { createReplyJournalStore } from "./reply-journal-store.js";
 import { createRunnerHeartbeat, type RunnerClaim } from "./runner-heartbeat.js";
 

@@ -5,9 +5,9 @@
  * instead of answering twice; a job whose journal is final is only advanced.
  */
 import type { Redis } from "ioredis";
-import type { ReplyJournal } from "../bots/reply/reply-journal.js";
-import { queueKeys } from "./queue-keys.js";
-import { execOrThrow } from "./redis-transaction.js";
+import type { ReplyJournal } from "../contracts/reply-journal.js";
+import { queueKeys } from "../redis/keys.js";
+import { execOrThrow } from "../redis/transaction.js";
 
 /** Default lifetime of a journal: long enough for every retry of a job. */
 export const DEFAULT_JOURNAL_TTL_SECONDS = 24 * 3600;

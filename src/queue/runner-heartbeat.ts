@@ -12,9 +12,9 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
-import { queueKeys } from "./queue-keys.js";
-import { redisScript } from "./redis-script.js";
-import { execOrThrow } from "./redis-transaction.js";
+import { queueKeys } from "../redis/keys.js";
+import { redisScript } from "../redis/script.js";
+import { execOrThrow } from "../redis/transaction.js";
 
 // KEYS: runner. ARGV: run id, ttl ms. Beats only while the record is this run's.
 const BEAT = redisScript(`

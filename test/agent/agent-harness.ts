@@ -1,7 +1,7 @@
 /** Shared wiring for the loop tests: a real SDK client against the fake server. */
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
-import type { ChatMessage } from "../../src/agent/chat-message.js";
-import type { AgentEvent } from "../../src/agent/events.js";
+import type { ChatMessage } from "../../src/contracts/chat-message.js";
+import type { AgentEvent } from "../../src/contracts/agent-events.js";
 import { createModelClient } from "../../src/agent/model-client.js";
 import { runAgent, type AgentDeps } from "../../src/agent/run-agent.js";
 import type { Tool } from "../../src/tools/tool.js";

@@ -21,7 +21,7 @@ import {
 } from "../fakes/openai-server.js";
 import { agentDeps, streamedText, user } from "./agent-harness.js";
 import { runAgent, type AgentDeps } from "../../src/agent/run-agent.js";
-import type { AgentEvent } from "../../src/agent/events.js";
+import type { AgentEvent } from "../../src/contracts/agent-events.js";
 import { weatherTool } from "./test-tools.js";
 
 let fake: FakeOpenAI;

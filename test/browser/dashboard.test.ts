@@ -11,7 +11,7 @@ import { startOpsServer } from "../../src/observability/http-server.js";
 import { createAdminHandler } from "../../src/observability/admin-dashboard.js";
 import { createMetrics } from "../../src/observability/metrics.js";
 import { createMessageQueue, type MessageQueue } from "../../src/queue/message-queue.js";
-import type { InboundMessage } from "../../src/queue/inbound-message.js";
+import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
 import { launchChromium, type TestBrowser } from "./chromium.js";
 

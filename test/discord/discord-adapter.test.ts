@@ -5,11 +5,11 @@
  */
 import { afterEach, describe, expect, test } from "vitest";
 import { MessageType } from "discord.js";
-import { createDiscordAdapter, type DiscordAdapter, type DiscordAdapterOptions } from "../../src/bots/discord/discord-adapter.js";
-import { createDiscordRestClient } from "../../src/bots/discord/discord-rest-client.js";
-import { stopButtonRow } from "../../src/bots/discord/discord-stop-button.js";
-import type { BotGateway, EnqueueResult } from "../../src/bots/bot-gateway.js";
-import { jobIdFor, type InboundMessage } from "../../src/queue/inbound-message.js";
+import { createDiscordAdapter, type DiscordAdapter, type DiscordAdapterOptions } from "../../src/adapters/discord/discord-adapter.js";
+import { createDiscordRestClient } from "../../src/adapters/discord/discord-rest-client.js";
+import { stopButtonRow } from "../../src/adapters/discord/discord-stop-button.js";
+import type { BotGateway, EnqueueResult } from "../../src/contracts/bot-gateway.js";
+import { jobIdFor, type InboundMessage } from "../../src/contracts/inbound-message.js";
 import { createDefaultWorld } from "../fakes/discord-fixtures.js";
 import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
 

@@ -1,18 +1,18 @@
 /**
- * The Discord reply port under the real streaming engine (src/bots/reply), against the fake
+ * The Discord reply port under the real streaming engine (src/reply), against the fake
  * Discord: a long answer arrives as several messages within the limit, code fences balanced,
  * no one pinged, no rate-limit violation, and the Stop button gone once the answer is done.
  * The fake's bucket is scaled down (5 writes per 250 ms) so pacing runs in real time quickly;
  * the port learns that figure from the headers like it would learn Discord's.
  */
 import { afterEach, expect, test } from "vitest";
-import type { AgentEvent } from "../../src/agent/events.js";
-import { createDiscordReplyPortFactory } from "../../src/bots/discord/discord-reply-port.js";
-import { createDiscordRestClient } from "../../src/bots/discord/discord-rest-client.js";
-import { createLocalRateGate } from "../../src/bots/reply/rate-gate.js";
-import { createMemoryReplyJournal } from "../../src/bots/reply/reply-journal.js";
-import { streamReply } from "../../src/bots/reply/reply-stream.js";
-import type { InboundMessage } from "../../src/queue/inbound-message.js";
+import type { AgentEvent } from "../../src/contracts/agent-events.js";
+import { createDiscordReplyPortFactory } from "../../src/adapters/discord/discord-reply-port.js";
+import { createDiscordRestClient } from "../../src/adapters/discord/discord-rest-client.js";
+import { createLocalRateGate } from "../../src/reply/rate-gate.js";
+import { createMemoryReplyJournal } from "../../src/contracts/reply-journal.js";
+import { streamReply } from "../../src/reply/reply-stream.js";
+import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
 
 let discord: FakeDiscord;

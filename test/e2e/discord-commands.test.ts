@@ -5,8 +5,8 @@
  * and the conversation carries on afterwards.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { RESET_DONE_TEXT, stopResultText } from "../../src/bots/discord/discord-commands.js";
-import { STOP_BUTTON_ID } from "../../src/bots/discord/discord-stop-button.js";
+import { RESET_DONE_TEXT, stopResultText } from "../../src/adapters/discord/discord-commands.js";
+import { STOP_BUTTON_ID } from "../../src/adapters/discord/discord-stop-button.js";
 import { paced, textAnswer } from "../fakes/openai-server.js";
 import { botAnswer, sentToModel, startDiscordE2E, userTurns, type DiscordE2E } from "./discord-harness.js";
 

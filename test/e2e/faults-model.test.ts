@@ -16,7 +16,7 @@ import {
   unavailable,
   type FakeOpenAI,
 } from "../fakes/openai-server.js";
-import { modelUnavailableLine } from "../../src/bots/reply/reply-view.js";
+import { modelUnavailableLine } from "../../src/reply/reply-view.js";
 import { startStack, type Stack } from "../support/stack.js";
 import { createTcpRelay, type TcpRelay } from "../support/tcp-relay.js";
 import { FAST_QUEUE, jobCount, waitUntil } from "../support/fault-kit.js";

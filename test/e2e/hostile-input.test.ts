@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { setTimeout as sleep } from "node:timers/promises";
 import { privateChat, type FakeChat } from "../fakes/telegram-server.js";
-import { jobIdFor } from "../../src/queue/inbound-message.js";
+import { jobIdFor } from "../../src/contracts/inbound-message.js";
 import { echoingModel, lastUserTurn, startHostileRig, type HostileRig } from "../security/hostile-kit.js";
 
 let rig: HostileRig | undefined;

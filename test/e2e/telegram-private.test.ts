@@ -9,8 +9,8 @@ import type { MessageEntity } from "grammy/types";
 import { privateChat, type FakeUser } from "../fakes/telegram-server.js";
 import { paced, textAnswer, unavailable } from "../fakes/openai-server.js";
 import { parseTelegramHtml } from "../fakes/telegram-html.js";
-import { markdownToTelegramHtml } from "../../src/bots/reply/markdown-to-telegram-html.js";
-import { modelUnavailableLine } from "../../src/bots/reply/reply-view.js";
+import { markdownToTelegramHtml } from "../../src/adapters/telegram/telegram-html.js";
+import { modelUnavailableLine } from "../../src/reply/reply-view.js";
 import { arrivalsAt, callsTo, expectNoFlood, MESSAGE_METHODS, responseEnd, sentHistory, smallestGapMs, startTelegramE2E, type TelegramE2E } from "./telegram-harness.js";
 
 const alice: FakeUser = { id: 1001, first_name: "Alice", language_code: "en" };

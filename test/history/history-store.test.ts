@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ChatMessage, ToolCallRecord } from "../../src/agent/chat-message.js";
+import type { ChatMessage, ToolCallRecord } from "../../src/contracts/chat-message.js";
 import { createHistoryStore } from "../../src/history/history-store.js";
 import { estimateMessageTokens } from "../../src/history/token-estimate.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";

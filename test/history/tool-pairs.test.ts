@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ChatMessage } from "../../src/agent/chat-message.js";
+import type { ChatMessage } from "../../src/contracts/chat-message.js";
 import { estimateMessageTokens, estimateTextTokens } from "../../src/history/token-estimate.js";
 import { repairToolPairs } from "../../src/history/tool-pairs.js";
 

@@ -9,7 +9,7 @@ import { createJobOutcomes } from "../../src/observability/job-outcomes.js";
 import { createLogger } from "../../src/observability/logger.js";
 import { createMetrics, type Metrics } from "../../src/observability/metrics.js";
 import { JobCancelledError } from "../../src/queue/cancel-bus.js";
-import type { InboundMessage } from "../../src/queue/inbound-message.js";
+import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import type { JobContext } from "../../src/queue/message-worker.js";
 
 const message: InboundMessage = {

@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Api, GrammyError, HttpError } from "grammy";
 import { startFakeTelegram, privateChat, type FakeTelegram } from "../fakes/telegram-server.js";
 import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
-import { createDiscordRestClient } from "../../src/bots/discord/discord-rest-client.js";
-import { RateLimitedError } from "../../src/bots/reply-port.js";
+import { createDiscordRestClient } from "../../src/adapters/discord/discord-rest-client.js";
+import { RateLimitedError } from "../../src/contracts/reply-port.js";
 import { createMetrics, type Metrics } from "../../src/observability/metrics.js";
 import { discordRequestKind, meteredDiscordFetch, telegramRequestMeter } from "../../src/observability/platform-request-meter.js";
 

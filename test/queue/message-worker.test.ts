@@ -7,13 +7,13 @@ import { Queue, UnrecoverableError, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cancelKindOf, createCancelBus } from "../../src/queue/cancel-bus.js";
-import { jobIdFor } from "../../src/queue/inbound-message.js";
+import { jobIdFor } from "../../src/contracts/inbound-message.js";
 import { createMessageQueue, type MessageQueue } from "../../src/queue/message-queue.js";
 import { createMessageWorker, type JobContext, type MessageWorker, type MessageWorkerOptions } from "../../src/queue/message-worker.js";
-import { QUEUE_NAME } from "../../src/queue/queue-keys.js";
+import { QUEUE_NAME } from "../../src/redis/keys.js";
 import { createReplyJournalStore } from "../../src/queue/reply-journal-store.js";
 import { createHistoryStore } from "../../src/history/history-store.js";
-import { createBotGateway } from "../../src/queue/redis-bot-gateway.js";
+import { createBotGateway } from "../../src/ingress/queue-gateway.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
 import { message, waitFor } from "./support/queue-test-kit.js";
 

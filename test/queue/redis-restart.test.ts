@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
-import { jobIdFor } from "../../src/queue/inbound-message.js";
+import { jobIdFor } from "../../src/contracts/inbound-message.js";
 import { createMessageQueue } from "../../src/queue/message-queue.js";
 import { createMessageWorker, type MessageWorker } from "../../src/queue/message-worker.js";
 import { message, waitFor } from "./support/queue-test-kit.js";

@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createCancelBus } from "../../src/queue/cancel-bus.js";
-import { jobIdFor } from "../../src/queue/inbound-message.js";
+import { jobIdFor } from "../../src/contracts/inbound-message.js";
 import { createMessageQueue, type MessageQueue } from "../../src/queue/message-queue.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
 import { killWorkers, message, readEvents, spawnWorker, waitFor, type WorkerEvent } from "./support/queue-test-kit.js";

@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { fenceAfter } from "../../src/bots/reply/code-fence.js";
-import { toDiscordMarkdown } from "../../src/bots/reply/discord-markdown.js";
-import { markdownToTelegramHtml, telegramHtmlLength } from "../../src/bots/reply/markdown-to-telegram-html.js";
-import { splitMarkdown, splitMarkdownPieces } from "../../src/bots/reply/message-splitter.js";
+import { fenceAfter } from "../../src/shared/code-fence.js";
+import { toDiscordMarkdown } from "../../src/adapters/discord/discord-markdown.js";
+import { markdownToTelegramHtml, telegramHtmlLength } from "../../src/adapters/telegram/telegram-html.js";
+import { splitMarkdown, splitMarkdownPieces } from "../../src/reply/message-splitter.js";
 import { validateTelegramHtml } from "./telegram-html-validator.js";
 
 const plain = (md: string) => md.length;

@@ -8,9 +8,9 @@ import {
   TELEGRAM_GROUP_INTERVAL_MS,
   TELEGRAM_PRIVATE_INTERVAL_MS,
 } from "../../src/app/pacing.js";
-import { chatPacingKey, draftPacingKey } from "../../src/bots/reply/rate-gate.js";
-import { createTelegramReplyPortFactory } from "../../src/bots/telegram/telegram-reply-port.js";
-import type { InboundMessage } from "../../src/queue/inbound-message.js";
+import { chatPacingKey, draftPacingKey } from "../../src/reply/rate-gate.js";
+import { createTelegramReplyPortFactory } from "../../src/adapters/telegram/telegram-reply-port.js";
+import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 
 describe("pacing of drafts", () => {
   const interval = pacingIntervalFor();

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createLocalRateGate } from "../../src/bots/reply/rate-gate.js";
+import { createLocalRateGate } from "../../src/reply/rate-gate.js";
 
 beforeEach(() => {
   vi.useFakeTimers();

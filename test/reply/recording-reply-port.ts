@@ -8,9 +8,9 @@
  * the advertised length or with HTML Telegram would reject is refused, an edit
  * that changes nothing is counted. It can be told to fail the next N requests.
  */
-import { markdownToTelegramHtml } from "../../src/bots/reply/markdown-to-telegram-html.js";
-import { toDiscordMarkdown } from "../../src/bots/reply/discord-markdown.js";
-import { renderedLength, visibleText } from "../../src/bots/reply/rendered-length.js";
+import { markdownToTelegramHtml } from "../../src/adapters/telegram/telegram-html.js";
+import { toDiscordMarkdown } from "../../src/adapters/discord/discord-markdown.js";
+import { renderedLength, visibleText } from "../../src/reply/rendered-length.js";
 import {
   RateLimitedError,
   RejectedContentError,
@@ -18,7 +18,7 @@ import {
   type ReplyLimits,
   type ReplyPort,
   type SendOptions,
-} from "../../src/bots/reply-port.js";
+} from "../../src/contracts/reply-port.js";
 import { validateTelegramHtml } from "./telegram-html-validator.js";
 
 export type RequestKind = "send" | "edit" | "draft";

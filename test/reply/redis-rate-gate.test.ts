@@ -5,8 +5,8 @@
  */
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createRedisRateGate, type RateGrant, type RedisRateGateOptions } from "../../src/bots/reply/redis-rate-gate.js";
-import { createThrottledEditor } from "../../src/bots/reply/throttled-editor.js";
+import { createRedisRateGate, type RateGrant, type RedisRateGateOptions } from "../../src/reply/redis-rate-gate.js";
+import { createThrottledEditor } from "../../src/reply/throttled-editor.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
 
 let testRedis: TestRedis | undefined;

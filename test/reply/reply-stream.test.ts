@@ -1,13 +1,13 @@
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { AgentEvent } from "../../src/agent/events.js";
-import { fenceAfter } from "../../src/bots/reply/code-fence.js";
-import { createLocalRateGate, type RateGate } from "../../src/bots/reply/rate-gate.js";
-import { visibleText } from "../../src/bots/reply/rendered-length.js";
-import { createMemoryReplyJournal, type ReplyJournal } from "../../src/bots/reply/reply-journal.js";
-import { showFailure, streamReply, SUPERSEDED_TEXT, type StreamReplyOptions } from "../../src/bots/reply/reply-stream.js";
-import { modelUnavailableLine } from "../../src/bots/reply/reply-view.js";
-import { RateLimitedError } from "../../src/bots/reply-port.js";
+import type { AgentEvent } from "../../src/contracts/agent-events.js";
+import { fenceAfter } from "../../src/shared/code-fence.js";
+import { createLocalRateGate, type RateGate } from "../../src/reply/rate-gate.js";
+import { visibleText } from "../../src/reply/rendered-length.js";
+import { createMemoryReplyJournal, type ReplyJournal } from "../../src/contracts/reply-journal.js";
+import { showFailure, streamReply, SUPERSEDED_TEXT, type StreamReplyOptions } from "../../src/reply/reply-stream.js";
+import { modelUnavailableLine } from "../../src/reply/reply-view.js";
+import { RateLimitedError } from "../../src/contracts/reply-port.js";
 import { createRecordingReplyPort, type RecordingPortOptions, type RecordingReplyPort } from "./recording-reply-port.js";
 
 beforeEach(() => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { AgentEvent } from "../../src/agent/events.js";
+import type { AgentEvent } from "../../src/contracts/agent-events.js";
 import {
   applyAgentEvent,
   emptyReplyView,
@@ -9,7 +9,7 @@ import {
   withFailureLine,
   type ReplyViewState,
   type ShowReasoning,
-} from "../../src/bots/reply/reply-view.js";
+} from "../../src/reply/reply-view.js";
 
 const fold = (events: AgentEvent[], from: ReplyViewState = emptyReplyView()) => events.reduce(applyAgentEvent, from);
 const show = (state: ReplyViewState, showReasoning: ShowReasoning = "collapsed") => renderReplyView(state, { showReasoning });

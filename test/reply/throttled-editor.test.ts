@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createLocalRateGate } from "../../src/bots/reply/rate-gate.js";
-import { createThrottledEditor } from "../../src/bots/reply/throttled-editor.js";
-import { RateLimitedError, RejectedContentError } from "../../src/bots/reply-port.js";
+import { createLocalRateGate } from "../../src/reply/rate-gate.js";
+import { createThrottledEditor } from "../../src/reply/throttled-editor.js";
+import { RateLimitedError, RejectedContentError } from "../../src/contracts/reply-port.js";
 import { createRecordingReplyPort, type RecordingReplyPort } from "./recording-reply-port.js";
 
 beforeEach(() => {

@@ -5,8 +5,8 @@
  * unaffected, and two adapter processes share one count.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createLimitedGateway } from "../../src/bots/limited-gateway.js";
-import type { InboundMessage } from "../../src/queue/inbound-message.js";
+import { createLimitedGateway } from "../../src/ingress/limited-gateway.js";
+import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import { createMetrics } from "../../src/observability/metrics.js";
 import { createRecordingGateway } from "../telegram/recording-gateway.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";

@@ -6,10 +6,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createSecretScrubber, REDACTED } from "../../src/security/secret-scrubber.js";
-import { withSecretsScrubbed } from "../../src/worker/secret-scrubbing-port.js";
-import { markdownToTelegramHtml, telegramVisibleText } from "../../src/bots/reply/markdown-to-telegram-html.js";
-import { toDiscordMarkdown } from "../../src/bots/reply/discord-markdown.js";
-import type { RenderedText, ReplyPort } from "../../src/bots/reply-port.js";
+import { withSecretsScrubbed } from "../../src/answer/secret-scrubbing-port.js";
+import { markdownToTelegramHtml, telegramVisibleText } from "../../src/adapters/telegram/telegram-html.js";
+import { toDiscordMarkdown } from "../../src/adapters/discord/discord-markdown.js";
+import type { RenderedText, ReplyPort } from "../../src/contracts/reply-port.js";
 import { parseTelegramHtml } from "../fakes/telegram-html.js";
 
 const TG_TOKEN = "7000000001:AAHk3c9Qx_Vb-2LmNpQrStUvWxYz0123456";

@@ -8,8 +8,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { MessageEntity } from "grammy/types";
-import { markdownToTelegramHtml, telegramHtmlLength } from "../../src/bots/reply/markdown-to-telegram-html.js";
-import { splitMarkdownPieces } from "../../src/bots/reply/message-splitter.js";
+import { markdownToTelegramHtml, telegramHtmlLength } from "../../src/adapters/telegram/telegram-html.js";
+import { splitMarkdownPieces } from "../../src/reply/message-splitter.js";
 import { parseTelegramHtml, telegramTextLength, type ParsedText } from "../fakes/telegram-html.js";
 
 /** Parses like the Bot API; a rejection fails the property with tdlib's message and the input. */

@@ -1,13 +1,13 @@
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
-import type { AgentEvent } from "../../src/agent/events.js";
-import type { ChatMessage } from "../../src/agent/chat-message.js";
-import { createLocalRateGate } from "../../src/bots/reply/rate-gate.js";
-import { createMemoryReplyJournal } from "../../src/bots/reply/reply-journal.js";
+import type { AgentEvent } from "../../src/contracts/agent-events.js";
+import type { ChatMessage } from "../../src/contracts/chat-message.js";
+import { createLocalRateGate } from "../../src/reply/rate-gate.js";
+import { createMemoryReplyJournal } from "../../src/contracts/reply-journal.js";
 import type { HistoryStore } from "../../src/history/history-store.js";
-import type { InboundMessage } from "../../src/queue/inbound-message.js";
+import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import type { JobContext } from "../../src/queue/message-worker.js";
-import { createAnswerProcessor, type AgentRunner } from "../../src/worker/answer-message.js";
+import { createAnswerProcessor, type AgentRunner } from "../../src/answer/answer-message.js";
 import { createRecordingReplyPort, type RecordingReplyPort } from "../reply/recording-reply-port.js";
 
 const message: InboundMessage = {

@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Redis } from "ioredis";
-import type { InboundMessage } from "../../../src/queue/inbound-message.js";
+import type { InboundMessage } from "../../../src/contracts/inbound-message.js";
 
 /** A valid terminal message of conversation `ck`; `text` tells the test processors what to do. */
 export function message(ck: string, messageId: string, text = "sleep:10"): InboundMessage {

@@ -6,7 +6,7 @@
  * `allowed_mentions: { parse: [] }`, but a model must never ping anyone even if
  * a request forgets that.
  */
-import { closeOpenFence } from "./code-fence.js";
+import { closeOpenFence } from "../../shared/code-fence.js";
 
 /** Zero-width joiner: invisible, and it breaks Discord's mention parsing. */
 const ZWJ = "\u200D";

@@ -7,7 +7,7 @@
  * paces itself and always sends the newest text, so this client never queues: a request the
  * headers say would be refused, or a 429, becomes RateLimitedError(ms) at once.
  */
-import { RateLimitedError } from "../reply-port.js";
+import { RateLimitedError } from "../../contracts/reply-port.js";
 import { createRateLimitTracker, type RateLimitTracker } from "./discord-rate-limits.js";
 
 /** Discord answered with an error status (4xx: permanent for this request; 5xx: transient). */

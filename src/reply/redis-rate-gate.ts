@@ -32,10 +32,10 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
-import { keyPart } from "../../queue/queue-keys.js";
-import { redisScript } from "../../queue/redis-script.js";
+import { keyPart } from "../redis/keys.js";
+import { redisScript } from "../redis/script.js";
 import { createLocalRateGate, type RateGate, type RequestKind } from "./rate-gate.js";
-import { abortableSleep } from "../../shared/abortable-sleep.js";
+import { abortableSleep } from "../shared/abortable-sleep.js";
 
 /** A bot-wide budget: every chat mapped to the same key shares `perSecond`. */
 export interface GlobalBudget {

@@ -7,7 +7,7 @@
  * at the start of the next. No character of the input is lost: every piece is
  * `prefix + input.slice(start, end) + suffix`, and the slices tile the input.
  */
-import { closingFor, fenceAfter, reopenLine, type OpenFence } from "./code-fence.js";
+import { closingFor, fenceAfter, reopenLine, type OpenFence } from "../shared/code-fence.js";
 
 /** One message's worth of Markdown and where it came from. */
 export interface SplitPiece {

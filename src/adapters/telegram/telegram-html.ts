@@ -9,7 +9,7 @@
  * nothing inside code/pre, no code/pre inside b/i/s/a, no pre or nested
  * blockquote inside a blockquote, no link inside a link.
  */
-import { closesFence, parseFenceOpen } from "./code-fence.js";
+import { closesFence, parseFenceOpen } from "../../shared/code-fence.js";
 
 type StyleTag = "b" | "i" | "s" | "tg-spoiler";
 

@@ -21,13 +21,13 @@
  * - An abort flushes what is there with a "stopped" note; a failing event
  *   stream flushes what is there (plus an optional failure line) and rethrows.
  */
-import type { AgentEvent } from "../../agent/events.js";
-import type { RenderedText, ReplyPort } from "../reply-port.js";
-import { closingFor, fenceAfter, type OpenFence } from "./code-fence.js";
+import type { AgentEvent } from "../contracts/agent-events.js";
+import type { RenderedText, ReplyPort } from "../contracts/reply-port.js";
+import { closingFor, fenceAfter, type OpenFence } from "../shared/code-fence.js";
 import { splitMarkdownPieces } from "./message-splitter.js";
 import { createLocalRateGate, draftPacingKey, type RateGate } from "./rate-gate.js";
 import { renderedLength, visibleText } from "./rendered-length.js";
-import type { ReplyJournal } from "./reply-journal.js";
+import type { ReplyJournal } from "../contracts/reply-journal.js";
 import {
   applyAgentEvent,
   emptyReplyView,

@@ -5,9 +5,9 @@
  * X-RateLimit-* headers (5 writes per 5 s per channel today) and a 429 surfaces as
  * RateLimitedError with Discord's exact retry_after, for our own editor to honour.
  */
-import type { InboundMessage } from "../../queue/inbound-message.js";
-import { toDiscordMarkdown } from "../reply/discord-markdown.js";
-import { RejectedContentError, type RenderedText, type ReplyPort, type ReplyPortFactory, type SendOptions } from "../reply-port.js";
+import type { InboundMessage } from "../../contracts/inbound-message.js";
+import { toDiscordMarkdown } from "./discord-markdown.js";
+import { RejectedContentError, type RenderedText, type ReplyPort, type ReplyPortFactory, type SendOptions } from "../../contracts/reply-port.js";
 import { DiscordApiError, type DiscordRestClient } from "./discord-rest-client.js";
 import { stopButtonRow } from "./discord-stop-button.js";
 

@@ -4,7 +4,7 @@
  * replied to, and the question text with the bot's mention already cut out.
  */
 import type { Message, User } from "grammy/types";
-import { inboundMessageSchema, type InboundMessage } from "../../queue/inbound-message.js";
+import { inboundMessageSchema, type InboundMessage } from "../../contracts/inbound-message.js";
 import { realReplyOf, telegramConversationKey, topicOf } from "./telegram-conversation.js";
 
 /** How a user is called in a shared group conversation: "First Last", else @username, else "User <id>". */

@@ -3,7 +3,7 @@
  * and the two commands that must not wait in the queue. Adapters get this
  * injected; they never see the model, the worker or Redis directly.
  */
-import type { InboundMessage } from "../queue/inbound-message.js";
+import type { InboundMessage } from "./inbound-message.js";
 
 /** The outcome of offering a message to the queue. */
 export type EnqueueResult =

@@ -5,15 +5,15 @@
  * journal); a failed attempt that will be retried leaves the visible text as
  * it is, the last one says the model is unavailable.
  */
-import type { ChatMessage } from "../agent/chat-message.js";
-import type { AgentEvent } from "../agent/events.js";
+import type { ChatMessage } from "../contracts/chat-message.js";
+import type { AgentEvent } from "../contracts/agent-events.js";
 import { ModelError } from "../agent/model-error.js";
 import type { HistoryStore } from "../history/history-store.js";
-import type { RateGate } from "../bots/reply/rate-gate.js";
-import { showFailure, streamReply } from "../bots/reply/reply-stream.js";
-import { modelUnavailableLine, type ShowReasoning } from "../bots/reply/reply-view.js";
-import type { ReplyPortFactory } from "../bots/reply-port.js";
-import type { Platform } from "../queue/inbound-message.js";
+import type { RateGate } from "../reply/rate-gate.js";
+import { showFailure, streamReply } from "../reply/reply-stream.js";
+import { modelUnavailableLine, type ShowReasoning } from "../reply/reply-view.js";
+import type { ReplyPortFactory } from "../contracts/reply-port.js";
+import type { Platform } from "../contracts/inbound-message.js";
 import type { GiveUpHandler, MessageProcessor } from "../queue/message-worker.js";
 import { cancelKindOf, JobCancelledError } from "../queue/cancel-bus.js";
 import { UnrecoverableError } from "bullmq";

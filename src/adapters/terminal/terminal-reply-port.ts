@@ -3,7 +3,7 @@
  * streams (ANSI cursor moves); piped, only each message's final text is
  * printed, so `npm run chat` also works in scripts.
  */
-import type { RenderedText, ReplyPort, ReplyPortFactory, SendOptions } from "../reply-port.js";
+import type { RenderedText, ReplyPort, ReplyPortFactory, SendOptions } from "../../contracts/reply-port.js";
 
 /** Where the terminal writes, and whether it can redraw. */
 export interface TerminalOutput {

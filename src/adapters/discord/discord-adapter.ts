@@ -16,8 +16,8 @@ import {
   type TextBasedChannel,
 } from "discord.js";
 import { pino, type Logger } from "pino";
-import type { BotGateway } from "../bot-gateway.js";
-import { inboundMessageSchema, type InboundMessage } from "../../queue/inbound-message.js";
+import type { BotGateway } from "../../contracts/bot-gateway.js";
+import { inboundMessageSchema, type InboundMessage } from "../../contracts/inbound-message.js";
 import { mentionsBot, referencedMessage, speakerName, textForModel } from "./discord-addressing.js";
 import {
   DISCORD_APPLICATION_COMMANDS,

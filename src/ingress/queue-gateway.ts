@@ -2,9 +2,9 @@
  * The BotGateway adapters get: enqueue through the message queue, /reset through
  * the history store, /stop through the cancel bus. Neither command waits in the queue.
  */
-import type { BotGateway } from "../bots/bot-gateway.js";
-import type { CancelBus } from "./cancel-bus.js";
-import type { MessageQueue } from "./message-queue.js";
+import type { BotGateway } from "../contracts/bot-gateway.js";
+import type { CancelBus } from "../queue/cancel-bus.js";
+import type { MessageQueue } from "../queue/message-queue.js";
 
 /** Joins the three Redis-backed pieces into the adapters' gateway. */
 export function createBotGateway(deps: {

@@ -15,9 +15,9 @@
  * request. The text sent is then the freshest there is, and rendering happens
  * once per request instead of once per change or on a timer.
  */
-import { RateLimitedError, RejectedContentError } from "../reply-port.js";
+import { RateLimitedError, RejectedContentError } from "../contracts/reply-port.js";
 import type { RateGate, RequestKind } from "./rate-gate.js";
-import { abortableSleep } from "../../shared/abortable-sleep.js";
+import { abortableSleep } from "../shared/abortable-sleep.js";
 
 /** Spacing between requests, shared by every editor of one reply (so its messages together keep the chat's pace). */
 export interface RequestSpacing {

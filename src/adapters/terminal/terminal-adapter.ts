@@ -3,8 +3,8 @@
  * sent through the same queue and worker as Discord and Telegram.
  */
 import { createInterface } from "node:readline";
-import type { BotGateway } from "../bot-gateway.js";
-import type { InboundMessage } from "../../queue/inbound-message.js";
+import type { BotGateway } from "../../contracts/bot-gateway.js";
+import type { InboundMessage } from "../../contracts/inbound-message.js";
 import type { TerminalScreen } from "./terminal-reply-port.js";
 
 const HELP = "Commands: /reset clears the conversation, /stop cancels the answer being written, /quit leaves.";

@@ -3,8 +3,8 @@
  * the visible text after entity parsing, everything else counts the text sent.
  * Both in UTF-16 code units (Telegram's unit; an upper bound for code points).
  */
-import type { RenderedText } from "../reply-port.js";
-import { telegramVisibleText } from "./markdown-to-telegram-html.js";
+import type { RenderedText } from "../contracts/reply-port.js";
+import { telegramVisibleText } from "../adapters/telegram/telegram-html.js";
 
 /** The text a user sees for rendered content. */
 export function visibleText(content: RenderedText): string {

@@ -51,7 +51,7 @@ export interface SendOptions {
 }
 
 /** The worker builds one port per job from the queued message (ports are cheap; clients are shared). */
-export type ReplyPortFactory = (message: import("../queue/inbound-message.js").InboundMessage) => ReplyPort;
+export type ReplyPortFactory = (message: import("./inbound-message.js").InboundMessage) => ReplyPort;
 
 /** The platform asked us to wait (HTTP 429 and friends). */
 export class RateLimitedError extends Error {

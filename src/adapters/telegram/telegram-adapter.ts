@@ -10,8 +10,8 @@ import { Bot, GrammyError, HttpError, webhookCallback, type Context } from "gram
 import type { Message, UserFromGetMe } from "grammy/types";
 import { sequentialize } from "@grammyjs/runner";
 import type { Logger } from "pino";
-import type { BotGateway, EnqueueResult } from "../bot-gateway.js";
-import type { InboundMessage } from "../../queue/inbound-message.js";
+import type { BotGateway, EnqueueResult } from "../../contracts/bot-gateway.js";
+import type { InboundMessage } from "../../contracts/inbound-message.js";
 import { classifyTelegramMessage, type TelegramCommand } from "./telegram-addressing.js";
 import { startConfirmedPolling, type ConfirmedPolling } from "./confirmed-polling.js";
 import { telegramConversationKey, topicOf } from "./telegram-conversation.js";

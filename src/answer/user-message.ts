@@ -3,9 +3,9 @@
  * channels) every user message carries its speaker, so the model can answer
  * "what did Alice ask?"; a reply carries a short quote of what it replies to.
  */
-import type { ChatMessage } from "../agent/chat-message.js";
-import type { InboundMessage } from "../queue/inbound-message.js";
-import { chatPacingKey } from "../bots/reply/rate-gate.js";
+import type { ChatMessage } from "../contracts/chat-message.js";
+import type { InboundMessage } from "../contracts/inbound-message.js";
+import { chatPacingKey } from "../reply/rate-gate.js";
 
 const QUOTE_CHARS = 300;
 

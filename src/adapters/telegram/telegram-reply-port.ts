@@ -10,9 +10,9 @@
  */
 import { GrammyError, HttpError, type Api } from "grammy";
 import type { InlineKeyboardMarkup } from "grammy/types";
-import { RateLimitedError, RejectedContentError, type RenderedText, type ReplyPort, type ReplyPortFactory, type SendOptions } from "../reply-port.js";
-import type { InboundMessage } from "../../queue/inbound-message.js";
-import { markdownToTelegramHtml } from "../reply/markdown-to-telegram-html.js";
+import { RateLimitedError, RejectedContentError, type RenderedText, type ReplyPort, type ReplyPortFactory, type SendOptions } from "../../contracts/reply-port.js";
+import type { InboundMessage } from "../../contracts/inbound-message.js";
+import { markdownToTelegramHtml } from "./telegram-html.js";
 
 /** callback_data of the Stop button; the adapter answers it with gateway.stop. */
 export const STOP_CALLBACK_DATA = "stop";

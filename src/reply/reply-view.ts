@@ -10,8 +10,8 @@
  * grows, so the engine can remember "everything up to segment s, offset o is
  * already in earlier messages" across re-renders.
  */
-import { assertNever, type AgentEvent, type FinishReason } from "../../agent/events.js";
-import { closingFor, fenceAfter } from "./code-fence.js";
+import { assertNever, type AgentEvent, type FinishReason } from "../contracts/agent-events.js";
+import { closingFor, fenceAfter } from "../shared/code-fence.js";
 
 /** SHOW_REASONING: hidden, one "thinking" line while it lasts, or shown as a quote above the answer. */
 export type ShowReasoning = "off" | "collapsed" | "full";

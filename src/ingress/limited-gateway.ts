@@ -4,7 +4,7 @@
  * Redis so every adapter process shares it) and inbound metrics.
  */
 import type { Redis } from "ioredis";
-import type { BotGateway, EnqueueResult } from "./bot-gateway.js";
+import type { BotGateway, EnqueueResult } from "../contracts/bot-gateway.js";
 import type { Metrics } from "../observability/metrics.js";
 
 /** Options of the limiting gateway. */

@@ -7,8 +7,8 @@
  * it (so a secret pieced together by markup is caught too), and whatever
  * reaches send/edit/draft is scrubbed once more.
  */
-import type { RenderedText, ReplyPort, ReplyPortFactory } from "../bots/reply-port.js";
-import { visibleText } from "../bots/reply/rendered-length.js";
+import type { RenderedText, ReplyPort, ReplyPortFactory } from "../contracts/reply-port.js";
+import { visibleText } from "../reply/rendered-length.js";
 import { REDACTED, withoutFormatting, type SecretScrubber } from "../security/secret-scrubber.js";
 
 /** How many rendered texts a port remembers as already checked. */
