@@ -20,6 +20,8 @@ import { UnrecoverableError } from "bullmq";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { pacingKey, toUserMessage } from "./user-message.js";
+import { prepareTurn, preparedTurnEvents } from "./prepared-turn.js";
+import type { AttachmentPreparer } from "../attachments/prepare-attachments.js";
 
 /** Runs the agent loop on a conversation (bound to the model and tools by the caller). */
 export type AgentRunner = (messages: ChatMessage[], signal: AbortSignal) => AsyncIterable<AgentEvent>;
@@ -33,6 +35,8 @@ export interface AnswerDeps {
   showReasoning: ShowReasoning;
   /** Marks a job's reply complete right after its turn is in history, so a crash then cannot append it twice. */
   markAnswered(jobId: string): Promise<void>;
+  /** Downloads and prepares pictures and files; without it attachments are ignored. */
+  attachments?: AttachmentPreparer;
   logger: Logger;
   metrics?: Metrics;
   now?: () => number;
@@ -102,15 +106,18 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
     const log = deps.logger.child({ jobId: ctx.jobId, conversation: message.conversationKey, attempt: ctx.attempt });
     deps.metrics?.activeConversations.inc();
     try {
-      const user = toUserMessage(message);
+      let user = toUserMessage(message);
       const seen = { text: "" };
       // History is loaded once the reply engine asks for the first event, i.e. after it has sent the typing
       // indicator and placeholder: the user sees a sign of life one Redis round trip sooner. A failed load
       // surfaces as a stream error (retried like a model failure, the placeholder kept in the journal).
-      const events = observed(
-        async () => deps.agent([...(await deps.history.load(message.conversationKey)), user], ctx.signal),
-        deps,
-        seen,
+      // Attachments are downloaded at that point too; the history keeps their markers, not their bytes.
+      const events = preparedTurnEvents(
+        () => prepareTurn(message, deps.attachments, ctx.signal),
+        (prepared) => {
+          user = prepared.stored;
+          return observed(async () => deps.agent([...(await deps.history.load(message.conversationKey)), prepared.request], ctx.signal), deps, seen);
+        },
       );
       const result = await streamReply({
         port,

@@ -11,6 +11,7 @@ import { createModelClient } from "../agent/model-client.js";
 import { runAgent } from "../agent/run-agent.js";
 import { createTools } from "../tools/index.js";
 import { historyStoreFor } from "./history-for-config.js";
+import { attachmentPreparerFor } from "./attachments-for-config.js";
 import { createReplyJournalStore } from "../queue/reply-journal-store.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
 import { createRedisRateGate } from "../reply/redis-rate-gate.js";
@@ -66,8 +67,9 @@ export async function startWorkerRole(
 
   const ports: Partial<Record<Platform, ReplyPortFactory>> = { ...options.extraPorts };
   let discordPorts: DiscordReplyPortFactory | undefined;
+  let telegramApi: Api | undefined;
   if (config.TELEGRAM_BOT_TOKEN) {
-    const api = new Api(config.TELEGRAM_BOT_TOKEN, { apiRoot: config.TELEGRAM_API_ROOT });
+    const api = (telegramApi = new Api(config.TELEGRAM_BOT_TOKEN, { apiRoot: config.TELEGRAM_API_ROOT }));
     api.config.use(telegramRequestMeter(metrics));
     ports.telegram = createTelegramReplyPortFactory({ api, useDrafts: true });
   }
@@ -114,6 +116,7 @@ export async function startWorkerRole(
     gate,
     showReasoning: config.SHOW_REASONING,
     markAnswered: (jobId) => journals.markFinal(jobId),
+    attachments: attachmentPreparerFor(config, { logger, ...(telegramApi ? { telegramApi } : {}) }),
     logger,
     metrics,
   });

@@ -30,6 +30,7 @@ import {
   type DiscordCommand,
 } from "./discord-commands.js";
 import { STOP_BUTTON_ID } from "./discord-stop-button.js";
+import { discordAttachments } from "./discord-attachments.js";
 
 /** What the Discord adapter needs: credentials, the queue seam, and the access rules from config. */
 export interface DiscordAdapterOptions {
@@ -142,9 +143,11 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     if (!addressed) return;
 
     const text = textForModel(message, botId);
-    if (text === "") return;
+    // Pictures and files (this message's, or the replied-to one's) may carry the question without text.
+    const attachments = discordAttachments(message, referenced);
+    if (text === "" && attachments.length === 0) return;
 
-    const command = parseTextCommand(text);
+    const command = text === "" ? undefined : parseTextCommand(text);
     if (command) {
       try {
         await reply(message, await runCommand(command === "unknown" ? "help" : command, message.channelId));
@@ -180,6 +183,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
           }
         : {}),
       receivedAt: now(),
+      ...(attachments.length > 0 ? { attachments } : {}),
     };
     const parsed = inboundMessageSchema.safeParse(candidate);
     if (!parsed.success) {

@@ -1,0 +1,37 @@
+/**
+ * Pictures and files from the chat, as configured: a file source per platform the worker serves,
+ * the vision check (MODEL_VISION, per model) and the limits (MAX_IMAGE_BYTES, MAX_IMAGES_PER_MESSAGE).
+ */
+import type { Api } from "grammy";
+import type { Config } from "../config/env-schema.js";
+import type { Platform } from "../contracts/inbound-message.js";
+import type { FileSource } from "../attachments/file-source.js";
+import { createAttachmentPreparer, type AttachmentPreparer } from "../attachments/prepare-attachments.js";
+import { createVisionCapability } from "../agent/vision-capability.js";
+import { createTelegramFileSource } from "../adapters/telegram/telegram-file-source.js";
+import { createDiscordFileSource } from "../adapters/discord/discord-file-source.js";
+import type { Logger } from "../observability/logger.js";
+
+/** Builds the worker's attachment preparer; `telegramApi` is the worker's REST client when Telegram is configured. */
+export function attachmentPreparerFor(config: Config, deps: { logger: Logger; telegramApi?: Api }): AttachmentPreparer {
+  const sources: Partial<Record<Platform, FileSource>> = {};
+  if (config.TELEGRAM_BOT_TOKEN && deps.telegramApi) {
+    sources.telegram = createTelegramFileSource({ api: deps.telegramApi, token: config.TELEGRAM_BOT_TOKEN, apiRoot: config.TELEGRAM_API_ROOT });
+  }
+  if (config.DISCORD_BOT_TOKEN) sources.discord = createDiscordFileSource({ apiBase: config.DISCORD_API_BASE });
+  const vision = createVisionCapability({
+    mode: config.MODEL_VISION,
+    baseURL: config.OPENAI_BASE_URL,
+    modelServer: config.MODEL_SERVER,
+    apiKey: config.OPENAI_API_KEY,
+    onProbeFailed: (err, model) => deps.logger.warn({ err, model }, "could not ask the model server whether the model takes images; answering without them"),
+  });
+  return createAttachmentPreparer({
+    sources,
+    // One model per deployment today; a per-conversation model choice plugs in here (the check is cached per model).
+    visionFor: () => vision.supports(config.MODEL),
+    maxFileBytes: config.MAX_IMAGE_BYTES,
+    maxImages: config.MAX_IMAGES_PER_MESSAGE,
+    logger: deps.logger,
+  });
+}
