@@ -41,6 +41,7 @@ import {
 import { createDefaultWorld, createSnowflakes, staticGuildFields, type FakeDiscordWorld, type PrivilegedIntent } from "./discord-fixtures.js";
 import { createFakeGateway, type FakeGateway, type FakeGatewaySession } from "./discord-gateway.js";
 import { createRateBuckets, type BucketRule } from "./discord-rate-buckets.js";
+import { createFakeAttachments, type FakeAttachmentInput } from "./discord-attachments.js";
 
 /** Options of the fake; every one has a realistic default. */
 export interface FakeDiscordOptions {
@@ -135,6 +136,8 @@ export interface UserSaysOptions {
   type?: MessageType;
   /** Sent through a webhook (author.bot is true and webhook_id set, as on Discord). */
   webhookId?: string;
+  /** Files uploaded with the message (use `userUploads`: uploading is asynchronous). */
+  attachments?: APIMessage["attachments"];
 }
 
 /** The running fake. */
@@ -156,6 +159,10 @@ export interface FakeDiscord {
   readonly commands: APIApplicationCommand[];
   /** A user posts a message (stored, then MESSAGE_CREATE to every session that may see it). */
   userSays(opts: UserSaysOptions): APIMessage;
+  /** A user posts a message with files; they are served like Discord's CDN (signed URLs on the fake's host). */
+  userUploads(opts: Omit<UserSaysOptions, "attachments"> & { files: FakeAttachmentInput[] }): Promise<APIMessage>;
+  /** Attachment downloads the fake's CDN answered. */
+  readonly attachmentDownloads: { path: string; status: number }[];
   /** Messages visible in a channel, oldest first (ephemeral replies are not in channels). */
   messages(channelId: string): APIMessage[];
   /** Only the bot's messages in a channel, oldest first. */
@@ -230,6 +237,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   const commands: APIApplicationCommand[] = [];
   const interactions = new Map<string, { token: string; createdAt: number; acknowledged: boolean; channelId: string; messageId?: string }>();
 
+  let port = 0;
+  const attachments = createFakeAttachments({ origin: () => `http://127.0.0.1:${port}`, nextId: () => nextId(), now });
   const guildOf = (channel: APIChannel): string | undefined => ("guild_id" in channel ? channel.guild_id : undefined);
   const messagesIn = (channelId: string): APIMessage[] => {
     let list = store.get(channelId);
@@ -291,7 +300,6 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   };
 
   // --- gateway ---------------------------------------------------------------------------------
-  let port = 0;
   const guildCreate = (): GatewayGuildCreateDispatchData => {
     const guildChannels = [...channels.values()].filter((c) => guildOf(c) === world.guildId);
     return {
@@ -849,6 +857,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? "/", "http://fake");
     const method = (req.method ?? "GET").toUpperCase();
+    if (method === "GET" && attachments.serve(url, res)) return void changed();
     const raw = await readBody(req);
     const match = API_PREFIX.exec(url.pathname);
     const record: RecordedRequest = {
@@ -1007,7 +1016,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         mention_everyone: found.everyone,
         mentions: mentionUsers.map((u) => users.get(u)!),
         mention_roles: found.roles,
-        attachments: [],
+        attachments: opts.attachments ?? [],
         embeds: [],
         pinned: false,
         type: opts.type ?? (referenced ? MessageType.Reply : MessageType.Default),
@@ -1024,6 +1033,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       storeAndDispatch(message);
       return message;
     },
+
+    async userUploads({ files, ...opts }) {
+      return fake.userSays({ ...opts, attachments: await attachments.upload(opts.channelId, files) });
+    },
+    attachmentDownloads: attachments.downloads,
 
     messages: (channelId) => [...messagesIn(channelId)],
     botMessages: (channelId) => messagesIn(channelId).filter((m) => m.author.id === world.bot.id),

@@ -68,6 +68,8 @@ export interface FakeOpenAIOptions {
   handler?: FakeHandler;
   /** The model id the server reports (llama.cpp reports its file name, whatever the request said). */
   modelId?: string;
+  /** `GET /props` like llama-server: `vision` says whether an mmproj is loaded (default false); `props` adds or replaces fields. */
+  props?: { vision?: boolean; fields?: Record<string, unknown> };
 }
 
 /** A running fake. */
@@ -120,6 +122,7 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     if (req.method === "GET" && (path === "/health" || path === "/v1/health")) return sendJson(res, 200, { status: "ok" });
     if (req.method === "GET" && (path === "/v1/models" || path === "/models")) return sendJson(res, 200, modelsBody(modelId));
+    if (req.method === "GET" && path === "/props") return sendJson(res, 200, propsBody(modelId, options.props));
     if (req.method !== "POST" || (path !== "/v1/chat/completions" && path !== "/chat/completions")) {
       return sendJson(res, 404, { error: { code: 404, message: "File Not Found", type: "not_found_error" } }, true);
     }
@@ -225,6 +228,21 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
+  };
+}
+
+/** llama-server's `/props` (shape of build b6000+): slots, the model file, and which modalities its mmproj adds. */
+function propsBody(modelId: string, props: FakeOpenAIOptions["props"]): Record<string, unknown> {
+  return {
+    default_generation_settings: { id: 0, id_task: -1, n_ctx: 16384, speculative: false, is_processing: false },
+    total_slots: 4,
+    model_path: `/root/.cache/llama.cpp/${modelId}`,
+    modalities: { vision: props?.vision === true, audio: false },
+    chat_template: "{%- if tools %}…",
+    bos_token: "",
+    eos_token: "<|im_end|>",
+    build_info: FINGERPRINT,
+    ...props?.fields,
   };
 }
 
