@@ -4,7 +4,7 @@
  * transparency). The header is read before anything is decoded, so a "decompression bomb"
  * (a small file claiming 30000×30000 pixels) is refused without allocating its pixels.
  */
-import sharp, { type Metadata } from "sharp";
+import type { Metadata } from "sharp";
 import type { ChatImage } from "../contracts/chat-message.js";
 import { AttachmentError } from "./file-source.js";
 
@@ -21,6 +21,8 @@ const DEFAULT_MAX_PIXELS = 40_000_000;
 
 /** Decodes, scales and re-encodes one picture; rejects with AttachmentError("refused") when it cannot. */
 export async function prepareImage(name: string, bytes: Uint8Array, limits: ImageLimits = {}): Promise<ChatImage & { width: number; height: number }> {
+  // Loaded on the first picture: libvips costs a third of a second at start, and most workers see few pictures.
+  const { default: sharp } = await import("sharp");
   const maxSide = limits.maxSide ?? DEFAULT_MAX_SIDE;
   const maxPixels = limits.maxInputPixels ?? DEFAULT_MAX_PIXELS;
   let meta: Metadata;
