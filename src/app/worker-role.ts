@@ -11,7 +11,6 @@ import { createModelClient } from "../agent/model-client.js";
 import { runAgent } from "../agent/run-agent.js";
 import { createTools } from "../tools/index.js";
 import { historyStoreFor } from "./history-for-config.js";
-import { createReplyJournalStore } from "../queue/reply-journal-store.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
 import { createRedisRateGate } from "../reply/redis-rate-gate.js";
 import type { ReplyPortFactory } from "../contracts/reply-port.js";
@@ -26,7 +25,8 @@ import { scrubbingPortFactory } from "../answer/secret-scrubbing-port.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { createJobOutcomes } from "../observability/job-outcomes.js";
-import { meteredDiscordFetch, telegramRequestMeter } from "../observability/platform-request-meter.js";
+import { meteredDiscordFetch } from "../adapters/discord/discord-request-meter.js";
+import { telegramRequestMeter } from "../adapters/telegram/telegram-request-meter.js";
 import { createQueueDepthSource } from "../observability/queue-depth.js";
 import { pacingGlobalFor, pacingIntervalFor } from "./pacing.js";
 import { redisOptions } from "../redis/connection.js";
@@ -62,7 +62,6 @@ export async function startWorkerRole(
     timeoutMs: config.TOOL_TIMEOUT_MS,
   });
   const history = historyStoreFor(config, redis);
-  const journals = createReplyJournalStore({ redis, prefix: config.KEY_PREFIX });
 
   const ports: Partial<Record<Platform, ReplyPortFactory>> = { ...options.extraPorts };
   let discordPorts: DiscordReplyPortFactory | undefined;
@@ -113,19 +112,18 @@ export async function startWorkerRole(
     ports: safePorts,
     gate,
     showReasoning: config.SHOW_REASONING,
-    markAnswered: (jobId) => journals.markFinal(jobId),
     logger,
     metrics,
   });
 
-  const outcomes = createJobOutcomes({ logger, metrics });
   const worker = createMessageWorker({
     connection: () => new RedisClient(config.REDIS_URL, redisOptions()),
     prefix: config.KEY_PREFIX,
     concurrency: config.WORKER_CONCURRENCY,
+    process,
+    onGiveUp,
     // One log line and one chatbot_jobs_total count per job outcome.
-    process: outcomes.observe(process),
-    onGiveUp: outcomes.observeGiveUp(onGiveUp),
+    onOutcome: createJobOutcomes({ logger, metrics }),
     logger,
     lockDurationMs: config.QUEUE_LOCK_MS,
     stalledIntervalMs: config.QUEUE_STALLED_CHECK_MS,

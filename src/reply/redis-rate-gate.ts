@@ -32,16 +32,13 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
+import type { GlobalBudget } from "../contracts/platform-pacing.js";
 import { keyPart } from "../redis/keys.js";
 import { redisScript } from "../redis/script.js";
 import { createLocalRateGate, type RateGate, type RequestKind } from "./rate-gate.js";
 import { abortableSleep } from "../shared/abortable-sleep.js";
 
-/** A bot-wide budget: every chat mapped to the same key shares `perSecond`. */
-export interface GlobalBudget {
-  key: string;
-  perSecond: number;
-}
+export type { GlobalBudget };
 
 /** One granted slot, for metrics and tests. */
 export interface RateGrant {

@@ -111,7 +111,6 @@ interface Slot {
 }
 
 const sameRendered = (a: RenderedText, b: RenderedText) => a.text === b.text && a.parseMode === b.parseMode;
-const isBlank = (content: RenderedText) => visibleText(content).trim() === "";
 const ABORTED = Symbol("aborted");
 
 /** Streams an answer into the chat; resolves when its final text is visible (see the module comment). */
@@ -130,9 +129,10 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
   /** What the user would see of `markdown` once formatted (its length is what the platform's limit counts). */
   const visibleOf = (markdown: string): string => {
     const known = formatted(markdown);
-    return (known.visible ??= visibleText(known.rendered));
+    return (known.visible ??= visibleText(port, known.rendered));
   };
   const measure = (markdown: string): number => visibleOf(markdown).length;
+  const isBlank = (content: RenderedText) => visibleText(port, content).trim() === "";
   // Read on every request: a port learns its pacing from the platform's answers (Discord's rate-limit headers).
   const spacing: RequestSpacing = {
     get minIntervalMs() {
@@ -511,7 +511,7 @@ export async function showFailure(port: ReplyPort, journal: ReplyJournal, line: 
   let target = ids[ids.length - 1];
   let recorded = target !== undefined;
   let content = port.format(opts.previousMarkdown?.trim() ? joinSegments([opts.previousMarkdown, line]) : line);
-  if (renderedLength(content) > port.limits.maxLength) content = port.format(line);
+  if (renderedLength(port, content) > port.limits.maxLength) content = port.format(line);
   const editor = createThrottledEditor<RenderedText>({
     chatKey: opts.chatKey ?? "failure",
     gate: opts.gate ?? createLocalRateGate({ minIntervalMs: 0 }),

@@ -67,7 +67,6 @@ function setup() {
     ports: { discord: () => port },
     gate: createLocalRateGate({ minIntervalMs: 0 }),
     showReasoning: "collapsed",
-    markAnswered: async () => undefined,
     logger: pino({ level: "silent" }),
   });
   const ctx = (isFinalAttempt: boolean): JobContext => ({
@@ -76,6 +75,7 @@ function setup() {
     isFinalAttempt,
     signal: new AbortController().signal,
     journal: createMemoryReplyJournal(),
+    markAnswered: async () => undefined,
   });
   return { port, load, appended, modelSaw, process, ctx, loads: () => loads };
 }
