@@ -7,9 +7,7 @@
 import { Api } from "grammy";
 import type { Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
-import { createModelClient } from "../agent/model-client.js";
-import { runAgent } from "../agent/run-agent.js";
-import { createTools } from "../tools/index.js";
+import { agentFromConfig } from "./agent-from-config.js";
 import { historyStoreFor } from "./history-for-config.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
 import { createRedisRateGate } from "../reply/redis-rate-gate.js";
@@ -54,13 +52,7 @@ export async function startWorkerRole(
   options: WorkerRoleOptions = {},
 ): Promise<WorkerRole> {
   const { logger, metrics } = deps;
-  const client = createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: config.MODEL_TIMEOUT_MS });
-  const tools = createTools({
-    weatherApiBase: config.WEATHER_API_BASE,
-    newsRssUrl: config.NEWS_RSS_URL,
-    allowHosts: config.READ_URL_ALLOW_HOSTS,
-    timeoutMs: config.TOOL_TIMEOUT_MS,
-  });
+  const agent = agentFromConfig(config);
   const history = historyStoreFor(config, redis);
 
   const ports: Partial<Record<Platform, ReplyPortFactory>> = { ...options.extraPorts };
@@ -93,22 +85,7 @@ export async function startWorkerRole(
 
   const { process, onGiveUp } = createAnswerProcessor({
     history,
-    agent: (messages, signal) =>
-      runAgent(
-        {
-          client,
-          model: config.MODEL,
-          modelServer: config.MODEL_SERVER,
-          enableThinking: config.ENABLE_THINKING,
-          maxToolRounds: config.MAX_TOOL_ROUNDS,
-          maxTokens: config.MODEL_MAX_TOKENS,
-          ...(config.MODEL_TEMPERATURE !== undefined ? { temperature: config.MODEL_TEMPERATURE } : {}),
-          ...(config.MODEL_TOP_P !== undefined ? { topP: config.MODEL_TOP_P } : {}),
-          toolTimeoutMs: config.TOOL_TIMEOUT_MS,
-          tools,
-        },
-        { messages, signal },
-      ),
+    agent: agent.run,
     ports: safePorts,
     gate,
     showReasoning: config.SHOW_REASONING,
