@@ -33,7 +33,7 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { GlobalBudget } from "../contracts/platform-pacing.js";
-import { keyPart } from "../redis/keys.js";
+import { rateKeys } from "../redis/keys.js";
 import { redisScript } from "../redis/script.js";
 import { createLocalRateGate, type RateGate, type RequestKind } from "./rate-gate.js";
 import { abortableSleep } from "../shared/abortable-sleep.js";
@@ -368,9 +368,10 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
   const clock = () => (opts.now ? String(Math.round(opts.now())) : "");
   const local = createLocalRateGate({ minIntervalMs: (key) => opts.intervalFor(key), ...(opts.now ? { now: opts.now } : {}) });
 
-  const chatHash = (chatKey: string) => `${prefix}:rate:chat:${keyPart(chatKey)}`;
-  const finalsSet = (chatKey: string) => `${prefix}:rate:finals:${keyPart(chatKey)}`;
-  const globalHash = (key: string) => `${prefix}:rate:global:${keyPart(key)}`;
+  const keys = rateKeys(prefix);
+  const chatHash = keys.chat;
+  const finalsSet = keys.finals;
+  const globalHash = keys.global;
 
   const timings = new Map<number, BucketTiming>();
   /** At most `perSecond` grants in any window of `windowMs`: floor(W/T) + burst ≤ perSecond. */
