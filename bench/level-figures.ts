@@ -1,7 +1,7 @@
 /**
  * The figures of one level: per chat kind (latencies, writes, violations) from the
  * fakes' records, and per level (CPU per token, peak memory, Redis commands per
- * job) from the waves' samples. Targets come from issue 7 and the bot's own pacing.
+ * job) from the waves' samples. Targets come from the benchmark brief (bench/README.md) and the bot's own pacing.
  */
 import { DISCORD_DEFAULT_EDIT_INTERVAL_MS as DISCORD_DEFAULT_INTERVAL_MS } from "../src/adapters/discord/discord-pacing.js";
 import { TELEGRAM_GROUP_EDIT_INTERVAL_MS as TELEGRAM_GROUP_INTERVAL_MS, TELEGRAM_PRIVATE_EDIT_INTERVAL_MS as TELEGRAM_PRIVATE_INTERVAL_MS } from "../src/adapters/telegram/telegram-pacing.js";
@@ -38,7 +38,7 @@ export function intervalOf(kind: ChatKind): number {
   }
 }
 
-/** The targets of issue 7. */
+/** The targets the benchmark holds the bot to. */
 export const TARGETS = {
   firstSignP50Ms: 25,
   firstSignP99Ms: 100,

@@ -1,7 +1,7 @@
 /**
  * The pacing seam: before every send/edit/draft the editor asks the gate for a
  * slot in its chat. The in-memory gate here spaces slots per chat inside one
- * process; a Redis-backed gate shared by all worker processes (issue 6)
+ * process; a Redis-backed gate shared by all worker processes
  * implements the same interface, so it stays small.
  */
 import type { PacingLane } from "../contracts/platform-pacing.js";
