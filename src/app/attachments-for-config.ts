@@ -5,12 +5,22 @@
 import type { Api } from "grammy";
 import type { Config } from "../config/env-schema.js";
 import type { Platform } from "../contracts/inbound-message.js";
-import type { FileSource } from "../attachments/file-source.js";
+import type { FileSource } from "../contracts/file-source.js";
 import { createAttachmentPreparer, type AttachmentPreparer } from "../attachments/prepare-attachments.js";
 import { createVisionCapability } from "../agent/vision-capability.js";
 import { createTelegramFileSource } from "../adapters/telegram/telegram-file-source.js";
-import { createDiscordFileSource } from "../adapters/discord/discord-file-source.js";
+import { createDiscordFileSource, type GuardedDownload } from "../adapters/discord/discord-file-source.js";
+import { createSafeFetch, type SafeFetchOptions } from "../tools/safe-fetch.js";
 import type { Logger } from "../observability/logger.js";
+
+/** The Discord file source's download through the project's safe fetch (the same guard as read_url). */
+export function safeDownload(opts: Pick<SafeFetchOptions, "lookup" | "connect" | "timeoutMs"> = {}): GuardedDownload {
+  return async (url, { maxBytes, allowHostPort, signal }) => {
+    const get = createSafeFetch({ timeoutMs: 30_000, ...opts, allowHosts: [allowHostPort], maxBytes: maxBytes + 1, maxRedirects: 0 });
+    const response = await get(url, { ...(signal ? { signal } : {}), accept: "*/*" });
+    return { status: response.status, body: new Uint8Array(response.body), truncated: response.truncated };
+  };
+}
 
 /** Builds the worker's attachment preparer; `telegramApi` is the worker's REST client when Telegram is configured. */
 export function attachmentPreparerFor(config: Config, deps: { logger: Logger; telegramApi?: Api }): AttachmentPreparer {
@@ -18,7 +28,7 @@ export function attachmentPreparerFor(config: Config, deps: { logger: Logger; te
   if (config.TELEGRAM_BOT_TOKEN && deps.telegramApi) {
     sources.telegram = createTelegramFileSource({ api: deps.telegramApi, token: config.TELEGRAM_BOT_TOKEN, apiRoot: config.TELEGRAM_API_ROOT });
   }
-  if (config.DISCORD_BOT_TOKEN) sources.discord = createDiscordFileSource({ apiBase: config.DISCORD_API_BASE });
+  if (config.DISCORD_BOT_TOKEN) sources.discord = createDiscordFileSource({ apiBase: config.DISCORD_API_BASE, download: safeDownload() });
   const vision = createVisionCapability({
     mode: config.MODEL_VISION,
     baseURL: config.OPENAI_BASE_URL,

@@ -3,7 +3,7 @@
  * that is scanned (no text layer), encrypted or broken gets a clear refusal instead.
  */
 import { getDocumentProxy } from "unpdf";
-import { AttachmentError } from "./file-source.js";
+import { AttachmentError } from "../contracts/file-source.js";
 import { fencedFile } from "./text-file.js";
 
 /** How much of a PDF is read. */

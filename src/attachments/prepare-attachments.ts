@@ -8,7 +8,7 @@
 import type { ChatImage } from "../contracts/chat-message.js";
 import type { AttachmentRef, InboundMessage, Platform } from "../contracts/inbound-message.js";
 import { attachmentKind } from "./attachment-kind.js";
-import { AttachmentError, tooLargeError, type FileSource } from "./file-source.js";
+import { AttachmentError, tooLargeError, type FileSource } from "../contracts/file-source.js";
 import { pdfToText, type PdfBudget } from "./pdf-text.js";
 import { prepareImage, type ImageLimits } from "./prepare-image.js";
 import { inlineTextFile, MAX_TEXT_FILE_BYTES } from "./text-file.js";

@@ -6,7 +6,7 @@
  */
 import type { Metadata } from "sharp";
 import type { ChatImage } from "../contracts/chat-message.js";
-import { AttachmentError } from "./file-source.js";
+import { AttachmentError } from "../contracts/file-source.js";
 
 /** Limits of the preparation. */
 export interface ImageLimits {

@@ -3,7 +3,7 @@
  * really text (valid UTF-8 without NUL bytes) is inlined, cut to a budget so a small model's
  * context keeps room for the question and the answer.
  */
-import { AttachmentError } from "./file-source.js";
+import { AttachmentError } from "../contracts/file-source.js";
 
 /** Files larger than this are not inlined at all. */
 export const MAX_TEXT_FILE_BYTES = 200 * 1024;

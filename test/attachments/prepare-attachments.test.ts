@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import sharp from "sharp";
 import type { AttachmentRef, InboundMessage } from "../../src/contracts/inbound-message.js";
-import { AttachmentError, type FileSource } from "../../src/attachments/file-source.js";
+import { AttachmentError, type FileSource } from "../../src/contracts/file-source.js";
 import { createAttachmentPreparer, NO_VISION_NOTICE } from "../../src/attachments/prepare-attachments.js";
 import { prepareImage } from "../../src/attachments/prepare-image.js";
 import { attachmentKind } from "../../src/attachments/attachment-kind.js";

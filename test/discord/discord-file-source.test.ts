@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
 import { createDiscordFileSource } from "../../src/adapters/discord/discord-file-source.js";
+import { safeDownload } from "../../src/app/attachments-for-config.js";
 import { twoColourPhoto } from "../support/test-images.js";
 
 let discord: FakeDiscord | undefined;
@@ -26,7 +27,7 @@ describe("Discord file source", () => {
     const bytes = await twoColourPhoto(300, 200);
     const message = await discord.userUploads({ channelId: discord.ids.dm, content: "", files: [{ filename: "pic.jpg", contentType: "image/jpeg", bytes }] });
     const url = message.attachments[0]!.url;
-    const source = createDiscordFileSource({ apiBase: discord.apiBase });
+    const source = createDiscordFileSource({ apiBase: discord.apiBase, download: safeDownload() });
     expect(Buffer.from(await source.download(ref(url), { maxBytes: 1_000_000 }))).toEqual(bytes);
     await expect(source.download(ref(url), { maxBytes: 1000 })).rejects.toMatchObject({ code: "too-large" });
     // A URL without its signature is "no longer available" on Discord's CDN.
@@ -42,7 +43,7 @@ describe("Discord file source", () => {
     });
     await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
     closers.push(() => new Promise((resolve) => other.close(() => resolve())));
-    const source = createDiscordFileSource({ apiBase: discord.apiBase });
+    const source = createDiscordFileSource({ apiBase: discord.apiBase, download: safeDownload() });
     const port = (other.address() as AddressInfo).port;
     await expect(source.download(ref(`http://127.0.0.1:${port}/attachments/1/2/pic.jpg`), { maxBytes: 1000 })).rejects.toThrow(/not on Discord's CDN/);
     await expect(source.download(ref("https://evil.example/attachments/1/2/pic.jpg"), { maxBytes: 1000 })).rejects.toMatchObject({ code: "refused" });
@@ -51,7 +52,7 @@ describe("Discord file source", () => {
 
     const rebound = createDiscordFileSource({
       apiBase: "https://discord.com/api",
-      fetchOptions: { lookup: async () => [{ address: "127.0.0.1", family: 4 }] },
+      download: safeDownload({ lookup: async () => [{ address: "127.0.0.1", family: 4 }] }),
     });
     await expect(rebound.download(ref(`https://cdn.discordapp.com/attachments/1/2/pic.jpg`), { maxBytes: 1000 })).rejects.toMatchObject({
       code: "unavailable",

@@ -5,8 +5,8 @@
  */
 import { GrammyError, type Api } from "grammy";
 import type { AttachmentRef } from "../../contracts/inbound-message.js";
-import { AttachmentError, tooLargeError, type FileSource } from "../../attachments/file-source.js";
-import { readCapped } from "../../attachments/read-capped.js";
+import { AttachmentError, tooLargeError, type FileSource } from "../../contracts/file-source.js";
+import { readCapped } from "../../shared/read-capped.js";
 
 /** What the file source needs: the REST client (for getFile), the token and root for the download URL. */
 export interface TelegramFileSourceOptions {
@@ -50,7 +50,9 @@ export function createTelegramFileSource(opts: TelegramFileSourceOptions): FileS
         throw new AttachmentError("unavailable", `${ref.name} could not be downloaded from Telegram (HTTP ${response.status})`);
       }
       try {
-        return await readCapped(response, ref.name, maxBytes);
+        const body = await readCapped(response, maxBytes);
+        if (!body.ok) throw tooLargeError(ref.name, body.declared, maxBytes);
+        return body.bytes;
       } catch (error) {
         if (error instanceof AttachmentError) throw error;
         if (signal?.aborted) throw signal.reason;

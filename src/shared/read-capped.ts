@@ -1,12 +1,14 @@
 /** Reading an HTTP body without ever holding more than a limit of it. */
-import { tooLargeError } from "./file-source.js";
 
-/** The body's bytes; rejects with AttachmentError("too-large") as soon as it passes `maxBytes`. */
-export async function readCapped(response: Response, name: string, maxBytes: number): Promise<Uint8Array> {
+/** The body, or how it went over the limit (`declared` when the server said its length up front). */
+export type CappedBody = { ok: true; bytes: Uint8Array } | { ok: false; declared?: number };
+
+/** Reads the body up to `maxBytes`; stops reading (and cancels the body) as soon as it passes the limit. */
+export async function readCapped(response: Response, maxBytes: number): Promise<CappedBody> {
   const declared = Number(response.headers.get("content-length") ?? NaN);
   if (Number.isFinite(declared) && declared > maxBytes) {
     await response.body?.cancel();
-    throw tooLargeError(name, declared, maxBytes);
+    return { ok: false, declared };
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -18,16 +20,16 @@ export async function readCapped(response: Response, name: string, maxBytes: num
       size += value.byteLength;
       if (size > maxBytes) {
         await reader.cancel();
-        throw tooLargeError(name, undefined, maxBytes);
+        return { ok: false };
       }
       chunks.push(value);
     }
   }
-  const out = new Uint8Array(size);
+  const bytes = new Uint8Array(size);
   let at = 0;
   for (const chunk of chunks) {
-    out.set(chunk, at);
+    bytes.set(chunk, at);
     at += chunk.byteLength;
   }
-  return out;
+  return { ok: true, bytes };
 }
