@@ -10,6 +10,7 @@ import { AttachmentError, type FileSource } from "../../src/contracts/file-sourc
 import { createAttachmentPreparer, NO_VISION_NOTICE } from "../../src/attachments/prepare-attachments.js";
 import { prepareImage } from "../../src/attachments/prepare-image.js";
 import { attachmentKind } from "../../src/attachments/attachment-kind.js";
+import { inboundMessage } from "../support/inbound-message.js";
 import { decodeDataUrl, noisePng, onePagePdf, pngBomb, transparentPng, twoColourPhoto } from "../support/test-images.js";
 
 /** A file source over an in-memory map that keeps to the byte limit like the real ones. */
@@ -28,17 +29,7 @@ function memorySource(files: Record<string, Buffer>): FileSource & { asked: stri
 }
 
 function messageWith(attachments: AttachmentRef[], text = "what is this?"): InboundMessage {
-  return {
-    platform: "telegram",
-    conversationKey: "tg:1",
-    chatId: "1",
-    messageId: "5",
-    chatType: "private",
-    author: { id: "1", displayName: "Ann" },
-    text,
-    receivedAt: 0,
-    attachments,
-  };
+  return inboundMessage({ text, attachments });
 }
 
 const ref = (id: string, name: string, contentType: string, size?: number): AttachmentRef => ({ ref: id, name, contentType, ...(size !== undefined ? { size } : {}) });
