@@ -9,8 +9,9 @@ import type { Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
 import { createModelClient } from "../agent/model-client.js";
 import { runAgent } from "../agent/run-agent.js";
-import { createTools } from "../tools/index.js";
+import { builtinToolsFor } from "./tools-for-config.js";
 import { historyStoreFor } from "./history-for-config.js";
+import { agentDepsFor, settingsStoreFor } from "./settings-for-config.js";
 import { createReplyJournalStore } from "../queue/reply-journal-store.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
 import { createRedisRateGate } from "../reply/redis-rate-gate.js";
@@ -55,12 +56,7 @@ export async function startWorkerRole(
 ): Promise<WorkerRole> {
   const { logger, metrics } = deps;
   const client = createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: config.MODEL_TIMEOUT_MS });
-  const tools = createTools({
-    weatherApiBase: config.WEATHER_API_BASE,
-    newsRssUrl: config.NEWS_RSS_URL,
-    allowHosts: config.READ_URL_ALLOW_HOSTS,
-    timeoutMs: config.TOOL_TIMEOUT_MS,
-  });
+  const tools = builtinToolsFor(config);
   const history = historyStoreFor(config, redis);
   const journals = createReplyJournalStore({ redis, prefix: config.KEY_PREFIX });
 
@@ -92,22 +88,27 @@ export async function startWorkerRole(
     safePorts[platform] = scrubbingPortFactory(factory, scrubber);
   }
 
+  const settings = settingsStoreFor(config, redis, logger);
   const { process, onGiveUp } = createAnswerProcessor({
     history,
-    agent: (messages, signal) =>
+    settings,
+    agent: (messages, signal, conversation) =>
       runAgent(
-        {
-          client,
-          model: config.MODEL,
-          modelServer: config.MODEL_SERVER,
-          enableThinking: config.ENABLE_THINKING,
-          maxToolRounds: config.MAX_TOOL_ROUNDS,
-          maxTokens: config.MODEL_MAX_TOKENS,
-          ...(config.MODEL_TEMPERATURE !== undefined ? { temperature: config.MODEL_TEMPERATURE } : {}),
-          ...(config.MODEL_TOP_P !== undefined ? { topP: config.MODEL_TOP_P } : {}),
-          toolTimeoutMs: config.TOOL_TIMEOUT_MS,
-          tools,
-        },
+        agentDepsFor(
+          {
+            client,
+            model: config.MODEL,
+            modelServer: config.MODEL_SERVER,
+            enableThinking: config.ENABLE_THINKING,
+            maxToolRounds: config.MAX_TOOL_ROUNDS,
+            maxTokens: config.MODEL_MAX_TOKENS,
+            ...(config.MODEL_TEMPERATURE !== undefined ? { temperature: config.MODEL_TEMPERATURE } : {}),
+            ...(config.MODEL_TOP_P !== undefined ? { topP: config.MODEL_TOP_P } : {}),
+            toolTimeoutMs: config.TOOL_TIMEOUT_MS,
+            tools,
+          },
+          conversation,
+        ),
         { messages, signal },
       ),
     ports: safePorts,

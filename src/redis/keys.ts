@@ -14,6 +14,7 @@
  *   P:running:CK           job id answering in that conversation right now (short TTL, refreshed)
  *   P:cancel               pub/sub channel of /stop requests
  *   P:history:CK[:tokens]  conversation history and its token total (src/history/history-store.ts)
+ *   P:settings:CK          hash of a conversation's settings that differ from the defaults (no expiry)
  *
  * Hash tags: the conversation key is escaped so it can never contribute a `{…}` hash tag of its own.
  * With a prefix such as `{chatbot}` every key above (BullMQ's included) lands in one Redis Cluster slot,
@@ -61,4 +62,9 @@ export function queueKeys(prefix: string): QueueKeys {
     running: (ck) => `${prefix}:running:${keyPart(ck)}`,
     cancelChannel: () => `${prefix}:cancel`,
   };
+}
+
+/** The hash of a conversation's own settings (model, thinking, reasoning, persona, tools switched off). */
+export function conversationSettingsKey(prefix: string, conversationKey: string): string {
+  return `${prefix}:settings:${keyPart(conversationKey)}`;
 }

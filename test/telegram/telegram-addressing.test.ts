@@ -32,8 +32,8 @@ describe("classifyTelegramMessage", () => {
   it("leaves other bots' commands and bare unknown commands in groups alone, but answers them in private", () => {
     expect(classifyTelegramMessage(message("/start@other_bot", "group"), me)).toEqual({ kind: "ignore", reason: "other-bot-command" });
     expect(classifyTelegramMessage(message("/weather", "group"), me)).toEqual({ kind: "ignore", reason: "unaddressed" });
-    expect(classifyTelegramMessage(message("/weather", "private"), me)).toEqual({ kind: "command", command: "unknown", name: "weather" });
-    expect(classifyTelegramMessage(message("/RESET@helper_bot", "group"), me)).toEqual({ kind: "command", command: "reset", name: "reset" });
+    expect(classifyTelegramMessage(message("/weather", "private"), me)).toEqual({ kind: "command", command: "unknown", name: "weather", args: "" });
+    expect(classifyTelegramMessage(message("/RESET@helper_bot", "group"), me)).toEqual({ kind: "command", command: "reset", name: "reset", args: "" });
   });
 
   it("treats a private /ask like any question and ignores non-text messages", () => {
