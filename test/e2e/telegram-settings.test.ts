@@ -66,6 +66,10 @@ describe("Telegram per-conversation settings, end to end", () => {
     model.setHandler(() => textAnswer("Ahoy!"));
     const chat = privateChat(alice);
 
+    // The command menu offers the settings commands.
+    expect((tg.registeredCommands() as { command: string }[]).map((c) => c.command)).toEqual(
+      expect.arrayContaining(["settings", "model", "think", "reasoning", "persona", "tools"]),
+    );
     await say(tg, chat, alice, "hello", "Ahoy!");
     const before = carried(model.requests[0]);
     expect(before).toMatchObject({ model: "qwen3-1.7b", thinking: false, tools: ["get_news", "get_time", "get_weather", "read_url"] });

@@ -21,6 +21,7 @@ import { inboundMessageSchema, type InboundMessage } from "../../contracts/inbou
 import { mentionsBot, referencedMessage, speakerName, textForModel } from "./discord-addressing.js";
 import {
   DISCORD_APPLICATION_COMMANDS,
+  DISCORD_SETTINGS_COMMANDS,
   RESET_DONE_TEXT,
   UNAVAILABLE_TEXT,
   discordHelpText,
@@ -277,7 +278,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, "discord: connected");
       if (options.registerCommands ?? true) {
         try {
-          await client.application?.commands.set(DISCORD_APPLICATION_COMMANDS);
+          await client.application?.commands.set([...DISCORD_APPLICATION_COMMANDS, ...(settingsUi ? DISCORD_SETTINGS_COMMANDS : [])]);
         } catch (error) {
           // Text commands still work; slash commands are a convenience.
           log.warn({ err: error }, "discord: could not register application commands");

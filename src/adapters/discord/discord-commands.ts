@@ -23,12 +23,16 @@ export const DISCORD_APPLICATION_COMMANDS: ChatInputApplicationCommandData[] = [
   { name: "reset", description: "Forget this channel's conversation with the bot (its settings stay)" },
   { name: "stop", description: "Stop the answer the bot is writing in this channel" },
   { name: "help", description: "How to talk to the bot" },
-  ...Object.entries(SETTINGS_COMMAND_OPTIONS).map(([name, command]) => ({ name, ...command })),
-].map((command): ChatInputApplicationCommandData => ({
-  ...command,
-  contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
-  integrationTypes: [ApplicationIntegrationType.GuildInstall],
-}));
+].map(inGuildsAndDms);
+
+/** The settings commands' definitions, registered when the adapter has the settings port. */
+export const DISCORD_SETTINGS_COMMANDS: ChatInputApplicationCommandData[] = Object.entries(SETTINGS_COMMAND_OPTIONS)
+  .map(([name, command]) => ({ name, ...command }))
+  .map(inGuildsAndDms);
+
+function inGuildsAndDms(command: Omit<ChatInputApplicationCommandData, "contexts" | "integrationTypes">): ChatInputApplicationCommandData {
+  return { ...command, contexts: [InteractionContextType.Guild, InteractionContextType.BotDM], integrationTypes: [ApplicationIntegrationType.GuildInstall] };
+}
 
 /** The help text (Discord Markdown). */
 export function discordHelpText(botName: string): string {

@@ -83,15 +83,19 @@ export const TELEGRAM_ALLOWED_UPDATES = ["message", "callback_query", "stopped_m
 export const TELEGRAM_COMMANDS = [
   { command: "ask", description: "Ask a question (in groups)" },
   { command: "reset", description: "Forget this conversation (settings stay)" },
+  { command: "stop", description: "Stop the answer being written" },
+  { command: "help", description: "How to use this bot" },
+  { command: "start", description: "Start talking to the bot" },
+] as const;
+
+/** The settings commands of the menu, registered when the adapter has the settings port. */
+export const TELEGRAM_SETTINGS_COMMANDS = [
   { command: "settings", description: "This chat's settings" },
   { command: "model", description: "Show or switch the model" },
   { command: "think", description: "Thinking on or off" },
   { command: "reasoning", description: "Show reasoning: off, collapsed or full" },
   { command: "persona", description: "Set or reset a persona for this chat" },
   { command: "tools", description: "Switch tools on or off" },
-  { command: "stop", description: "Stop the answer being written" },
-  { command: "help", description: "How to use this bot" },
-  { command: "start", description: "Start talking to the bot" },
 ] as const;
 
 const silentLogger: TelegramLogger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -322,7 +326,7 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
     async start() {
       await bot.init();
       try {
-        await bot.api.setMyCommands(TELEGRAM_COMMANDS.map((c) => ({ ...c })));
+        await bot.api.setMyCommands([...TELEGRAM_COMMANDS, ...(settingsUi ? TELEGRAM_SETTINGS_COMMANDS : [])].map((c) => ({ ...c })));
       } catch (err) {
         log.warn({ err: errorText(err) }, "setMyCommands failed; the command menu may be stale");
       }
