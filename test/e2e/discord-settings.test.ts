@@ -8,9 +8,10 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { APIMessage, APIUser } from "discord.js";
-import { textAnswer, type RecordedRequest } from "../fakes/openai-server.js";
+import { textAnswer } from "../fakes/openai-server.js";
 import type { FakeDiscord } from "../fakes/discord-server.js";
 import { startStack, type Stack } from "../support/stack.js";
+import { settingsCarriedBy } from "../support/request-settings.js";
 import { startDiscordE2E, type DiscordE2E } from "./discord-harness.js";
 
 const MODELS = ["qwen3-1.7b", "qwen3-4b", "qwen3-8b"];
@@ -51,17 +52,6 @@ async function slash(discord: FakeDiscord, channelId: string, user: APIUser, nam
   return discord.waitFor(() => discord.interactionResponses.find((r) => r.interactionId === id), { label: `the response to /${name}` });
 }
 
-function carried(request: RecordedRequest | undefined) {
-  expect(request, "a model request").toBeDefined();
-  const body = request!.body;
-  return {
-    model: body.model,
-    thinking: (body.chat_template_kwargs as { enable_thinking?: boolean } | undefined)?.enable_thinking,
-    system: String(body.messages?.[0]?.content ?? ""),
-    tools: (body.tools ?? []).map((t) => t.function.name).sort(),
-  };
-}
-
 const buttonsOf = (message: APIMessage | undefined) =>
   (message?.components ?? []).flatMap((row) => ("components" in row ? (row.components as { label?: string; custom_id?: string }[]) : []));
 
@@ -77,7 +67,7 @@ describe("Discord per-conversation settings, end to end", () => {
     expect(refused).toMatchObject({ type: 4, ephemeral: true, data: expect.objectContaining({ content: REFUSAL }) });
     const asked = discord.userSays({ channelId, author: alice, content: "hello", mentionsBot: true });
     await answerTo(discord, channelId, asked, "Hello there.");
-    expect(carried(model.requests[0])).toMatchObject({ model: "qwen3-1.7b", thinking: false, tools: ["get_news", "get_time", "get_weather", "read_url"] });
+    expect(settingsCarriedBy(model.requests[0])).toMatchObject({ model: "qwen3-1.7b", thinking: false, tools: ["get_news", "get_time", "get_weather", "read_url"] });
 
     // Typing the model's name suggests the matching choices the server lists.
     const { id: typing } = discord.autocomplete({ channelId, name: "model", option: "name", typed: "4B", user: bob });
@@ -111,7 +101,7 @@ describe("Discord per-conversation settings, end to end", () => {
 
     const again = discord.userSays({ channelId, author: alice, content: "hello again", mentionsBot: true });
     await answerTo(discord, channelId, again, "Hello there.");
-    const after = carried(model.requests[1]);
+    const after = settingsCarriedBy(model.requests[1]);
     expect(after).toMatchObject({ model: "qwen3-4b", thinking: true, tools: ["get_news", "get_time", "read_url"] });
     expect(after.system).toContain("Your persona in this chat (the rules above still apply): Answer in haiku.");
     expect(discord.violations).toEqual([]);
@@ -133,11 +123,11 @@ describe("Discord per-conversation settings, end to end", () => {
     await startRoles();
     const asked = discord.userSays({ channelId: dm, author: alice, content: "which model are you?" });
     await answerTo(discord, dm, asked, "Sure.");
-    expect(carried(model.requests[0]).model).toBe("qwen3-8b");
+    expect(settingsCarriedBy(model.requests[0]).model).toBe("qwen3-8b");
 
     const inChannel = discord.userSays({ channelId: discord.ids.general, author: alice, content: "and here?", mentionsBot: true });
     await answerTo(discord, discord.ids.general, inChannel, "Sure.");
-    expect(carried(model.requests[1]).model).toBe("qwen3-1.7b");
+    expect(settingsCarriedBy(model.requests[1]).model).toBe("qwen3-1.7b");
 
     const overview = await slash(discord, dm, alice, "settings");
     expect(String(overview.data?.content)).toContain("• Model: qwen3-8b\n");

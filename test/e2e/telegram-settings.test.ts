@@ -8,8 +8,9 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { privateChat, type FakeChat, type FakeTelegram, type FakeUser } from "../fakes/telegram-server.js";
-import { textAnswer, type RecordedRequest } from "../fakes/openai-server.js";
+import { textAnswer } from "../fakes/openai-server.js";
 import { startStack, type Stack } from "../support/stack.js";
+import { settingsCarriedBy } from "../support/request-settings.js";
 import { afterReading, expectNoFlood, sentHistory, startTelegramE2E, type TelegramE2E } from "./telegram-harness.js";
 
 const alice: FakeUser = { id: 1001, first_name: "Alice" };
@@ -48,18 +49,6 @@ async function say(tg: FakeTelegram, chat: FakeChat, user: FakeUser, text: strin
   );
 }
 
-/** What a model request carried that the settings decide. */
-function carried(request: RecordedRequest | undefined) {
-  expect(request, "a model request").toBeDefined();
-  const body = request!.body;
-  return {
-    model: body.model,
-    thinking: (body.chat_template_kwargs as { enable_thinking?: boolean } | undefined)?.enable_thinking,
-    system: String(body.messages?.[0]?.content ?? ""),
-    tools: (body.tools ?? []).map((t) => t.function.name).sort(),
-  };
-}
-
 describe("Telegram per-conversation settings, end to end", () => {
   it("in a private chat the user's /model, /think, /persona and tool toggle reach the next request, and survive /reset and a restart", async () => {
     const { tg, model } = await start({ ENABLE_THINKING: "false" });
@@ -71,7 +60,7 @@ describe("Telegram per-conversation settings, end to end", () => {
       expect.arrayContaining(["settings", "model", "think", "reasoning", "persona", "tools"]),
     );
     await say(tg, chat, alice, "hello", "Ahoy!");
-    const before = carried(model.requests[0]);
+    const before = settingsCarriedBy(model.requests[0]);
     expect(before).toMatchObject({ model: "qwen3-1.7b", thinking: false, tools: ["get_news", "get_time", "get_weather", "read_url"] });
     expect(before.system).not.toMatch(/persona/i);
 
@@ -99,7 +88,7 @@ describe("Telegram per-conversation settings, end to end", () => {
     expect(edited.buttons?.flat().find((b) => b.text === "⛔ get_weather")?.callback_data).toBe("cfg:tools on get_weather");
 
     await say(tg, chat, alice, "hello again", "Ahoy!");
-    const after = carried(model.requests[1]);
+    const after = settingsCarriedBy(model.requests[1]);
     expect(after).toMatchObject({ model: "qwen3-4b", thinking: true, tools: ["get_news", "get_time", "read_url"] });
     expect(after.system).toContain("Your persona in this chat (the rules above still apply): Talk like a pirate.");
     // The small-model rules are still all there, before the persona.
@@ -115,11 +104,11 @@ describe("Telegram per-conversation settings, end to end", () => {
     await startRoles();
     await say(tg, chat, alice, "who are you?", "Ahoy!");
     expect(sentHistory(model.requests[2])).toEqual([{ role: "user", content: "who are you?" }]);
-    expect(carried(model.requests[2])).toMatchObject({ model: "qwen3-4b", thinking: true, tools: ["get_news", "get_time", "read_url"] });
+    expect(settingsCarriedBy(model.requests[2])).toMatchObject({ model: "qwen3-4b", thinking: true, tools: ["get_news", "get_time", "read_url"] });
 
     expect((await say(tg, chat, alice, "/settings reset")).text).toContain("✅ Every setting is back to its default.");
     await say(tg, chat, alice, "and now?", "Ahoy!");
-    const reset = carried(model.requests[3]);
+    const reset = settingsCarriedBy(model.requests[3]);
     expect(reset).toMatchObject({ model: "qwen3-1.7b", thinking: false, tools: ["get_news", "get_time", "get_weather", "read_url"] });
     expect(reset.system).not.toContain("pirate");
     expectNoFlood(tg);
@@ -149,15 +138,15 @@ describe("Telegram per-conversation settings, end to end", () => {
     expect(tg.calls("getChatMember").map((c) => [Number(c.params.chat_id), Number(c.params.user_id)])).toEqual([[group.id, alice.id]]);
 
     await say(tg, group, alice, "@test_bot hello", "Hi all.");
-    expect(carried(model.requests[0])).toMatchObject({ model: "qwen3-1.7b", thinking: true });
+    expect(settingsCarriedBy(model.requests[0])).toMatchObject({ model: "qwen3-1.7b", thinking: true });
 
     expect((await say(tg, group, bob, "/model qwen3-4b")).text).toContain("✅ Model here is now qwen3-4b.");
     expect((await say(tg, group, carol, "/think off")).text).toContain("✅ Thinking is now off here.");
     await say(tg, group, alice, "@test_bot hello again", "Hi all.");
-    expect(carried(model.requests[1])).toMatchObject({ model: "qwen3-4b", thinking: false });
+    expect(settingsCarriedBy(model.requests[1])).toMatchObject({ model: "qwen3-4b", thinking: false });
     // The group's choice is the group's: Alice's private chat still runs on the defaults.
     await say(tg, privateChat(alice), alice, "hi", "Hi all.");
-    expect(carried(model.requests[2])).toMatchObject({ model: "qwen3-1.7b", thinking: true });
+    expect(settingsCarriedBy(model.requests[2])).toMatchObject({ model: "qwen3-1.7b", thinking: true });
     expectNoFlood(tg);
   }, 60_000);
 });
