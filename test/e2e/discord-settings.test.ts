@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { APIMessage, APIUser } from "discord.js";
-import { textAnswer } from "../fakes/openai-server.js";
+import { textAnswer, toolCallAnswer } from "../fakes/openai-server.js";
 import type { FakeDiscord } from "../fakes/discord-server.js";
 import { startStack, type Stack } from "../support/stack.js";
 import { settingsCarriedBy } from "../support/request-settings.js";
@@ -132,5 +132,29 @@ describe("Discord per-conversation settings, end to end", () => {
     const overview = await slash(discord, dm, alice, "settings");
     expect(String(overview.data?.content)).toContain("• Model: qwen3-8b\n");
     expect(String(overview.data?.content)).not.toContain("only admins");
+  }, 60_000);
+
+  it("a change made while an answer is being written applies from the next answer, not to the rest of that one", async () => {
+    const { discord, model } = await start();
+    const channelId = discord.ids.general;
+    const { alice, bob } = discord.users;
+    model.setHandler(async (request) => {
+      if (request.index !== 0) return textAnswer("It is noon.");
+      // While the first round is being answered, a moderator switches the model.
+      const response = await slash(discord, channelId, bob, "model", [{ name: "name", value: "qwen3-8b" }]);
+      expect(String(response.data?.content)).toContain("✅ Model here is now qwen3-8b.");
+      return toolCallAnswer([{ name: "get_time", arguments: {} }]);
+    });
+    const finalTo = (asked: APIMessage) =>
+      discord.waitFor(
+        () => discord.botMessages(channelId).find((m) => m.message_reference?.message_id === asked.id && m.content.endsWith("It is noon.") && (m.components ?? []).length === 0),
+        { timeoutMs: 8000, label: `the answer to "${asked.content}"` },
+      );
+
+    await finalTo(discord.userSays({ channelId, author: alice, content: "what time is it?", mentionsBot: true }));
+    // Both rounds of that answer ran on the model it started with.
+    expect(model.requests.map((r) => r.body.model)).toEqual(["qwen3-1.7b", "qwen3-1.7b"]);
+    await finalTo(discord.userSays({ channelId, author: alice, content: "and now?", mentionsBot: true }));
+    expect(model.requests[2]?.body.model).toBe("qwen3-8b");
   }, 60_000);
 });

@@ -100,6 +100,12 @@ export function settingsComponents(answer: SettingsAnswer): { type: 1; component
   return rows;
 }
 
+/** Discord refuses messages over 2000 characters; a long tool list is cut rather than lost. */
+function fitted(text: string): string {
+  const chars = [...text];
+  return chars.length <= 2000 ? text : `${chars.slice(0, 1999).join("")}…`;
+}
+
 const isAdminBy = (permissions: Readonly<PermissionsBitField> | null | undefined): boolean =>
   permissions?.any([PermissionFlagsBits.ManageGuild, PermissionFlagsBits.ManageChannels]) ?? false;
 
@@ -141,7 +147,7 @@ export function createDiscordSettingsUi(settings: SettingsPort): DiscordSettings
         message.inGuild() && message.member ? message.member.permissionsIn(message.channel) : undefined,
       );
       const answer = await settings.run(who, parsed.command, parsed.args);
-      await reply(answer.text, settingsComponents(answer));
+      await reply(fitted(answer.text), settingsComponents(answer));
       return true;
     },
     async command(interaction, conversationKey) {
@@ -151,7 +157,7 @@ export function createDiscordSettingsUi(settings: SettingsPort): DiscordSettings
       const answer = await settings.run(who, name, argsOf(interaction, name));
       // Views are public (anyone may look, and their buttons work for admins); refusals only for the asker.
       await interaction.reply({
-        content: answer.text,
+        content: fitted(answer.text),
         components: settingsComponents(answer),
         allowedMentions: { parse: [] },
         ...(answer.refused ? { flags: MessageFlags.Ephemeral } : {}),
@@ -164,7 +170,7 @@ export function createDiscordSettingsUi(settings: SettingsPort): DiscordSettings
       const answer = await settings.press(who, interaction.customId);
       if (!answer) return false;
       if (answer.refused) await interaction.reply({ content: answer.text, flags: MessageFlags.Ephemeral });
-      else await interaction.update({ content: answer.text, components: settingsComponents(answer), allowedMentions: { parse: [] } });
+      else await interaction.update({ content: fitted(answer.text), components: settingsComponents(answer), allowedMentions: { parse: [] } });
       return true;
     },
     async autocomplete(interaction) {

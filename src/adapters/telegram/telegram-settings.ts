@@ -16,6 +16,12 @@ export function settingsKeyboard(answer: SettingsAnswer): InlineKeyboardMarkup |
   return { inline_keyboard: rows.map((row) => row.map((b) => ({ text: b.label, callback_data: b.action }))) };
 }
 
+/** Telegram refuses texts over 4096 characters (UTF-16 units); a long tool list is cut rather than lost. */
+function fitted(text: string): string {
+  // Never end on half a surrogate pair.
+  return text.length <= 4096 ? text : `${text.slice(0, 4095).replace(/[\uD800-\uDBFF]$/, "")}…`;
+}
+
 /** Who asks from a message or a press in a chat. */
 function askerFor(chat: Message["chat"], topic: number | undefined, userId: number, isAdmin: ChatAdminCheck): SettingsAsker {
   return {
@@ -46,7 +52,7 @@ export function createTelegramSettingsUi(opts: {
     async command(message, command, args) {
       const answer = await opts.settings.run(askerFor(message.chat, topicOf(message), message.from?.id ?? 0, opts.isAdmin), command, args);
       const markup = settingsKeyboard(answer);
-      return { text: answer.text, ...(markup ? { markup } : {}) };
+      return { text: fitted(answer.text), ...(markup ? { markup } : {}) };
     },
     async press(ctx) {
       const query = ctx.callbackQuery;
@@ -61,7 +67,7 @@ export function createTelegramSettingsUi(opts: {
       await opts.replySlot?.(String(message.chat.id));
       const markup = settingsKeyboard(answer);
       try {
-        await ctx.api.editMessageText(message.chat.id, message.message_id, answer.text, markup ? { reply_markup: markup } : {});
+        await ctx.api.editMessageText(message.chat.id, message.message_id, fitted(answer.text), markup ? { reply_markup: markup } : {});
       } catch (err) {
         // Pressing the button of the state already shown changes nothing visible: that is fine.
         if (!(err instanceof GrammyError && /not modified/.test(err.description))) throw err;
