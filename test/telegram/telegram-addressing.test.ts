@@ -36,6 +36,17 @@ describe("classifyTelegramMessage", () => {
     expect(classifyTelegramMessage(message("/RESET@helper_bot", "group"), me)).toEqual({ kind: "command", command: "reset", name: "reset", args: "" });
   });
 
+  it("hands the settings commands their arguments, in groups too", () => {
+    expect(classifyTelegramMessage(message("/model@helper_bot  qwen3-4b ", "group"), me)).toEqual({ kind: "command", command: "model", name: "model", args: "qwen3-4b" });
+    expect(classifyTelegramMessage(message("/persona Talk like a pirate.", "private"), me)).toEqual({
+      kind: "command",
+      command: "persona",
+      name: "persona",
+      args: "Talk like a pirate.",
+    });
+    expect(classifyTelegramMessage(message("/tools", "group"), me)).toEqual({ kind: "command", command: "tools", name: "tools", args: "" });
+  });
+
   it("treats a private /ask like any question and ignores non-text messages", () => {
     expect(classifyTelegramMessage(message("/ask what time is it", "private"), me)).toEqual({ kind: "question", text: "what time is it" });
     const photo = { ...message("", "private"), text: undefined, caption: "look" } as Message;
