@@ -21,9 +21,11 @@ import type { Metrics } from "../observability/metrics.js";
 import { pacingKey, toUserMessage } from "./user-message.js";
 import { prepareTurn, preparedTurnEvents } from "./prepared-turn.js";
 import type { AttachmentPreparer } from "../attachments/prepare-attachments.js";
+import type { ConversationSettings } from "../settings/conversation-settings.js";
+import type { SettingsStore } from "../settings/settings-store.js";
 
-/** Runs the agent loop on a conversation (bound to the model and tools by the caller). */
-export type AgentRunner = (messages: ChatMessage[], signal: AbortSignal) => AsyncIterable<AgentEvent>;
+/** Runs the agent loop on a conversation (bound to the model and tools by the caller), with that conversation's settings when known. */
+export type AgentRunner = (messages: ChatMessage[], signal: AbortSignal, settings?: ConversationSettings) => AsyncIterable<AgentEvent>;
 
 /** What answering needs; built once per worker process. */
 export interface AnswerDeps {
@@ -32,6 +34,8 @@ export interface AnswerDeps {
   ports: Partial<Record<Platform, ReplyPortFactory>>;
   gate: RateGate;
   showReasoning: ShowReasoning;
+  /** Per-conversation settings, read with the history in the same round trip; without it every answer runs on the defaults. */
+  settings?: Pick<SettingsStore, "readAlong">;
   /** Downloads and prepares pictures and files; without it attachments are ignored. */
   attachments?: AttachmentPreparer;
   logger: Logger;
@@ -105,15 +109,27 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
     try {
       let user = toUserMessage(message);
       const seen = { text: "" };
-      // History is loaded once the reply engine asks for the first event, i.e. after it has sent the typing
-      // indicator and placeholder: the user sees a sign of life one Redis round trip sooner. A failed load
-      // surfaces as a stream error (retried like a model failure, the placeholder kept in the journal).
-      // Attachments are downloaded at that point too; the history keeps their markers, not their bytes.
+      let showReasoning = deps.showReasoning;
+      // History (and the conversation's settings, same round trip) is loaded once the reply engine asks for
+      // the first event, i.e. after it has sent the typing indicator and placeholder: the user sees a sign of
+      // life one Redis round trip sooner. A failed load surfaces as a stream error (retried like a model
+      // failure, the placeholder kept in the journal). Settings are read once: a change made while this
+      // answer streams applies from the next one. Attachments are downloaded at that point too (before the
+      // history); the history keeps their markers, not their bytes.
       const events = preparedTurnEvents(
         () => prepareTurn(message, deps.attachments, ctx.signal),
         (prepared) => {
           user = prepared.stored;
-          return observed(async () => deps.agent([...(await deps.history.load(message.conversationKey)), prepared.request], ctx.signal), deps, seen);
+          return observed(
+            async () => {
+              if (!deps.settings) return deps.agent([...(await deps.history.load(message.conversationKey)), prepared.request], ctx.signal);
+              const loaded = await deps.history.loadWith(message.conversationKey, deps.settings.readAlong(message.conversationKey));
+              showReasoning = loaded.also.reasoning;
+              return deps.agent([...loaded.messages, prepared.request], ctx.signal, loaded.also);
+            },
+            deps,
+            seen,
+          );
         },
       );
       const result = await streamReply({
@@ -121,7 +137,10 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
         chatKey: pacingKey(message),
         events,
         journal: ctx.journal,
-        showReasoning: deps.showReasoning,
+        // Read on every render: the conversation's choice is known once the first event is pulled, before any is shown.
+        get showReasoning() {
+          return showReasoning;
+        },
         gate: deps.gate,
         signal: ctx.signal,
         onFirstVisible: () => deps.metrics?.firstVisibleSeconds.observe({ platform: message.platform }, (now() - message.receivedAt) / 1000),

@@ -4,7 +4,7 @@
  */
 import type { Api } from "grammy";
 import type { Config } from "../config/env-schema.js";
-import type { Platform } from "../contracts/inbound-message.js";
+import type { InboundMessage, Platform } from "../contracts/inbound-message.js";
 import type { FileSource } from "../contracts/file-source.js";
 import { createAttachmentPreparer, type AttachmentPreparer } from "../attachments/prepare-attachments.js";
 import { createVisionCapability } from "../agent/vision-capability.js";
@@ -23,7 +23,10 @@ export function safeDownload(opts: Pick<SafeFetchOptions, "lookup" | "connect" |
 }
 
 /** Builds the worker's attachment preparer; `telegramApi` is the worker's REST client when Telegram is configured. */
-export function attachmentPreparerFor(config: Config, deps: { logger: Logger; telegramApi?: Api }): AttachmentPreparer {
+export function attachmentPreparerFor(
+  config: Config,
+  deps: { logger: Logger; telegramApi?: Api; /** The model answering this conversation (its /model choice); MODEL by default. */ modelFor?: (message: InboundMessage) => Promise<string> },
+): AttachmentPreparer {
   const sources: Partial<Record<Platform, FileSource>> = {};
   if (config.TELEGRAM_BOT_TOKEN && deps.telegramApi) {
     sources.telegram = createTelegramFileSource({ api: deps.telegramApi, token: config.TELEGRAM_BOT_TOKEN, apiRoot: config.TELEGRAM_API_ROOT });
@@ -38,8 +41,8 @@ export function attachmentPreparerFor(config: Config, deps: { logger: Logger; te
   });
   return createAttachmentPreparer({
     sources,
-    // One model per deployment today; a per-conversation model choice plugs in here (the check is cached per model).
-    visionFor: () => vision.supports(config.MODEL),
+    // The conversation may have switched models (/model): ask about the one that will answer (cached per model).
+    visionFor: async (message) => vision.supports(deps.modelFor ? await deps.modelFor(message) : config.MODEL),
     maxFileBytes: config.MAX_IMAGE_BYTES,
     maxImages: config.MAX_IMAGES_PER_MESSAGE,
     logger: deps.logger,

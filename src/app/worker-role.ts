@@ -9,6 +9,7 @@ import type { Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
 import { agentFromConfig } from "./agent-from-config.js";
 import { historyStoreFor } from "./history-for-config.js";
+import { settingsStoreFor } from "./settings-for-config.js";
 import { attachmentPreparerFor } from "./attachments-for-config.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
 import { createRedisRateGate } from "../reply/redis-rate-gate.js";
@@ -85,13 +86,19 @@ export async function startWorkerRole(
     safePorts[platform] = scrubbingPortFactory(factory, scrubber);
   }
 
+  const settings = settingsStoreFor(config, redis, logger);
   const { process, onGiveUp } = createAnswerProcessor({
     history,
+    settings,
     agent: agent.run,
     ports: safePorts,
     gate,
     showReasoning: config.SHOW_REASONING,
-    attachments: attachmentPreparerFor(config, { logger, ...(telegramApi ? { telegramApi } : {}) }),
+    attachments: attachmentPreparerFor(config, {
+      logger,
+      ...(telegramApi ? { telegramApi } : {}),
+      modelFor: async (message) => (await settings.read(message.conversationKey)).model,
+    }),
     logger,
     metrics,
   });

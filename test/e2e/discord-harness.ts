@@ -25,8 +25,10 @@ export interface DiscordE2EOptions {
   discord?: FakeDiscordOptions;
   /** Extra environment for the bot. */
   env?: Record<string, string>;
-  /** Options of the fake model server (e.g. `props: { vision: true }`). */
+  /** Options of the fake model server (e.g. the models it lists, `props: { vision: true }`). */
   model?: FakeOpenAIOptions;
+  /** Which roles run in the harness's own stack (default both; none, to start and restart them in the test). */
+  roles?: ("bots" | "worker")[];
 }
 
 /** Starts the fakes, then the bot pointed at them; resolves once discord.js is logged in and the worker listens. */
@@ -46,6 +48,7 @@ export async function startDiscordE2E(options: DiscordE2EOptions = {}): Promise<
         SHOW_REASONING: "off",
         ...options.env,
       },
+      ...(options.roles ? { roles: options.roles } : {}),
     });
   } catch (error) {
     await Promise.allSettled([discord.close(), model.close(), web.close()]);
