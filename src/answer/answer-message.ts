@@ -195,10 +195,15 @@ export class MissingPortError extends Error {
   }
 }
 
+/** `MODEL_VISION=on` in front of a model that takes no pictures: what to change. */
+export const IMAGES_UNSUPPORTED_LINE =
+  "🖼️ The model server does not take pictures. Send the question as text, or run a vision model (README: Pictures and files); with `MODEL_VISION=auto` I ask the server first.";
+
 /** A short, useful line for the user; details stay in the log. */
 export function failureLineFor(error: unknown): string {
   if (error instanceof ModelError) {
     if (error.code === "context-exceeded") return "⚠️ This conversation is too long for the model — send /reset to start over.";
+    if (error.code === "images-unsupported") return IMAGES_UNSUPPORTED_LINE;
     // A refusal no retry gets past (bad key, bad request) is ours to fix, not the user's to wait out.
     return error.retryable ? modelUnavailableLine() : GENERIC_FAILURE;
   }

@@ -8,7 +8,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { privateChat, type FakeChat, type FakeUser } from "../fakes/telegram-server.js";
-import { textAnswer, type RecordedRequest } from "../fakes/openai-server.js";
+import { httpError, textAnswer, type RecordedRequest } from "../fakes/openai-server.js";
+import { IMAGES_UNSUPPORTED_LINE } from "../../src/answer/answer-message.js";
 import { startTelegramE2E, type TelegramE2E } from "./telegram-harness.js";
 import { decodeDataUrl, noisePng, onePagePdf, pngBomb, twoColourPhoto } from "../support/test-images.js";
 import { storedHistoryText } from "../support/stored-history.js";
@@ -116,6 +117,19 @@ describe("Telegram pictures and files, end to end", () => {
     expect(sent?.content).toMatch(/^what colour is this sunset\?\n\[image: photo-\d+\.jpg \(not shown: this model cannot see images\)\]$/);
     // Nothing was downloaded for a model that could not use it.
     expect(tg.files.downloads).toEqual([]);
+  });
+
+  it("MODEL_VISION=on in front of llama-server without an mmproj: one request, then a line saying what to change", async () => {
+    e2e = await startTelegramE2E({ env: { MODEL_VISION: "on" } });
+    const { tg, model } = e2e;
+    // llama-server's words when a picture reaches a model loaded without its projector.
+    model.setHandler(() => httpError(500, "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj", "server_error"));
+    await tg.userSendsFile(privateChat(alice), alice, { kind: "photo", bytes: await twoColourPhoto(300, 200), caption: "what is it?" });
+    const reply = await tg.waitFor(() => tg.botMessages(alice.id).find((m) => m.text.includes("does not take pictures")), { timeoutMs: 10_000, what: "the failure line" });
+    expect(reply.text).toBe(IMAGES_UNSUPPORTED_LINE.replace(/`/g, ""));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Not retried: the same request cannot succeed.
+    expect(model.requests).toHaveLength(1);
   });
 
   it("refuses an oversized, a corrupt and a 30000×30000 picture with a clear line, and keeps answering", async () => {
