@@ -1,35 +1,34 @@
 /** Reading an HTTP body without ever holding more than a limit of it. */
 
-/** The body, or how it went over the limit (`declared` when the server said its length up front). */
-export type CappedBody = { ok: true; bytes: Uint8Array } | { ok: false; declared?: number };
-
-/** Reads the body up to `maxBytes`; stops reading (and cancels the body) as soon as it passes the limit. */
-export async function readCapped(response: Response, maxBytes: number): Promise<CappedBody> {
-  const declared = Number(response.headers.get("content-length") ?? NaN);
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await response.body?.cancel();
-    return { ok: false, declared };
-  }
+/** Reads at most `maxBytes` of the body (`truncated` when there was more) and stops the download there. */
+export async function readCapped(res: Response, maxBytes: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {
+  if (!res.body) return { bytes: new Uint8Array(), truncated: false };
+  const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  if (response.body) {
-    const reader = response.body.getReader();
+  let truncated = false;
+  try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      size += value.byteLength;
-      if (size > maxBytes) {
-        await reader.cancel();
-        return { ok: false };
+      if (size + value.length > maxBytes) {
+        chunks.push(value.subarray(0, maxBytes - size));
+        size = maxBytes;
+        truncated = true;
+        break;
       }
       chunks.push(value);
+      size += value.length;
     }
+  } finally {
+    // Stop the download when we stop reading (cap reached or an error).
+    await reader.cancel().catch(() => undefined);
   }
-  const bytes = new Uint8Array(size);
+  const out = new Uint8Array(size);
   let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
   }
-  return { ok: true, bytes };
+  return { bytes: out, truncated };
 }

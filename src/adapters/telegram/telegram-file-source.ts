@@ -49,9 +49,14 @@ export function createTelegramFileSource(opts: TelegramFileSourceOptions): FileS
         await response.body?.cancel();
         throw new AttachmentError("unavailable", `${ref.name} could not be downloaded from Telegram (HTTP ${response.status})`);
       }
+      const declared = Number(response.headers.get("content-length") ?? NaN);
+      if (Number.isFinite(declared) && declared > maxBytes) {
+        await response.body?.cancel();
+        throw tooLargeError(ref.name, declared, maxBytes);
+      }
       try {
         const body = await readCapped(response, maxBytes);
-        if (!body.ok) throw tooLargeError(ref.name, body.declared, maxBytes);
+        if (body.truncated) throw tooLargeError(ref.name, undefined, maxBytes);
         return body.bytes;
       } catch (error) {
         if (error instanceof AttachmentError) throw error;
