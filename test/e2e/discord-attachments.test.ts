@@ -5,7 +5,8 @@
  * picture uses that picture, and a picture alone in a DM is enough to be answered.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { textAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
+import { textAnswer } from "../fakes/openai-server.js";
+import { lastUserParts } from "../support/model-request.js";
 import { botAnswer, startDiscordE2E, type DiscordE2E } from "./discord-harness.js";
 import { decodeDataUrl, twoColourPhoto } from "../support/test-images.js";
 import { storedHistoryText } from "../support/stored-history.js";
@@ -18,11 +19,6 @@ afterEach(async () => {
 
 const options = { discord: { messageWriteLimit: { limit: 5, windowMs: 500 } }, model: { props: { vision: true } } };
 
-function lastUserParts(model: FakeOpenAI, index: number): Array<Record<string, any>> {
-  const content = model.requests[index]?.body.messages?.filter((m) => m.role === "user").at(-1)?.content;
-  return Array.isArray(content) ? content : [{ type: "text", text: content }];
-}
-
 describe("Discord pictures, end to end", () => {
   it("an image attachment with a mention, then a question replying to someone's picture", async () => {
     e2e = await startDiscordE2E(options);
@@ -32,7 +28,7 @@ describe("Discord pictures, end to end", () => {
 
     await discord.userUploads({ channelId: channel, content: "what is this?", mentionsBot: true, files: [{ filename: "banner.png", contentType: "image/png", bytes: await twoColourPhoto(1600, 400) }] });
     await botAnswer(discord, channel, (c) => c === "A red and blue banner.");
-    const first = lastUserParts(model, 0);
+    const first = lastUserParts(model.requests[0]);
     expect(first[0]?.text).toBe("Alice: what is this?\n[image: banner.png]");
     expect(first.filter((p) => p.type === "image_url")).toHaveLength(1);
     const seen = await decodeDataUrl(first[1]?.image_url.url);
@@ -43,7 +39,7 @@ describe("Discord pictures, end to end", () => {
     const bobs = await discord.userUploads({ channelId: channel, author: discord.users.bob, content: "look at this", files: [{ filename: "bob.jpg", contentType: "image/jpeg", bytes: await twoColourPhoto(500, 500) }] });
     discord.userSays({ channelId: channel, content: "what is in this picture?", mentionsBot: true, replyTo: bobs.id });
     await botAnswer(discord, channel, (c) => c === "Bob's picture is red on the left.");
-    const second = lastUserParts(model, 1);
+    const second = lastUserParts(model.requests[1]);
     expect(second[0]?.text).toMatch(/what is in this picture\?\n\[image: bob\.jpg\]$/);
     expect(await decodeDataUrl(second[1]?.image_url.url)).toMatchObject({ width: 500, height: 500 });
     expect(model.requests).toHaveLength(2);
@@ -57,7 +53,7 @@ describe("Discord pictures, end to end", () => {
     model.script([textAnswer("Two colours: red and blue.")]);
     await discord.userUploads({ channelId: discord.ids.dm, content: "", files: [{ filename: "img.jpg", contentType: "image/jpeg", bytes: await twoColourPhoto(300, 300) }] });
     await botAnswer(discord, discord.ids.dm, (c) => c === "Two colours: red and blue.");
-    expect(lastUserParts(model, 0).map((p) => p.type)).toEqual(["text", "image_url"]);
-    expect(lastUserParts(model, 0)[0]?.text).toBe("[image: img.jpg]");
+    expect(lastUserParts(model.requests[0]).map((p) => p.type)).toEqual(["text", "image_url"]);
+    expect(lastUserParts(model.requests[0])[0]?.text).toBe("[image: img.jpg]");
   });
 });

@@ -8,7 +8,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { privateChat, type FakeChat, type FakeUser } from "../fakes/telegram-server.js";
-import { httpError, textAnswer, type RecordedRequest } from "../fakes/openai-server.js";
+import { httpError, textAnswer } from "../fakes/openai-server.js";
+import { lastUserParts } from "../support/model-request.js";
 import { IMAGES_UNSUPPORTED_LINE } from "../../src/answer/answer-message.js";
 import { startTelegramE2E, type TelegramE2E } from "./telegram-harness.js";
 import { decodeDataUrl, noisePng, onePagePdf, pngBomb, twoColourPhoto } from "../support/test-images.js";
@@ -23,12 +24,6 @@ afterEach(async () => {
   await e2e?.close();
   e2e = undefined;
 });
-
-/** The last user message of a model request, as content parts. */
-function lastUserParts(request: RecordedRequest | undefined): Array<Record<string, any>> {
-  const content = request?.body.messages?.filter((m) => m.role === "user").at(-1)?.content;
-  return Array.isArray(content) ? content : [{ type: "text", text: content }];
-}
 
 const seeing = { model: { props: { vision: true } } };
 
