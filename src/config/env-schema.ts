@@ -88,6 +88,8 @@ export const envSchema = z.object({
   HISTORY_MAX_MESSAGES: positiveInt().default(40),
   HISTORY_MAX_TOKENS: positiveInt().default(6000),
   HISTORY_TTL_SECONDS: positiveInt().default(604_800),
+  /** Read before the schema (src/config/env-file.ts): the file of settings to load instead of ./.env. */
+  ENV_FILE: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], { message: "expected a pino level" }).default("info"),
 });
 

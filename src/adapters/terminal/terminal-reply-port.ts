@@ -19,6 +19,16 @@ export interface TerminalScreen {
   nextId: number;
   /** Called after a final message is printed (the prompt is redrawn). */
   onFinal?: () => void;
+  /** A status line kept below the last block (a retry notice), redrawn in place; gone once a final message lands. */
+  status?: { text: string; rows: number };
+}
+
+/** Shows (or replaces, in place) the one status line under the conversation; TTY only. */
+export function showStatus(screen: TerminalScreen, text: string): void {
+  const columns = Math.max(20, screen.out.columns ?? 80);
+  if (screen.status) screen.out.write(`\x1b[${screen.status.rows}A\r\x1b[J`);
+  screen.out.write(text + "\n");
+  screen.status = { text, rows: screenRows(text, columns) };
 }
 
 /** Counts the screen rows a block of text takes at the terminal's width. */
@@ -44,11 +54,14 @@ function createTerminalReplyPort(screen: TerminalScreen): ReplyPort {
       }
       return;
     }
-    if (screen.lastBlock?.messageId === messageId) {
-      screen.out.write(`\x1b[${screen.lastBlock.rows}A\r\x1b[J`);
-    }
+    // The status line sits under the last block: lift it off, redraw, and put it back unless the answer is final.
+    const statusRows = screen.status?.rows ?? 0;
+    const up = (screen.lastBlock?.messageId === messageId ? screen.lastBlock.rows : 0) + statusRows;
+    if (up > 0) screen.out.write(`\x1b[${up}A\r\x1b[J`);
     screen.out.write(text + "\n");
     screen.lastBlock = { messageId, rows: screenRows(text, columns()) };
+    if (screen.status && final) screen.status = undefined;
+    if (screen.status) screen.out.write(screen.status.text + "\n");
     if (final) screen.onFinal?.();
   };
 
