@@ -3,6 +3,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startFakeOpenAI, textAnswer, toolCallAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
+import { devNull } from "node:os";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -10,7 +11,7 @@ function ask(args: string[], env: Record<string, string>): Promise<{ code: numbe
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", "src/ask.ts", ...args], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ENV_FILE: devNull, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
