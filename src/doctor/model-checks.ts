@@ -150,7 +150,7 @@ export async function checkContext(config: ModelCheckConfig, listing: ModelsList
   return f.fail(
     "context",
     `context of ${contextTokens} tokens is too small for ${sum}: long conversations fail with "exceeds the available context size"`,
-    `start llama-server with -c ${Math.ceil(needed / 4096) * 4096} or more (with --parallel N each slot gets a share), or lower MODEL_MAX_TOKENS / HISTORY_MAX_TOKENS`,
+    `start llama-server with -c ${Math.ceil(needed / 4096) * 4096} or more (with an explicit --parallel N each request gets only c/N unless you add --kv-unified), or lower MODEL_MAX_TOKENS / HISTORY_MAX_TOKENS`,
   );
 }
 

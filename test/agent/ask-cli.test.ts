@@ -2,7 +2,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startFakeOpenAI, textAnswer, toolCallAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
+import { refusedBaseUrl, startFakeOpenAI, textAnswer, toolCallAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
 import { devNull } from "node:os";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -48,5 +48,15 @@ describe("npm run ask", () => {
     expect(stdout).toMatch(/✓ get_time \(\d+ ms\): \{"timezone":"Asia\/Shanghai"/);
     expect(stdout).toContain("现在是上海时间下午两点。");
     expect(fake.requests[0]?.body.messages?.at(-1)).toEqual({ role: "user", content: "现在几点？" });
+  });
+
+  it("model server down: one line with its URL and the command that starts one, exit code 1", async () => {
+    const down = await refusedBaseUrl();
+    const { code, stdout, stderr } = await ask(["hi"], { OPENAI_BASE_URL: down });
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toBe(
+      `✗ no model server answers at ${down} (ECONNREFUSED). To ask, start one: llama-server -hf Qwen/Qwen3-1.7B-GGUF:Q8_0 --jinja (or set OPENAI_BASE_URL to your server).\n`,
+    );
   });
 });
