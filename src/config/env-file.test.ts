@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -45,6 +45,15 @@ describe("loadEnvFile", () => {
     process.env.ENV_FILE = "staging.env";
     expect(loadEnvFile(dir)).toEqual({ loaded: join(dir, "staging.env") });
     expect(loadConfig().MODEL).toBe("staging-model");
+  });
+
+  it("`cp .env.example .env` gives a valid configuration with the documented defaults", () => {
+    writeFileSync(join(dir, ".env"), readFileSync(new URL("../../.env.example", import.meta.url), "utf8"));
+    loadEnvFile(dir);
+    const config = loadConfig();
+    expect(config.MODEL).toBe("qwen3-1.7b");
+    expect(config.TELEGRAM_BOT_TOKEN).toBeUndefined();
+    expect(config.NEWS_RSS_URL).toContain("{query}");
   });
 
   it("a named ENV_FILE that does not exist is a clear error", () => {
