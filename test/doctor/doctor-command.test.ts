@@ -3,40 +3,18 @@
  * against real Redis and the fakes, settings from an env file, one line per check,
  * `--json` for automation, exit code 0 only when nothing failed; and `--help`.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { devNull, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 import { qwen3LikeModel } from "../fakes/openai-model-behaviour.js";
 import { startFakeTelegram, type FakeTelegram } from "../fakes/telegram-server.js";
 import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
 import { startPrivateRedis, type PrivateRedis } from "../support/private-redis.js";
+import { runCli } from "../support/run-cli.js";
 
-const root = fileURLToPath(new URL("../../", import.meta.url));
-
-function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
-      cwd: root,
-      // ENV_FILE: a developer's ./.env must not leak into the run.
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ENV_FILE: devNull, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const run = (args: string[], env: Record<string, string>) => runCli("src/main.ts", args, { env });
 
 let redis: PrivateRedis;
 let model: FakeOpenAI;
@@ -58,7 +36,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("doctor command", () => {
+// Each case starts real processes through tsx: seconds apiece on two shared cores.
+describe("doctor command", { timeout: 60_000 }, () => {
   it("--json: every group passes against a well set-up stack, exit code 0; the settings came from ENV_FILE", async () => {
     const file = join(dir, "good.env");
     writeFileSync(

@@ -3,13 +3,13 @@
  * stdin, they go through the BullMQ queue and the worker to the fake model
  * server, and the answers come out on stdout; history survives a restart.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { devNull, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { refusedBaseUrl, serverError, startFakeOpenAI, textAnswer, toolCallAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
+import { runCli, type CliRun } from "../support/run-cli.js";
 
 let fake: FakeOpenAI;
 let redis: TestRedis;
@@ -23,36 +23,12 @@ afterEach(async () => {
   await redis.cleanup();
 });
 
-function chat(input: string, extraEnv: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "chat"], {
-      env: {
-        PATH: process.env.PATH ?? "",
-        REDIS_URL: redis.url,
-        KEY_PREFIX: redis.prefix,
-        OPENAI_BASE_URL: fake.url,
-        LOG_LEVEL: "warn",
-        // A developer's ./.env must not leak into the run.
-        ENV_FILE: devNull,
-        ...extraEnv,
-      },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(input);
-  });
+function chat(input: string, extraEnv: Record<string, string> = {}): Promise<CliRun> {
+  return runCli("src/main.ts", ["chat"], { env: { REDIS_URL: redis.url, KEY_PREFIX: redis.prefix, OPENAI_BASE_URL: fake.url, LOG_LEVEL: "warn", ...extraEnv }, input });
 }
 
-describe("terminal chat", () => {
+// Each case starts real processes through tsx: seconds apiece on two shared cores.
+describe("terminal chat", { timeout: 60_000 }, () => {
   it("answers each line through the queue and keeps the conversation across restarts", async () => {
     fake.script([textAnswer("Hello Ada! Nice to meet you.", { reasoning: "The user said hi." })]);
     const first = await chat("hi, I am Ada\n");
