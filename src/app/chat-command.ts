@@ -47,6 +47,7 @@ async function redisForSession(config: Config): Promise<{ redis: Redis; url: str
 /** Says in one line when the model server does not answer; with `wait`, waits for it with a status line in place. */
 async function announceModelServer(config: Config, screen: TerminalScreen, wait: boolean): Promise<void> {
   const startedAt = Date.now();
+  let lastPlainLineAt = -Infinity;
   for (;;) {
     const { finding } = await checkModelAnswers(config, 2000);
     if (finding.status === "pass") {
@@ -60,7 +61,11 @@ async function announceModelServer(config: Config, screen: TerminalScreen, wait:
     const seconds = Math.round((Date.now() - startedAt) / 1000);
     const line = `⏳ Waiting for the model server (${finding.detail}; ${seconds} s). Its first start downloads the model (about 2 GB): docker compose logs -f model shows the progress.`;
     if (screen.out.isTTY) showStatus(screen, line);
-    else if (seconds % 30 < 2) notice(line);
+    else if (Date.now() - lastPlainLineAt >= 30_000) {
+      // Without a TTY nothing can be redrawn: one line now and then instead of one every two seconds.
+      notice(line);
+      lastPlainLineAt = Date.now();
+    }
     await new Promise((resolve) => setTimeout(resolve, 2000));
   }
 }

@@ -74,11 +74,18 @@ export function errorMessageOf(text: string): string {
   return text.trim().slice(0, 200) || "(empty body)";
 }
 
+/** Reads the `data:` events of an SSE body into content, reasoning and the names of the tool calls. */
 function summariseStream(text: string, contentType: string): ChatProbeResult {
-  const out = { kind: "stream" as const, chunks: 0, sawDone: false, contentType, content: "", reasoning: "", toolCalls: [] as string[], finishReason: undefined as string | undefined } as Extract<
-    ChatProbeResult,
-    { kind: "stream" }
-  >;
+  const out: Extract<ChatProbeResult, { kind: "stream" }> = {
+    kind: "stream",
+    chunks: 0,
+    sawDone: false,
+    contentType,
+    content: "",
+    reasoning: "",
+    toolCalls: [],
+    finishReason: undefined,
+  };
   const calls = new Map<number, string>();
   for (const line of text.split(/\r?\n/)) {
     if (!line.startsWith("data:")) continue;

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { refusedBaseUrl, serverError, startFakeOpenAI, textAnswer, toolCallAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
 import { runCli, type CliRun } from "../support/run-cli.js";
+import { createTcpRelay } from "../support/tcp-relay.js";
 
 let fake: FakeOpenAI;
 let redis: TestRedis;
@@ -23,8 +24,12 @@ afterEach(async () => {
   await redis.cleanup();
 });
 
-function chat(input: string, extraEnv: Record<string, string> = {}): Promise<CliRun> {
-  return runCli("src/main.ts", ["chat"], { env: { REDIS_URL: redis.url, KEY_PREFIX: redis.prefix, OPENAI_BASE_URL: fake.url, LOG_LEVEL: "warn", ...extraEnv }, input });
+function chat(input: string, extraEnv: Record<string, string> = {}, more: { flags?: string[]; onStderr?: (soFar: string) => void } = {}): Promise<CliRun> {
+  return runCli("src/main.ts", ["chat", ...(more.flags ?? [])], {
+    env: { REDIS_URL: redis.url, KEY_PREFIX: redis.prefix, OPENAI_BASE_URL: fake.url, LOG_LEVEL: "warn", ...extraEnv },
+    input,
+    ...(more.onStderr ? { onStderr: more.onStderr } : {}),
+  });
 }
 
 // Each case starts real processes through tsx: seconds apiece on two shared cores.
@@ -108,6 +113,30 @@ describe("terminal chat", { timeout: 60_000 }, () => {
     expect(run.stdout + run.stderr).not.toMatch(/^\{"level"|^\s+at /m);
     const logFile = lines[0]!.slice("Logs: ".length);
     expect(readFileSync(logFile, "utf8")).toMatch(/"msg":"job outcome"/);
+  });
+
+  it("--wait-for-model (the compose chat service) waits for a model server that starts late, then chats", async () => {
+    const relay = await createTcpRelay(fake.port);
+    try {
+      fake.script([textAnswer("Ready now.")]);
+      // The model server comes up once the chat has said it is waiting.
+      let started = false;
+      const run = await chat("hi\n", { OPENAI_BASE_URL: `http://127.0.0.1:${relay.port}/v1` }, {
+        flags: ["--wait-for-model"],
+        onStderr: (soFar) => {
+          if (started || !soFar.includes("⏳ Waiting")) return;
+          started = true;
+          void relay.listen();
+        },
+      });
+      expect(run.code).toBe(0);
+      expect(run.stderr).toContain(
+        `⏳ Waiting for the model server (no model server answers at http://127.0.0.1:${relay.port}/v1 (ECONNREFUSED); 0 s). Its first start downloads the model (about 2 GB): docker compose logs -f model shows the progress.`,
+      );
+      expect(run.stdout).toContain("Ready now.");
+    } finally {
+      await relay.close();
+    }
   });
 
   it("a retry shows as one status line, then the answer", async () => {

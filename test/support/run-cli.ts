@@ -15,9 +15,13 @@ export interface CliRun {
 /**
  * Spawns `node --import tsx <script> ...args` in the repository with only PATH, HOME and `env`
  * (plus ENV_FILE pointing at nothing, so a developer's ./.env never leaks in); `input` is written
- * to stdin, which is then closed. Killed after `timeoutMs`.
+ * to stdin, which is then closed; `onStderr` sees stderr as it grows (to act on a notice). Killed after `timeoutMs`.
  */
-export function runCli(script: string, args: string[], opts: { env?: Record<string, string>; input?: string; timeoutMs?: number } = {}): Promise<CliRun> {
+export function runCli(
+  script: string,
+  args: string[],
+  opts: { env?: Record<string, string>; input?: string; timeoutMs?: number; onStderr?: (soFar: string) => void } = {},
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
       cwd: root,
@@ -27,7 +31,10 @@ export function runCli(script: string, args: string[], opts: { env?: Record<stri
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+      opts.onStderr?.(stderr);
+    });
     const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 30_000);
     child.on("error", reject);
     child.on("close", (code) => {

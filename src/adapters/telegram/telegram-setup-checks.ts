@@ -62,7 +62,8 @@ async function checkWebhook(api: Api, opts: TelegramCheckOptions & { webhookUrl:
 
 /** Runs the Telegram checks. */
 export async function checkTelegram(opts: TelegramCheckOptions): Promise<SetupFinding[]> {
-  const api = new Api(opts.token, { apiRoot: opts.apiRoot });
+  // grammY waits up to 500 s by default; a check must say "unreachable" long before that.
+  const api = new Api(opts.token, { apiRoot: opts.apiRoot, timeoutSeconds: 10 });
   const token = await checkToken(api, opts.apiRoot);
   if (token.finding.status === "fail") return [token.finding];
   const findings = [token.finding, statePrivacy(token.canReadAll)];
