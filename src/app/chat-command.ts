@@ -44,29 +44,42 @@ async function redisForSession(config: Config): Promise<{ redis: Redis; url: str
   return { redis: await connectRedis(owned.url, 2000), url: owned.url, owned };
 }
 
-/** Says in one line when the model server does not answer; with `wait`, waits for it with a status line in place. */
-async function announceModelServer(config: Config, screen: TerminalScreen, wait: boolean): Promise<void> {
+/** Says in one line when the model server does not answer (with the command that starts one); the prompt stays usable. */
+async function announceModelServer(config: Config): Promise<void> {
+  const { finding } = await checkModelAnswers(config, 2000);
+  if (finding.status === "fail") notice(`⚠ ${finding.detail}. To chat, ${finding.fix}. You can type already; answers need the server.`);
+}
+
+/** Waits until the model server answers, the wait shown as one status line (redrawn on a TTY, every 30 s otherwise). */
+async function waitForModelServer(config: Config, screen: TerminalScreen): Promise<void> {
   const startedAt = Date.now();
   let lastPlainLineAt = -Infinity;
-  for (;;) {
-    const { finding } = await checkModelAnswers(config, 2000);
-    if (finding.status === "pass") {
-      if (wait && Date.now() - startedAt > 2500) showStatus(screen, `✓ The model server answers at ${config.OPENAI_BASE_URL}.`);
-      return;
+  // Ctrl-C while waiting leaves at once (as PID 1 in a container, Node would otherwise ignore it).
+  const leave = () => process.exit(130);
+  process.once("SIGINT", leave);
+  try {
+    for (;;) {
+      const { finding } = await checkModelAnswers(config, 2000);
+      if (finding.status === "pass") {
+        if (Date.now() - startedAt < 2500) return;
+        const ready = `✓ The model server answers at ${config.OPENAI_BASE_URL}.`;
+        if (!screen.out.isTTY) return notice(ready);
+        // The wait line turns into this one and stays: later status lines start below it.
+        showStatus(screen, ready);
+        screen.status = undefined;
+        return;
+      }
+      const seconds = Math.round((Date.now() - startedAt) / 1000);
+      const line = `⏳ Waiting for the model server (${finding.detail}; ${seconds} s). Its first start downloads the model (about 2 GB): docker compose logs -f model shows the progress.`;
+      if (screen.out.isTTY) showStatus(screen, line);
+      else if (Date.now() - lastPlainLineAt >= 30_000) {
+        notice(line);
+        lastPlainLineAt = Date.now();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 2000));
     }
-    if (!wait) {
-      notice(`⚠ ${finding.detail}. To chat, ${finding.fix}. You can type already; answers need the server.`);
-      return;
-    }
-    const seconds = Math.round((Date.now() - startedAt) / 1000);
-    const line = `⏳ Waiting for the model server (${finding.detail}; ${seconds} s). Its first start downloads the model (about 2 GB): docker compose logs -f model shows the progress.`;
-    if (screen.out.isTTY) showStatus(screen, line);
-    else if (Date.now() - lastPlainLineAt >= 30_000) {
-      // Without a TTY nothing can be redrawn: one line now and then instead of one every two seconds.
-      notice(line);
-      lastPlainLineAt = Date.now();
-    }
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+  } finally {
+    process.removeListener("SIGINT", leave);
   }
 }
 
@@ -92,7 +105,8 @@ export async function chatCommand(config: Config, args: readonly string[]): Prom
     if (!session) return 1;
     session.redis.on("error", (error: unknown) => logger.warn({ err: error }, "redis connection error"));
     try {
-      await announceModelServer(config, screen, args.includes("--wait-for-model"));
+      if (args.includes("--wait-for-model")) await waitForModelServer(config, screen);
+      else await announceModelServer(config);
       await runTerminalChat({ ...config, REDIS_URL: session.url }, session.redis, { logger, metrics: createMetrics({ defaults: false }) }, screen);
     } finally {
       session.redis.disconnect();
