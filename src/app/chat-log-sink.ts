@@ -36,9 +36,10 @@ export function defaultChatLogPath(): string {
   return join(tmpdir(), `local-llm-chatbot-${user.replace(/[^\w.-]/g, "_")}`, "chat.log");
 }
 
-/** The short reason of a logged error: its message, first line only. */
+/** The short reason of a logged error: its own message, without the causes pino appends ("…: cause: cause"). */
 function reasonOf(entry: { err?: { message?: string }; msg?: string }): string {
-  return (entry.err?.message ?? entry.msg ?? "").split("\n")[0]!.slice(0, 200);
+  const first = (entry.err?.message ?? entry.msg ?? "").split("\n")[0]!;
+  return first.split(/(?<=\.): /)[0]!.replace(/\.$/, "").slice(0, 200);
 }
 
 /** Creates the sink; `attempts` is QUEUE_ATTEMPTS (for "retry 2 of 4"). */

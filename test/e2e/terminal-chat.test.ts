@@ -100,7 +100,7 @@ describe("terminal chat", { timeout: 60_000 }, () => {
 
   it("model server down: one line with its URL and the command that starts one, and the prompt still answers", async () => {
     const down = await refusedBaseUrl();
-    const run = await chat("hi\n", { OPENAI_BASE_URL: down, QUEUE_ATTEMPTS: "1", LOG_LEVEL: "info" });
+    const run = await chat("hi\n", { OPENAI_BASE_URL: down, QUEUE_ATTEMPTS: "2", QUEUE_RETRY_BACKOFF_MS: "50", LOG_LEVEL: "info" });
     expect(run.code).toBe(0);
     const lines = run.stderr.trim().split("\n");
     expect(lines[0]).toMatch(/^Logs: \S+chat\.log$/);
@@ -108,7 +108,8 @@ describe("terminal chat", { timeout: 60_000 }, () => {
       `⚠ no model server answers at ${down} (ECONNREFUSED). To chat, start one: llama-server -hf Qwen/Qwen3-1.7B-GGUF:Q8_0 --jinja (or set OPENAI_BASE_URL to your server). You can type already; answers need the server.`,
     );
     // The question still gets an answer: the model is unavailable, said in the chat.
-    expect(run.stdout).toContain("The model is unavailable right now");
+    expect(run.stdout.match(/The model is unavailable right now/g)).toHaveLength(1);
+    expect(lines.filter((l) => l.startsWith("⏳"))).toEqual(["⏳ The model did not answer (Cannot reach the model server (fetch failed: ECONNREFUSED)); retrying, attempt 2 of 2…"]);
     // No JSON log lines or stack traces over the conversation: they went to the log file.
     expect(run.stdout + run.stderr).not.toMatch(/^\{"level"|^\s+at /m);
     const logFile = lines[0]!.slice("Logs: ".length);

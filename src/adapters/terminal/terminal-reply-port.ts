@@ -19,6 +19,8 @@ export interface TerminalScreen {
   nextId: number;
   /** Called after a final message is printed (the prompt is redrawn). */
   onFinal?: () => void;
+  /** Piped output: the final text printed per message, so a retry's (or a give-up's) repeat is not printed twice. */
+  printedFinals?: Map<string, string>;
   /** A status line kept below the last block (a retry notice), redrawn in place; gone once a final message lands. */
   status?: { text: string; rows: number };
 }
@@ -48,7 +50,10 @@ function createTerminalReplyPort(screen: TerminalScreen): ReplyPort {
   const print = (messageId: string, body: string, final: boolean) => {
     const text = `🤖 ${body}`;
     if (!screen.out.isTTY) {
-      if (final) {
+      // A retry finalises the same message again with the same text: print it once.
+      screen.printedFinals ??= new Map();
+      if (final && screen.printedFinals.get(messageId) !== text) {
+        screen.printedFinals.set(messageId, text);
         screen.out.write(text + "\n");
         screen.onFinal?.();
       }
