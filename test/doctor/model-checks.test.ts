@@ -58,6 +58,16 @@ describe("doctor: model server", () => {
     expect([...found.values()].filter((f) => f.status === "fail").map((f) => f.check)).toEqual(["answers"]);
   });
 
+  it("an OPENAI_BASE_URL that is not the API root (no /models there) says what it should be", async () => {
+    fake = await startFakeOpenAI({});
+    const found = byCheck(await checkModelServer(loadConfig({ OPENAI_BASE_URL: `${fake.origin}/api` })));
+    expect(found.get("answers")).toMatchObject({
+      status: "fail",
+      detail: `${fake.origin}/api/models answered HTTP 404 (File Not Found)`,
+      fix: "OPENAI_BASE_URL must be the server's OpenAI API root, usually ending in /v1",
+    });
+  });
+
   it("llama.cpp started without --jinja refuses tools: the failure quotes it and says to add --jinja", async () => {
     const found = await doctorAgainst({ toolCalls: "requires-jinja" });
     expect(found.get("streams")!.status).toBe("pass");
