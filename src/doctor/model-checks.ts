@@ -15,7 +15,7 @@ const f = findingsOf("Model server");
 /** What the model checks read from the configuration. */
 export type ModelCheckConfig = Pick<
   Config,
-  "OPENAI_BASE_URL" | "OPENAI_API_KEY" | "MODEL" | "MODEL_SERVER" | "ENABLE_THINKING" | "MODEL_MAX_TOKENS" | "HISTORY_MAX_TOKENS" | "MODEL_TIMEOUT_MS"
+  "OPENAI_BASE_URL" | "OPENAI_API_KEY" | "MODEL" | "MODEL_CHOICES" | "MODEL_SERVER" | "ENABLE_THINKING" | "MODEL_MAX_TOKENS" | "HISTORY_MAX_TOKENS" | "MODEL_TIMEOUT_MS"
 >;
 
 /** Room the system prompt and the tool schemas take in every request (measured on the built-in tools, rounded up). */
@@ -86,6 +86,20 @@ export function checkModelListed(config: ModelCheckConfig, listing: ModelsListin
   }
   const listed = listing.ids.length ? listing.ids.join(", ") : "nothing";
   return f.fail("model", `MODEL=${config.MODEL} is not served (the server lists ${listed})`, listing.ids.length ? `set MODEL to one of: ${listing.ids.join(", ")}` : "load a model into the server");
+}
+
+/** Every model `/model` may switch to (MODEL_CHOICES) is served; undefined when there is nothing to check. */
+export function checkModelChoices(config: ModelCheckConfig, listing: ModelsListing): SetupFinding | undefined {
+  const choices = config.MODEL_CHOICES;
+  // llama.cpp with one model answers every name with it: there is nothing to switch between, and nothing to check.
+  if (!choices?.length || (config.MODEL_SERVER === "llama.cpp" && listing.ids.length === 1)) return undefined;
+  const missing = choices.filter((name) => !listing.ids.includes(name));
+  if (missing.length === 0) return f.pass("model choices", `serves every model of MODEL_CHOICES (${choices.join(", ")})`);
+  return f.fail(
+    "model choices",
+    `MODEL_CHOICES names models the server does not serve: ${missing.join(", ")} (switching to one fails every answer)`,
+    `load them into the server, or keep MODEL_CHOICES to what it lists: ${listing.ids.join(", ") || "nothing"}`,
+  );
 }
 
 /** A streamed request comes back as server-sent events. */
@@ -176,6 +190,7 @@ export async function checkModelServer(config: ModelCheckConfig): Promise<SetupF
   return [
     answers.finding,
     checkModelListed(config, answers.listing),
+    ...[checkModelChoices(config, answers.listing)].filter((finding): finding is SetupFinding => finding !== undefined),
     await checkStreams(config),
     await checkToolCalls(config),
     await checkThinkingSwitch(config),

@@ -130,6 +130,23 @@ describe("doctor: model server", () => {
     });
   });
 
+  it("MODEL_CHOICES naming a model the server does not serve is caught; served ones pass", async () => {
+    const models = ["qwen3-1.7b", "qwen3-4b"];
+    const wrong = await doctorAgainst({ models }, { MODEL_SERVER: "vllm", MODEL_CHOICES: "qwen3-1.7b,qwen3-8b" });
+    expect(wrong.get("model")!.status).toBe("pass");
+    expect(wrong.get("model choices")).toMatchObject({
+      status: "fail",
+      detail: "MODEL_CHOICES names models the server does not serve: qwen3-8b (switching to one fails every answer)",
+      fix: "load them into the server, or keep MODEL_CHOICES to what it lists: qwen3-1.7b, qwen3-4b",
+    });
+    await fake!.close();
+    const right = await doctorAgainst({ models }, { MODEL_SERVER: "vllm", MODEL_CHOICES: "qwen3-4b,qwen3-1.7b" });
+    expect(right.get("model choices")!.status).toBe("pass");
+    // Without MODEL_CHOICES (the server's list is the choice) there is nothing to check.
+    await fake!.close();
+    expect((await doctorAgainst({ models }, { MODEL_SERVER: "vllm" })).has("model choices")).toBe(false);
+  });
+
   it("a server (or proxy) that answers a streamed request with one JSON body fails the stream check", async () => {
     fake = await startFakeOpenAI({ contextTokens: 16384 });
     fake.setHandler(() => ({ kind: "raw", status: 200, headers: [["Content-Type", "application/json"]], body: JSON.stringify({ choices: [{ message: { content: "OK" } }] }) }));
