@@ -60,7 +60,12 @@ export interface FakeDiscordOptions {
   now?: () => number;
   /** How long an interaction token may be answered (Discord: 3 s). */
   interactionTimeoutMs?: number;
+  /** The bot has been invited nowhere yet: GET /users/@me/guilds answers []. Default false. */
+  notInAnyGuild?: boolean;
 }
+
+/** GET /applications/@me `flags` for the privileged intents switched on (an unverified bot gets the _LIMITED bits). */
+const LIMITED_INTENT_FLAGS: Record<PrivilegedIntent, number> = { GuildPresences: 1 << 13, GuildMembers: 1 << 15, MessageContent: 1 << 19 };
 
 /** One REST call as the fake received it. */
 export interface RecordedRequest {
@@ -597,6 +602,19 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       },
     },
     {
+      method: "GET",
+      pattern: /^\/users\/@me\/guilds$/,
+      route: "GET /users/@me/guilds",
+      auth: true,
+      handle: () =>
+        json(
+          200,
+          options.notInAnyGuild
+            ? []
+            : [{ id: world.guildId, name: world.guildName, icon: null, banner: null, owner: false, permissions: "274877975552", features: [], approximate_member_count: 4, approximate_presence_count: 2 }],
+        ),
+    },
+    {
       method: "POST",
       pattern: /^\/users\/@me\/channels$/,
       route: "POST /users/@me/channels",
@@ -630,7 +648,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
           bot_public: true,
           bot_require_code_grant: false,
           verify_key: "0".repeat(64),
-          flags: 1 << 23,
+          // APPLICATION_COMMAND_BADGE plus one bit per privileged intent enabled in the portal.
+          flags: [...privileged].reduce((flags, intent) => flags | LIMITED_INTENT_FLAGS[intent], 1 << 23),
           team: null,
           owner: world.users.alice,
           approximate_guild_count: 1,

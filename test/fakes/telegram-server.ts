@@ -248,6 +248,8 @@ export class FakeTelegram {
   private allowedUpdates: string[] | undefined;
   private poller: Poller | undefined;
   private webhook: { url: string; secretToken?: string } | undefined;
+  /** The most recent failed webhook delivery, as getWebhookInfo reports it. */
+  private webhookLastError: { date: number; message: string } | undefined;
   private delivering = false;
   private deliveryTimer: NodeJS.Timeout | undefined;
   private commands: unknown[] = [];
@@ -713,7 +715,12 @@ export class FakeTelegram {
         case "deletewebhook":
           return this.deleteWebhook(p);
         case "getwebhookinfo":
-          return { url: this.webhook?.url ?? "", has_custom_certificate: false, pending_update_count: this.queue.length };
+          return {
+            url: this.webhook?.url ?? "",
+            has_custom_certificate: false,
+            pending_update_count: this.queue.length,
+            ...(this.webhookLastError ? { last_error_date: this.webhookLastError.date, last_error_message: this.webhookLastError.message } : {}),
+          };
         case "sendmessage":
           return this.sendMessage(p);
         case "editmessagetext":
@@ -1240,6 +1247,7 @@ export class FakeTelegram {
     }
     const attempt: WebhookAttempt = { at: this.now(), updateId: next.update_id };
     let delivered = false;
+    let causeCode: string | undefined;
     try {
       const res = await fetch(hook.url, {
         method: "POST",
@@ -1265,6 +1273,17 @@ export class FakeTelegram {
       }
     } catch (err) {
       attempt.error = (err as Error).message;
+      causeCode = ((err as Error).cause as { code?: string } | undefined)?.code;
+    }
+    if (!delivered) {
+      // Telegram's own wording: "Connection refused", "Wrong response from the webhook: 502 Bad Gateway", …
+      const message =
+        attempt.status !== undefined
+          ? `Wrong response from the webhook: ${attempt.status} ${STATUS_TEXT[attempt.status] ?? ""}`.trim()
+          : causeCode === "ECONNREFUSED"
+            ? "Connection refused"
+            : `Connection error: ${attempt.error ?? "unknown"}`;
+      this.webhookLastError = { date: Math.floor(this.now() / 1000), message };
     }
     this.webhookAttempts.push(attempt);
     if (delivered) this.queue = this.queue.filter((u) => u.update_id !== next.update_id);
@@ -1280,6 +1299,9 @@ export function startFakeTelegram(options: FakeTelegramOptions = {}): Promise<Fa
 }
 
 const CLIENT_GONE = Symbol("client gone");
+
+/** Reason phrases Telegram quotes in last_error_message. */
+const STATUS_TEXT: Record<number, string> = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout" };
 
 // ─── parameter decoding: JSON bodies carry typed values, forms carry strings ─────
 
