@@ -32,7 +32,7 @@ module.exports = {
     layer("observability", ["config", "contracts", "redis", "security", "shared"]),
     layer("tools", ["contracts", "shared"]),
     layer("agent", ["config", "contracts", "shared", "tools"]),
-    layer("history", ["contracts", "redis", "shared"]),
+    layer("history", ["contracts", "redis", "shared", "tokens"]),
     layer("reply", ["contracts", "redis", "shared"]),
     layer("queue", ["contracts", "redis", "shared"]),
     layer("ingress", ["contracts", "observability", "queue", "redis", "shared"]),
@@ -40,8 +40,9 @@ module.exports = {
     // Pictures and files from the chat, made ready for the model (platform-free: files come through the contracts' FileSource).
     layer("attachments", ["contracts", "shared"]),
     layer("settings", ["contracts", "redis", "shared", "tools"]),
+    layer("tokens", ["contracts", "shared"]),
     // Where agent, reply, history and queue meet.
-    layer("answer", ["agent", "attachments", "contracts", "history", "observability", "queue", "redis", "reply", "security", "settings", "shared"]),
+    layer("answer", ["agent", "attachments", "contracts", "history", "observability", "queue", "redis", "reply", "security", "settings", "shared", "tokens"]),
     {
       name: "adapters-stay-apart",
       comment: "one platform's adapter never reaches into another's",

@@ -32,16 +32,19 @@ export class ModelError extends Error {
   readonly status: number | undefined;
   /** From a `Retry-After` header (429/503), when the server sent one. */
   readonly retryAfterMs: number | undefined;
+  /** `context-exceeded`: by how many tokens the request was over, when the server said. */
+  readonly excessTokens: number | undefined;
 
   constructor(
     code: ModelErrorCode,
     message: string,
-    options: { retryable?: boolean; status?: number; retryAfterMs?: number; cause?: unknown } = {},
+    options: { retryable?: boolean; status?: number; retryAfterMs?: number; excessTokens?: number; cause?: unknown } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
+    this.excessTokens = options.excessTokens;
     this.retryable = options.retryable ?? defaultRetryable(code);
   }
 }
@@ -65,8 +68,10 @@ function defaultRetryable(code: ModelErrorCode): boolean {
 }
 
 /**
- * llama.cpp says `exceed_context_size_error`; vLLM, OpenAI and LM Studio put it in
- * the message ("maximum context length", "context_length_exceeded", "context window").
+ * llama.cpp says `exceed_context_size_error` ("request (5009 tokens) exceeds the available context
+ * size (4096 tokens)"); vLLM "This model's maximum context length is 8192 tokens. However, you
+ * requested …"; Ollama "prompt too long; exceeded max context length by 540 tokens"; OpenAI and
+ * LM Studio `context_length_exceeded` or "context window".
  */
 function isContextExceeded(error: APIError): boolean {
   const type = typeof error.type === "string" ? error.type : "";
@@ -74,8 +79,22 @@ function isContextExceeded(error: APIError): boolean {
   return (
     type === "exceed_context_size_error" ||
     code === "context_length_exceeded" ||
-    /context (length|size|window)|maximum context|exceeds the available context|too many tokens/i.test(error.message)
+    /context (length|size|window)|maximum context|exceeds the available context|too many tokens|prompt too long/i.test(error.message)
   );
+}
+
+/**
+ * How many tokens a refused request was over, from what the server said: llama.cpp's
+ * `n_prompt_tokens` and `n_ctx` fields, vLLM's "maximum context length is N tokens. However,
+ * you requested M tokens", Ollama's "exceeded max context length by N tokens".
+ */
+function excessTokensOf(error: APIError): number | undefined {
+  const body = (typeof error.error === "object" && error.error !== null ? error.error : {}) as { n_prompt_tokens?: unknown; n_ctx?: unknown };
+  if (typeof body.n_prompt_tokens === "number" && typeof body.n_ctx === "number") return Math.max(1, body.n_prompt_tokens - body.n_ctx);
+  const vllm = /maximum context length is (\d+) tokens\. However, you requested (\d+) tokens/i.exec(error.message);
+  if (vllm) return Math.max(1, Number(vllm[2]) - Number(vllm[1]));
+  const ollama = /exceeded max context length by (\d+) tokens/i.exec(error.message);
+  return ollama ? Number(ollama[1]) : undefined;
 }
 
 /**
@@ -107,7 +126,12 @@ export function toModelError(error: unknown): ModelError {
       return new ModelError("images-unsupported", `The model does not take pictures: ${detail}`, { status, cause: error });
     }
     if (status === 400 && isContextExceeded(error)) {
-      return new ModelError("context-exceeded", `The conversation is too long for the model: ${detail}`, { status, cause: error });
+      const excessTokens = excessTokensOf(error);
+      return new ModelError("context-exceeded", `The conversation is too long for the model: ${detail}`, {
+        status,
+        ...(excessTokens !== undefined ? { excessTokens } : {}),
+        cause: error,
+      });
     }
     const retryAfterMs = parseRetryAfter(error.headers?.get("retry-after"));
     const wait = retryAfterMs === undefined ? {} : { retryAfterMs };

@@ -11,6 +11,7 @@ import { toOpenAiTool, type Tool } from "../tools/tool.js";
 import type { ChatMessage, ToolCallRecord } from "../contracts/chat-message.js";
 import type { AgentEvent, FinishReason, Usage } from "../contracts/agent-events.js";
 import { dialectFields, type ModelServer } from "./model-dialect.js";
+import { ModelError } from "./model-error.js";
 import { generateToolCallId, type StreamDelta } from "./stream-accumulator.js";
 import { streamRound, type StreamRoundResult } from "./stream-round.js";
 import { buildSystemPrompt } from "./system-prompt.js";
@@ -55,6 +56,11 @@ export interface AgentDeps {
 export interface AgentInput {
   messages: ChatMessage[];
   signal?: AbortSignal;
+  /**
+   * Asked once when the server says a request exceeds its context: the same conversation cut
+   * harder, to retry that round with (undefined: nothing left to cut, the error stands).
+   */
+  shrinkHistory?: (messages: ChatMessage[], refusal: { excessTokens?: number }) => Promise<ChatMessage[] | undefined>;
 }
 
 const DEFAULT_MAX_PARALLEL_CALLS = 8;
@@ -80,6 +86,8 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
   let usage: Usage | undefined;
   let toolRounds = 0;
   let lastText = "";
+  let history = input.messages;
+  let shrunk = false;
 
   const finish = (reason: FinishReason, text: string, rounds: number): AgentEvent => ({
     type: "finish",
@@ -99,6 +107,29 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
     abandoned.abort();
   }
 
+  /** Opens a round's stream; a refusal for context size gets one retry on a history cut harder. */
+  async function startRound(
+    body: () => ChatCompletionCreateParamsStreaming & Record<string, unknown>,
+  ): Promise<{ stream: ReturnType<typeof streamRound>; first: IteratorResult<StreamDelta, StreamRoundResult> }> {
+    for (;;) {
+      const stream = streamRound(deps.client, body(), {
+        idleTimeoutMs,
+        startInReasoning: deps.enableThinking && deps.thinkingPreOpened === true,
+        ...(signal ? { signal } : {}),
+      });
+      try {
+        return { stream, first: await stream.next() };
+      } catch (error) {
+        await stream.return(undefined as never);
+        if (shrunk || !input.shrinkHistory || !(error instanceof ModelError) || error.code !== "context-exceeded") throw error;
+        shrunk = true;
+        const shorter = await input.shrinkHistory(history, error.excessTokens !== undefined ? { excessTokens: error.excessTokens } : {});
+        if (!shorter) throw error;
+        history = shorter;
+      }
+    }
+  }
+
   async function* loop(): AsyncGenerator<AgentEvent, void, undefined> {
     // Bounded by the fuse: every round either returns or runs tools, and tool rounds are capped.
     for (let round = 1; ; round++) {
@@ -106,9 +137,9 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
         yield finish("aborted", "", round - 1);
         return;
       }
-      const body = {
+      const body = (): ChatCompletionCreateParamsStreaming & Record<string, unknown> => ({
         model: deps.model,
-        messages: [{ role: "system" as const, content: system }, ...input.messages, ...appended].map(toRequestMessage),
+        messages: [{ role: "system" as const, content: system }, ...history, ...appended].map(toRequestMessage),
         stream: true as const,
         stream_options: { include_usage: true },
         ...(toolSpecs.length ? { tools: toolSpecs, tool_choice: "auto" as const, parallel_tool_calls: true } : {}),
@@ -118,16 +149,11 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
           ...(deps.temperature !== undefined ? { temperature: deps.temperature } : {}),
           ...(deps.topP !== undefined ? { topP: deps.topP } : {}),
         }),
-      } satisfies ChatCompletionCreateParamsStreaming & Record<string, unknown>;
-
-      const stream = streamRound(deps.client, body, {
-        idleTimeoutMs,
-        startInReasoning: deps.enableThinking && deps.thinkingPreOpened === true,
-        ...(signal ? { signal } : {}),
       });
-      let next: IteratorResult<StreamDelta, StreamRoundResult>;
+
+      const { stream, first } = await startRound(body);
+      let next: IteratorResult<StreamDelta, StreamRoundResult> = first;
       try {
-        next = await stream.next();
         while (!next.done) {
           const delta = next.value;
           yield delta.type === "text" ? { type: "text-delta", round, text: delta.text } : { type: "reasoning-delta", round, text: delta.text };
@@ -162,7 +188,7 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
         return;
       }
       if (toolRounds >= deps.maxToolRounds) {
-        const text = fuseMessage(deps.maxToolRounds, input.messages);
+        const text = fuseMessage(deps.maxToolRounds, history);
         appended.push({ role: "assistant", content: text });
         yield finish("max-rounds", text, round);
         return;

@@ -13,19 +13,28 @@ import type { RateGate } from "../reply/rate-gate.js";
 import { showFailure, streamReply } from "../reply/reply-stream.js";
 import { modelUnavailableLine, type ShowReasoning } from "../reply/reply-view.js";
 import type { ReplyPortFactory } from "../contracts/reply-port.js";
-import type { Platform } from "../contracts/inbound-message.js";
+import type { InboundMessage, Platform } from "../contracts/inbound-message.js";
 import type { GiveUpHandler, MessageProcessor } from "../queue/message-worker.js";
 import { cancelKindOf } from "../queue/cancel-bus.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { pacingKey, toUserMessage } from "./user-message.js";
-import { prepareTurn, preparedTurnEvents } from "./prepared-turn.js";
+import { prepareTurn, preparedTurnEvents, type PreparedTurn } from "./prepared-turn.js";
 import type { AttachmentPreparer } from "../attachments/prepare-attachments.js";
 import type { ConversationSettings } from "../settings/conversation-settings.js";
 import type { SettingsStore } from "../settings/settings-store.js";
 
-/** Runs the agent loop on a conversation (bound to the model and tools by the caller), with that conversation's settings when known. */
-export type AgentRunner = (messages: ChatMessage[], signal: AbortSignal, settings?: ConversationSettings) => AsyncIterable<AgentEvent>;
+import type { ConversationContext } from "./conversation-context.js";
+import type { ConversationCompactor } from "./conversation-compactor.js";
+
+/** How one answer runs: the conversation's settings, and how to cut its history after a context-size refusal. */
+export interface AgentRunOptions {
+  settings?: ConversationSettings;
+  shrinkHistory?: (messages: ChatMessage[], refusal: { excessTokens?: number }) => Promise<ChatMessage[] | undefined>;
+}
+
+/** Runs the agent loop on a conversation (bound to the model and tools by the caller). */
+export type AgentRunner = (messages: ChatMessage[], signal: AbortSignal, opts?: AgentRunOptions) => AsyncIterable<AgentEvent>;
 
 /** What answering needs; built once per worker process. */
 export interface AnswerDeps {
@@ -35,12 +44,16 @@ export interface AnswerDeps {
   gate: RateGate;
   showReasoning: ShowReasoning;
   /** Per-conversation settings, read with the history in the same round trip; without it every answer runs on the defaults. */
-  settings?: Pick<SettingsStore, "readAlong">;
+  settings?: Pick<SettingsStore, "readAlong" | "read">;
   /** Downloads and prepares pictures and files; without it attachments are ignored. */
   attachments?: AttachmentPreparer;
   logger: Logger;
   metrics?: Metrics;
   now?: () => number;
+  /** Token budget and summary note for each request; without it the whole stored history is sent. */
+  context?: ConversationContext;
+  /** Folds old turns into the summary once an answer is stored. */
+  compactor?: ConversationCompactor;
 }
 
 const GENERIC_FAILURE = "⚠️ Something went wrong while answering — please try again.";
@@ -80,6 +93,10 @@ async function* observed(
         // Generation speed: tokens after the first over the time they took (prompt evaluation excluded).
         const seconds = firstTokenAt === undefined ? 0 : (now() - firstTokenAt) / 1000;
         const tokens = event.usage?.completionTokens ?? 0;
+        if (event.usage) {
+          deps.metrics?.modelRequestTokens.observe({ kind: "prompt" }, event.usage.promptTokens);
+          deps.metrics?.modelRequestTokens.observe({ kind: "completion" }, tokens);
+        }
         if (tokens > 1 && seconds > 0) deps.metrics?.modelTokensPerSecond.observe((tokens - 1) / seconds);
         firstTokenAt = undefined;
         roundStart = now();
@@ -93,6 +110,34 @@ async function* observed(
     }
     yield event;
   }
+}
+
+/**
+ * Loads what one answer's request carries and starts the loop on it: the stored history cut to the token
+ * budget with the summary note (when the conversation context is there) or the whole history, the
+ * conversation's settings alongside (one round trip with the history where nothing else is read), and
+ * the new turn. `loaded` learns the user message as stored and the settings.
+ */
+async function startAgent(
+  deps: AnswerDeps,
+  message: InboundMessage,
+  turn: PreparedTurn,
+  signal: AbortSignal,
+  loaded: (what: { user: ChatMessage; settings?: ConversationSettings }) => void,
+): Promise<AsyncIterable<AgentEvent>> {
+  const ck = message.conversationKey;
+  if (deps.context) {
+    const [conversation, settings] = await Promise.all([deps.context.prepare(message, signal, turn), deps.settings?.read(ck)]);
+    loaded({ user: conversation.user, ...(settings ? { settings } : {}) });
+    return deps.agent(conversation.messages, signal, {
+      ...(settings ? { settings } : {}),
+      shrinkHistory: (_messages, refusal) => conversation.shrink(refusal),
+    });
+  }
+  if (!deps.settings) return deps.agent([...(await deps.history.load(ck)), turn.request], signal);
+  const withSettings = await deps.history.loadWith(ck, deps.settings.readAlong(ck));
+  loaded({ user: turn.stored, settings: withSettings.also });
+  return deps.agent([...withSettings.messages, turn.request], signal, { settings: withSettings.also });
 }
 
 /** Builds the queue's processor and give-up handler from the answering dependencies. */
@@ -110,23 +155,21 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
       let user = toUserMessage(message);
       const seen = { text: "" };
       let showReasoning = deps.showReasoning;
-      // History (and the conversation's settings, same round trip) is loaded once the reply engine asks for
-      // the first event, i.e. after it has sent the typing indicator and placeholder: the user sees a sign of
-      // life one Redis round trip sooner. A failed load surfaces as a stream error (retried like a model
-      // failure, the placeholder kept in the journal). Settings are read once: a change made while this
-      // answer streams applies from the next one. Attachments are downloaded at that point too (before the
-      // history); the history keeps their markers, not their bytes.
+      // Attachments, history and the conversation's settings are loaded once the reply engine asks for the first
+      // event, i.e. after it has sent the typing indicator and placeholder: the user sees a sign of life sooner. A
+      // failed load surfaces as a stream error (retried like a model failure, the placeholder kept in the journal).
+      // Settings are read once: a change made while this answer streams applies from the next one. The history
+      // keeps the attachments' markers, never their bytes.
       const events = preparedTurnEvents(
         () => prepareTurn(message, deps.attachments, ctx.signal),
-        (prepared) => {
-          user = prepared.stored;
+        (turn) => {
+          user = turn.stored;
           return observed(
-            async () => {
-              if (!deps.settings) return deps.agent([...(await deps.history.load(message.conversationKey)), prepared.request], ctx.signal);
-              const loaded = await deps.history.loadWith(message.conversationKey, deps.settings.readAlong(message.conversationKey));
-              showReasoning = loaded.also.reasoning;
-              return deps.agent([...loaded.messages, prepared.request], ctx.signal, loaded.also);
-            },
+            () =>
+              startAgent(deps, message, turn, ctx.signal, (loaded) => {
+                user = loaded.user;
+                if (loaded.settings) showReasoning = loaded.settings.reasoning;
+              }),
             deps,
             seen,
           );
@@ -157,9 +200,13 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
         const partial = seen.text.trim();
         turn.push({ role: "assistant", content: partial ? `${partial} … (stopped by the user)` : "(stopped before answering)" });
       }
-      const stored = await deps.history.append(message.conversationKey, turn, { askedAt: message.receivedAt });
+      const tokens = await deps.context?.countTurn(turn);
+      const stored = await deps.history.append(message.conversationKey, turn, { askedAt: message.receivedAt, ...(tokens ? { tokens } : {}) });
       if (!stored) log.info("conversation was reset while answering: turn not stored");
       await ctx.markAnswered();
+      // The answer is delivered and stored: only now may old turns be folded into the summary. Not under the
+      // job's signal: a /stop of this answer must not cancel the fold (a failed fold costs nothing, the model's timeout bounds it).
+      if (stored) await deps.compactor?.afterAnswer(message.conversationKey, { shared: message.chatType !== "private" });
       // The job's outcome line (info) is written where the queue runtime announces outcomes (observability/job-outcomes.ts).
       log.debug(
         { finish: result.stopped ? "stopped" : (finish?.reason ?? "unknown"), rounds: finish?.rounds, messages: result.messageIds.length, ms: now() - startedAt },

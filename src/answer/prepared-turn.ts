@@ -14,21 +14,29 @@ export interface PreparedTurn {
   request: ChatMessage;
   stored: ChatMessage;
   notices: string[];
+  /** Both forms again with the reply quote sized for whether the history still has the quoted message. */
+  withQuote(remembered: boolean): { request: ChatMessage; stored: ChatMessage };
 }
 
 /** Downloads and prepares the message's attachments (none: the plain user message). */
 export async function prepareTurn(message: InboundMessage, preparer: AttachmentPreparer | undefined, signal?: AbortSignal): Promise<PreparedTurn> {
   if (!preparer || !message.attachments?.length) {
-    const plain = toUserMessage(message);
-    return { request: plain, stored: plain, notices: [] };
+    const plainWith = (remembered?: boolean) => {
+      const plain = toUserMessage(message, remembered === undefined ? {} : { remembered });
+      return { request: plain, stored: plain };
+    };
+    return { ...plainWith(), notices: [], withQuote: plainWith };
   }
   const prepared = await preparer.prepare(message, signal);
-  const request = toUserMessage(message, prepared.forModel);
-  return {
-    request: request.role === "user" && prepared.images.length > 0 ? { ...request, images: prepared.images } : request,
-    stored: toUserMessage(message, prepared.forHistory),
-    notices: prepared.notices,
+  const both = (remembered?: boolean) => {
+    const quote = remembered === undefined ? {} : { remembered };
+    const request = toUserMessage(message, { attachmentText: prepared.forModel, ...quote });
+    return {
+      request: request.role === "user" && prepared.images.length > 0 ? { ...request, images: prepared.images } : request,
+      stored: toUserMessage(message, { attachmentText: prepared.forHistory, ...quote }),
+    };
   };
+  return { ...both(), notices: prepared.notices, withQuote: both };
 }
 
 /**

@@ -8,6 +8,8 @@ import type { InboundMessage } from "../contracts/inbound-message.js";
 import { chatPacingKey } from "../reply/rate-gate.js";
 
 const QUOTE_CHARS = 300;
+/** A message the history no longer has (older, or from before the bot joined) is quoted at more length: it is the model's only copy. */
+const FORGOTTEN_QUOTE_CHARS = 1200;
 
 /** Single-line, trimmed speaker name (a name cannot forge a new line of the transcript). */
 function speaker(name: string): string {
@@ -15,14 +17,20 @@ function speaker(name: string): string {
   return clean === "" ? "someone" : clean.slice(0, 64);
 }
 
-/** The history entry for an inbound message; `attachmentText` (markers, inlined files) follows the question. */
-export function toUserMessage(message: InboundMessage, attachmentText = ""): ChatMessage {
+/**
+ * The history entry for an inbound message. `attachmentText` (markers, inlined files) follows the
+ * question; `remembered: false` says the message replied to is not in the request's history, so its
+ * quote may be longer.
+ */
+export function toUserMessage(message: InboundMessage, opts: { attachmentText?: string; remembered?: boolean } = {}): ChatMessage {
+  const attachmentText = opts.attachmentText ?? "";
   const shared = message.chatType !== "private";
   const question = message.text.trim();
   let content = attachmentText === "" ? question : question === "" ? attachmentText : `${question}\n${attachmentText}`;
   const quoted = message.replyTo?.text?.trim();
   if (quoted) {
-    const cut = quoted.length > QUOTE_CHARS ? quoted.slice(0, QUOTE_CHARS) + "…" : quoted;
+    const max = opts.remembered === false ? FORGOTTEN_QUOTE_CHARS : QUOTE_CHARS;
+    const cut = quoted.length > max ? quoted.slice(0, max) + "…" : quoted;
     const who = message.replyTo?.authorName ? speaker(message.replyTo.authorName) : "an earlier message";
     content = `(replying to ${who}: "${cut.replace(/\s+/g, " ")}")\n${content}`;
   }

@@ -7,16 +7,22 @@ import type { Config } from "../config/env-schema.js";
 import type { ChatMessage } from "../contracts/chat-message.js";
 import type { AgentEvent } from "../contracts/agent-events.js";
 import { createModelClient } from "../agent/model-client.js";
-import { runAgent, type AgentDeps } from "../agent/run-agent.js";
+import { runAgent, type AgentDeps, type AgentInput } from "../agent/run-agent.js";
 import type { ConversationSettings } from "../settings/conversation-settings.js";
 import { agentDepsFor } from "./settings-for-config.js";
 import { builtinToolsFor } from "./tools-for-config.js";
+
+/** How one answer runs: the conversation's settings, and how to cut its history after a context-size refusal. */
+export interface AgentRunOptions {
+  settings?: ConversationSettings;
+  shrinkHistory?: AgentInput["shrinkHistory"];
+}
 
 /** An agent bound to the configured model and tools. */
 export interface ConfiguredAgent {
   deps: AgentDeps;
   /** Runs the loop on a conversation, with that conversation's settings when known. */
-  run(messages: ChatMessage[], signal: AbortSignal, settings?: ConversationSettings): AsyncIterable<AgentEvent>;
+  run(messages: ChatMessage[], signal: AbortSignal, opts?: AgentRunOptions): AsyncIterable<AgentEvent>;
 }
 
 /** Builds the agent from the configuration. */
@@ -33,5 +39,9 @@ export function agentFromConfig(config: Config): ConfiguredAgent {
     toolTimeoutMs: config.TOOL_TIMEOUT_MS,
     tools: builtinToolsFor(config),
   };
-  return { deps, run: (messages, signal, settings) => runAgent(agentDepsFor(deps, settings), { messages, signal }) };
+  return {
+    deps,
+    run: (messages, signal, opts = {}) =>
+      runAgent(agentDepsFor(deps, opts.settings), { messages, signal, ...(opts.shrinkHistory ? { shrinkHistory: opts.shrinkHistory } : {}) }),
+  };
 }

@@ -25,6 +25,9 @@ import { settingsServiceFor } from "./settings-for-config.js";
 import { builtinToolsFor } from "./tools-for-config.js";
 import { builtinToolCatalogue, type ToolCatalogue } from "../tools/tool-catalogue.js";
 import type { SettingsPort } from "../contracts/settings-port.js";
+import { createModelClient } from "../agent/model-client.js";
+import { compactReplyText } from "../answer/conversation-compactor.js";
+import { conversationMemoryFor } from "./conversation-memory.js";
 
 /** A running bots role. */
 export interface BotsRole {
@@ -53,6 +56,9 @@ export async function startBotsRole(
     onError: (error) => logger.warn({ err: error }, "cancel bus error"),
   });
   const history = historyStoreFor(config, redis);
+  // `/compact` asks the model for a summary right here: it must not wait behind the conversation's queue.
+  const client = createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: config.MODEL_TIMEOUT_MS });
+  const memory = conversationMemoryFor(config, { redis, history, client, logger, metrics });
   // The workers' shared edit budget: courtesy replies take their slot in it too.
   const gate = createRedisRateGate({
     redis,
@@ -63,7 +69,12 @@ export async function startBotsRole(
   });
   const gateway = createLimitedGateway({
     inner: {
-      ...createBotGateway({ queue, history, cancelBus }),
+      ...createBotGateway({
+        queue,
+        history,
+        cancelBus,
+        compact: async (key, opts) => compactReplyText(await memory.compactor.compactNow(key, opts)),
+      }),
       replySlot: (platform, chatId) => gate.acquire(chatPacingKey(platform, chatId), "final"),
     },
     redis,

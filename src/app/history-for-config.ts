@@ -1,10 +1,10 @@
 /** The conversation history store as configured (both roles use the same budget and expiry). */
 import type { Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
-import { createHistoryStore, type HistoryStore } from "../history/history-store.js";
+import { createHistoryStore, type StoredHistory } from "../history/history-store.js";
 
 /** Builds the history store of this deployment from its settings. */
-export function historyStoreFor(config: Config, redis: Redis): HistoryStore {
+export function historyStoreFor(config: Config, redis: Redis): StoredHistory {
   return createHistoryStore({
     redis,
     prefix: config.KEY_PREFIX,

@@ -30,6 +30,7 @@ import { telegramRequestMeter } from "../adapters/telegram/telegram-request-mete
 import { createQueueDepthSource } from "../observability/queue-depth.js";
 import { pacingGlobalFor, pacingIntervalFor } from "./pacing.js";
 import { redisOptions } from "../redis/connection.js";
+import { conversationMemoryFor } from "./conversation-memory.js";
 import { Redis as RedisClient } from "ioredis";
 
 /** Extra knobs for tests and the terminal chat. */
@@ -56,6 +57,8 @@ export async function startWorkerRole(
   const { logger, metrics } = deps;
   const agent = agentFromConfig(config);
   const history = historyStoreFor(config, redis);
+  const memory = conversationMemoryFor(config, { redis, history, client: agent.deps.client, tools: agent.deps.tools, logger, metrics });
+  void memory.warm();
 
   const ports: Partial<Record<Platform, ReplyPortFactory>> = { ...options.extraPorts };
   let discordPorts: DiscordReplyPortFactory | undefined;
@@ -90,6 +93,8 @@ export async function startWorkerRole(
   const { process, onGiveUp } = createAnswerProcessor({
     history,
     settings,
+    context: memory.context,
+    compactor: memory.compactor,
     agent: agent.run,
     ports: safePorts,
     gate,

@@ -15,8 +15,10 @@ export type EnqueueResult =
 export interface BotGateway {
   /** Resolves only once the message is durably in Redis (so the platform update may be acknowledged). */
   enqueue(message: InboundMessage): Promise<EnqueueResult>;
-  /** Clears the conversation's history (`/reset`). */
+  /** Clears the conversation's history and summary (`/reset`). */
   reset(conversationKey: string): Promise<void>;
+  /** Folds the conversation's older turns into its summary now (`/compact`); resolves the text to show. */
+  compact?(conversationKey: string, opts: { shared: boolean }): Promise<string>;
   /** Cancels the answer in flight in this conversation, on whichever worker runs it (`/stop`); true if one was running. */
   stop(conversationKey: string): Promise<boolean>;
   /**

@@ -14,15 +14,25 @@
  * assistant message fits, the history is emptied rather than over budget.
  *
  * Each element is `<role code><tokens>|<message JSON>` so the script can budget without
- * decoding JSON. Both keys get the TTL (HISTORY_TTL_SECONDS) again on every append.
+ * decoding JSON. Both keys, and the conversation's summary (summary-store.ts), get the TTL
+ * (HISTORY_TTL_SECONDS) again on every append.
  */
 import type { Redis } from "ioredis";
 import type { ChatMessage } from "../contracts/chat-message.js";
 import { historyKeys } from "../redis/keys.js";
 import { redisScript } from "../redis/script.js";
 import { pipelineReply, type PipelinedRead } from "../redis/pipelined-read.js";
-import { estimateMessageTokens } from "./token-estimate.js";
+import type { CountedMessage } from "./fit-history.js";
+import { estimateMessageTokens } from "../tokens/token-estimate.js";
 import { repairToolPairs } from "./tool-pairs.js";
+
+/** A stored message with its token count and its place in the Redis list (what a fold trims up to). */
+export interface StoredMessage extends CountedMessage {
+  /** 0-based index of its list element. */
+  at: number;
+  /** The list element as stored (a fold checks the list still starts the same way). */
+  element: string;
+}
 
 /** A conversation's remembered messages. */
 export interface HistoryStore {
@@ -35,14 +45,14 @@ export interface HistoryStore {
    * With `askedAt`, a turn whose question is older than the conversation's last `/reset` is dropped
    * (the answer was still streaming when the user reset: it must not come back). Returns whether it was stored.
    */
-  append(conversationKey: string, messages: readonly ChatMessage[], opts?: { askedAt?: number }): Promise<boolean>;
+  append(conversationKey: string, messages: readonly ChatMessage[], opts?: { askedAt?: number; tokens?: readonly number[] }): Promise<boolean>;
   /** Forgets the conversation (`/reset`); `at` (ms, default now) is when the user asked for it. */
   reset(conversationKey: string, at?: number): Promise<void>;
 }
 
-// KEYS: list, tokens, reset marker. ARGV: maxMessages, maxTokens, ttlSeconds, askedAt (-1 = always), encoded elements...
+// KEYS: list, tokens, reset marker, summary. ARGV: maxMessages, maxTokens, ttlSeconds, askedAt (-1 = always), encoded elements...
 const APPEND = redisScript(`
-local list, counter, resetMarker = KEYS[1], KEYS[2], KEYS[3]
+local list, counter, resetMarker, summary = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local maxMessages = tonumber(ARGV[1])
 local maxTokens = tonumber(ARGV[2])
 local ttl = tonumber(ARGV[3])
@@ -105,6 +115,7 @@ end
 if redis.call('EXISTS', list) == 1 then
   redis.call('SET', counter, total, 'EX', ttl)
   redis.call('EXPIRE', list, ttl)
+  redis.call('EXPIRE', summary, ttl)
 else
   redis.call('DEL', counter)
 end
@@ -149,6 +160,18 @@ export function decodeHistoryElement(element: string): ChatMessage | undefined {
   }
 }
 
+/** Token count of a list element (the number after the role code). */
+function elementTokens(element: string): number {
+  const match = /^[a-z](\d+)\|/.exec(element);
+  return match ? Number(match[1]) : 0;
+}
+
+/** The Redis store also tells each message's stored token count and list position. */
+export interface StoredHistory extends HistoryStore {
+  /** The messages with their stored token counts and list positions (the budget and the summariser read these). */
+  loadStored(conversationKey: string): Promise<StoredMessage[]>;
+}
+
 /** Creates the Redis history store of one deployment. */
 export function createHistoryStore(opts: {
   redis: Redis;
@@ -158,12 +181,9 @@ export function createHistoryStore(opts: {
   ttlSeconds: number;
   /** Token estimate per message; defaults to estimateMessageTokens. */
   estimateTokens?: (message: ChatMessage) => number;
-}): HistoryStore {
+}): StoredHistory {
   const estimate = opts.estimateTokens ?? estimateMessageTokens;
   const listKey = (ck: string): string => historyKeys(opts.prefix, ck).list;
-  const tokensKey = (ck: string): string => historyKeys(opts.prefix, ck).tokens;
-  const resetKey = (ck: string): string => historyKeys(opts.prefix, ck).reset;
-
   const decodeAll = (elements: string[]): ChatMessage[] =>
     repairToolPairs(elements.map(decodeHistoryElement).filter((m): m is ChatMessage => m !== undefined));
 
@@ -179,12 +199,24 @@ export function createHistoryStore(opts: {
       return { messages: decodeAll(pipelineReply(results, 0) as string[]), also: also.decode(pipelineReply(results, 1)) };
     },
 
+    async loadStored(conversationKey) {
+      const elements = await opts.redis.lrange(listKey(conversationKey), 0, -1);
+      const stored = new Map<ChatMessage, StoredMessage>();
+      elements.forEach((element, at) => {
+        const message = decodeHistoryElement(element);
+        if (message) stored.set(message, { message, tokens: elementTokens(element), at, element });
+      });
+      // The repair keeps the very objects it was given, so each kept message finds its count and place again.
+      return repairToolPairs([...stored.keys()]).map((message) => stored.get(message) as StoredMessage);
+    },
+
     async append(conversationKey, messages, appendOpts = {}) {
       if (messages.length === 0) return true;
-      const elements = messages.map((m) => encodeHistoryElement(m, estimate(m)));
+      const elements = messages.map((m, i) => encodeHistoryElement(m, appendOpts.tokens?.[i] ?? estimate(m)));
+      const keys = historyKeys(opts.prefix, conversationKey);
       const result = await APPEND.run(
         opts.redis,
-        [listKey(conversationKey), tokensKey(conversationKey), resetKey(conversationKey)],
+        [keys.list, keys.tokens, keys.reset, keys.summary],
         [opts.maxMessages, opts.maxTokens, opts.ttlSeconds, appendOpts.askedAt ?? -1, ...elements],
       );
       return Number(result) !== -1;
@@ -192,11 +224,8 @@ export function createHistoryStore(opts: {
 
     async reset(conversationKey, at = Date.now()) {
       // The marker outlives any answer still streaming (one day), so that answer is not stored afterwards.
-      await opts.redis
-        .multi()
-        .del(listKey(conversationKey), tokensKey(conversationKey))
-        .set(resetKey(conversationKey), String(at), "EX", 86_400)
-        .exec();
+      const keys = historyKeys(opts.prefix, conversationKey);
+      await opts.redis.multi().del(keys.list, keys.tokens, keys.summary).set(keys.reset, String(at), "EX", 86_400).exec();
     },
   };
 }

@@ -42,6 +42,7 @@ export function createLimitedGateway(opts: LimitedGatewayOptions): BotGateway {
     },
     reset: (key) => opts.inner.reset(key),
     stop: (key) => opts.inner.stop(key),
+    ...(opts.inner.compact ? { compact: opts.inner.compact.bind(opts.inner) } : {}),
     ...(opts.inner.replySlot ? { replySlot: opts.inner.replySlot.bind(opts.inner) } : {}),
   };
 }

@@ -11,10 +11,13 @@ export function createBotGateway(deps: {
   queue: Pick<MessageQueue, "enqueue">;
   history: { reset(conversationKey: string): Promise<void> };
   cancelBus: Pick<CancelBus, "stop">;
+  /** `/compact`: folds old turns into the summary and says what it kept. */
+  compact?: BotGateway["compact"];
 }): BotGateway {
   return {
     enqueue: (message) => deps.queue.enqueue(message),
     reset: (conversationKey) => deps.history.reset(conversationKey),
     stop: (conversationKey) => deps.cancelBus.stop(conversationKey),
+    ...(deps.compact ? { compact: deps.compact } : {}),
   };
 }

@@ -12,6 +12,8 @@
  *   chatbot_platform_requests_total{platform,kind,outcome}  sends, edits, drafts, typing; outcome ok, rate_limited (HTTP 429), error, aborted
  *   chatbot_tool_calls_total{tool,outcome}               tool calls by tool and outcome (ok, error)
  *   chatbot_active_conversations                         conversations being answered by this process
+ *   chatbot_model_request_tokens{kind}                   tokens per model request: prompt, completion (from the server's usage)
+ *   chatbot_summaries_total{outcome}                     conversation summaries: made, failed (the turns then stay until the next try)
  * Edits per platform: `sum by (platform) (chatbot_platform_requests_total{kind="edit"})`;
  * 429s: `sum by (platform) (chatbot_platform_requests_total{outcome="rate_limited"})`.
  */
@@ -36,6 +38,8 @@ export interface Metrics {
   platformRequests: Counter<"platform" | "kind" | "outcome">;
   toolCalls: Counter<"tool" | "outcome">;
   activeConversations: Gauge;
+  modelRequestTokens: Histogram<"kind">;
+  summaries: Counter<"outcome">;
   /** Makes every scrape read chatbot_queue_depth from `read` (the worker role calls it); returns the undo. */
   readQueueDepthFrom(read: QueueDepthReader, opts?: { timeoutMs?: number }): () => void;
 }
@@ -141,6 +145,19 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       registers,
     }),
     activeConversations: new Gauge({ name: "chatbot_active_conversations", help: "Conversations being answered by this process", registers }),
+    modelRequestTokens: new Histogram({
+      name: "chatbot_model_request_tokens",
+      help: "Tokens per model request by kind (prompt, completion), as the server reported them",
+      labelNames: ["kind"],
+      buckets: [64, 256, 1024, 2048, 4096, 8192, 16384, 32768],
+      registers,
+    }),
+    summaries: new Counter({
+      name: "chatbot_summaries_total",
+      help: "Conversation summaries by outcome: made (old turns folded in), failed (the turns stay until the next try)",
+      labelNames: ["outcome"],
+      registers,
+    }),
     readQueueDepthFrom(read, readOpts = {}) {
       const source = { read, timeoutMs: readOpts.timeoutMs ?? 1000 };
       depthSource = source;

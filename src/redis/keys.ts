@@ -17,6 +17,7 @@
  *   P:rate:chat:K, P:rate:finals:K, P:rate:global:G  the shared edit budget per pacing key K and bot-wide budget G
  *   P:ratelimit:PL:U:M     messages of user U on platform PL in minute M (the per-user limit)
  *   P:settings:CK          hash of a conversation's settings that differ from the defaults (no expiry)
+ *   P:history:CK:summary   running summary of the turns folded out of that history (src/history/summary-store.ts)
  *
  * Hash tags: the conversation key is escaped so it can never contribute a `{…}` hash tag of its own.
  * With a prefix such as `{chatbot}` every key above (BullMQ's included) lands in one Redis Cluster slot,
@@ -66,10 +67,10 @@ export function queueKeys(prefix: string): QueueKeys {
   };
 }
 
-/** The keys of one conversation's history. */
-export function historyKeys(prefix: string, conversationKey: string): { list: string; tokens: string; reset: string } {
+/** The keys of one conversation's history (list, token total, reset marker, running summary). */
+export function historyKeys(prefix: string, conversationKey: string): { list: string; tokens: string; reset: string; summary: string } {
   const list = `${prefix}:history:${keyPart(conversationKey)}`;
-  return { list, tokens: `${list}:tokens`, reset: `${list}:reset` };
+  return { list, tokens: `${list}:tokens`, reset: `${list}:reset`, summary: `${list}:summary` };
 }
 
 /** The keys of the shared edit budget (reply/redis-rate-gate.ts). */

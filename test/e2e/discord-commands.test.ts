@@ -1,11 +1,12 @@
 /**
  * Discord end to end, the controls: `/reset` (as text to the bot, and as a slash command) makes
- * the model forget the conversation; `/stop` and the Stop button under a reply being written
+ * the model forget the conversation; `/compact` folds older turns into a summary; `/stop` and the Stop button under a reply being written
  * cut the answer short, abort the model request, leave a "stopped" note and remove the button,
  * and the conversation carries on afterwards.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { RESET_DONE_TEXT, stopResultText } from "../../src/adapters/discord/discord-commands.js";
+import { historyKeys } from "../../src/redis/keys.js";
 import { STOP_BUTTON_ID } from "../../src/adapters/discord/discord-stop-button.js";
 import { paced, textAnswer } from "../fakes/openai-server.js";
 import { botAnswer, sentToModel, startDiscordE2E, userTurns, type DiscordE2E } from "./discord-harness.js";
@@ -45,6 +46,36 @@ describe("Discord commands, end to end", () => {
     expect(model.requests).toHaveLength(3);
     expect(userTurns(model, 2)).toEqual(["Alice: what is the code word?"]);
     expect(JSON.stringify(sentToModel(model, 2))).not.toContain("kiwi");
+  });
+
+  it("/compact sent to the bot folds the channel's older turns into a summary that names the speakers", async () => {
+    e2e = await startDiscordE2E(quick);
+    const { discord, model } = e2e;
+    const channelId = discord.ids.general;
+    const answers = ["Got it: kiwi.", "Noted, Friday.", "Kiwi, on Friday."];
+    model.setHandler((request) =>
+      request.body.stream === true ? textAnswer(answers.shift() ?? "OK.") : textAnswer("Alice set the code word kiwi; the meeting is on Friday."),
+    );
+    discord.userSays({ channelId, content: "the code word is kiwi", mentionsBot: true });
+    await botAnswer(discord, channelId, (c) => c === "Got it: kiwi.");
+    discord.userSays({ channelId, content: "the meeting is on Friday", mentionsBot: true });
+    await botAnswer(discord, channelId, (c) => c === "Noted, Friday.");
+    // The turn is stored right after its answer is shown; /compact does not wait in the queue.
+    const key = historyKeys(e2e.stack.config.KEY_PREFIX, `dc:${channelId}`).list;
+    await vi.waitFor(async () => expect(await e2e?.stack.redis.redis.llen(key)).toBe(4), { timeout: 5000 });
+
+    discord.userSays({ channelId, content: "/compact", mentionsBot: true });
+    const done = await botAnswer(discord, channelId, (c) => c.startsWith("🗜️ Done"));
+    expect(done.content).toMatch(/^🗜️ Done: 2 earlier messages are now a short summary \(\d+ tokens\); I kept the last 2 as they are/);
+    // A channel is shared: the summary prompt asks for names and shows each speaker.
+    const fold = model.requests.find((r) => r.body.stream !== true);
+    expect(fold?.body.messages?.[0]?.content).toContain("say who said or asked what, by name");
+    expect(fold?.body.messages?.[1]?.content).toContain("Alice: the code word is kiwi");
+
+    discord.userSays({ channelId, content: "what do you remember?", mentionsBot: true });
+    await botAnswer(discord, channelId, (c) => c === "Kiwi, on Friday.");
+    const last = model.requests.filter((r) => r.body.stream === true).at(-1);
+    expect(last?.body.messages?.[1]).toEqual({ role: "system", content: "Earlier in this conversation: Alice set the code word kiwi; the meeting is on Friday." });
   });
 
   it("the /reset slash command in a DM answers privately and clears the DM's history", async () => {

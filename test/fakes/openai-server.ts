@@ -2,7 +2,8 @@
  * A fake OpenAI-compatible model server on 127.0.0.1, speaking
  * `POST /v1/chat/completions` the way llama.cpp's `llama-server` does (framing,
  * key order, headers and error shapes from the captures in
- * test/agent/fixtures/llama-server), plus `GET /v1/models` and `/health`.
+ * test/agent/fixtures/llama-server), plus `GET /v1/models`, `/health`, and
+ * llama.cpp's `POST /tokenize`, `GET /props` and context check (llama-extras.ts).
  *
  * Scriptable per request: a handler gets the recorded request and returns a
  * ResponsePlan (see openai-plans.ts for builders), or `script([...plans])`
@@ -19,6 +20,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import {
+  contextExceeded,
   llamaId,
   seededRandom,
   type ErrorPlan,
@@ -28,6 +30,7 @@ import {
   type ResponsePlan,
   type StreamPlan,
 } from "./openai-plans.js";
+import { countPromptTokens, propsBody, tokenizeBody, type LlamaExtrasOptions } from "./llama-extras.js";
 
 export * from "./openai-plans.js";
 
@@ -58,6 +61,8 @@ export interface RecordedRequest {
   receivedAt: number;
   /** Settles when the response is over; `client-closed` means the client went away first (an abort). */
   outcome: Promise<ResponseOutcome>;
+  /** The prompt's tokens as llama.cpp counts them (set when `llama.enforceContext` is on). */
+  promptTokens?: number;
 }
 
 /** Decides the response to one chat request. */
@@ -77,10 +82,12 @@ export interface FakeOpenAIOptions {
    * "dropped" hides `tools` from the handler, as a server that ignores them.
    */
   toolCalls?: "structured" | "as-text" | "requires-jinja" | "dropped";
-  /** The context size reported by GET /props and /v1/models (`n_ctx`); default 4096, like the captures. */
+  /** The context size reported by GET /props and /v1/models (`n_ctx`); default 16384, the compose file's `-c` (also `llama.contextTokens`). */
   contextTokens?: number;
   /** Models `GET /v1/models` lists, like llama.cpp's router mode, Ollama or vLLM serving several (default: `modelId` alone). */
   models?: string[];
+  /** llama.cpp's `/tokenize`, `/props` and context check (llama-extras.ts). */
+  llama?: LlamaExtrasOptions;
 }
 
 /** A running fake. */
@@ -109,7 +116,8 @@ const BASE_HEADERS: [string, string][] = [
 export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const options: FakeOpenAIOptions = typeof handlerOrOptions === "function" ? { handler: handlerOrOptions } : handlerOrOptions;
   const modelId = options.modelId ?? "qwen3-1.7b-q8_0.gguf";
-  const contextTokens = options.contextTokens ?? 4096;
+  const llama = options.llama ?? {};
+  const contextTokens = llama.contextTokens ?? options.contextTokens ?? 16384;
   let handler: FakeHandler | undefined = options.handler;
   let queue: Array<ResponsePlan | FakeHandler> = [];
   const requests: RecordedRequest[] = [];
@@ -134,7 +142,12 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     if (req.method === "GET" && (path === "/health" || path === "/v1/health")) return sendJson(res, 200, { status: "ok" });
     if (req.method === "GET" && (path === "/v1/models" || path === "/models")) return sendJson(res, 200, modelsBody(options.models ?? [modelId], contextTokens));
-    if (req.method === "GET" && path === "/props") return sendJson(res, 200, propsBody(modelId, contextTokens, options.props));
+    // llama.cpp's side endpoints (llama-extras.ts); other fields of /props come in through `props.fields` and `llama.propsFields`.
+    if (req.method === "POST" && path === "/tokenize" && llama.tokenize !== false) {
+      const answer = await tokenizeBody(rawBody);
+      return sendJson(res, answer.status, answer.body);
+    }
+    if (req.method === "GET" && path === "/props" && llama.props !== false) return sendJson(res, 200, propsFor(contextTokens, options, llama));
     if (req.method !== "POST" || (path !== "/v1/chat/completions" && path !== "/chat/completions")) {
       return sendJson(res, 404, { error: { code: 404, message: "File Not Found", type: "not_found_error" } }, true);
     }
@@ -176,6 +189,11 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
     }
     if (hasTools && options.toolCalls === "dropped") record.body = { ...body, tools: undefined, tool_choice: undefined };
 
+    if (llama.enforceContext) {
+      // llama.cpp refuses before generating anything: no scripted plan is used up.
+      record.promptTokens = await countPromptTokens(body);
+      if (record.promptTokens > contextTokens) return sendError(res, contextExceeded(record.promptTokens, contextTokens));
+    }
     let plan: ResponsePlan;
     try {
       plan = await nextPlan(record);
@@ -187,7 +205,7 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
       res,
       modelId,
       body,
-      promptTokens: Math.max(1, Math.ceil(rawBody.length / 4)),
+      promptTokens: record.promptTokens ?? Math.max(1, Math.ceil(rawBody.length / 4)),
       signal: AbortSignal.any([shutdown.signal, closedSignal(res)]),
       drop: () => {
         dropped = true;
@@ -557,18 +575,10 @@ function toolCallsAsText(plan: StreamPlan): StreamPlan {
 }
 
 /** llama.cpp's GET /props, reduced to what clients read (n_ctx per request, the model, the modalities). */
-function propsBody(modelId: string, contextTokens: number, props: FakeOpenAIOptions["props"]): Record<string, unknown> {
-  return {
-    default_generation_settings: { n_ctx: contextTokens, params: { temperature: 0.8, top_p: 0.95, max_tokens: -1, n_predict: -1, reasoning_format: "deepseek" } },
-    total_slots: 1,
-    model_alias: modelId,
-    model_path: modelId,
-    modalities: { vision: props?.vision === true, video: false, audio: false },
-    endpoint_slots: true,
-    endpoint_props: false,
-    endpoint_metrics: false,
-    ...props?.fields,
-  };
+/** `/props` as llama-server answers it (the captured body with this fake's `n_ctx`), with an mmproj when `props.vision` says so. */
+function propsFor(contextTokens: number, options: FakeOpenAIOptions, llama: LlamaExtrasOptions): Record<string, unknown> {
+  const vision = options.props?.vision !== undefined ? { modalities: { vision: options.props.vision, video: false, audio: false } } : {};
+  return propsBody(contextTokens, { ...vision, ...options.props?.fields, ...llama.propsFields });
 }
 
 function modelsBody(modelIds: string[], contextTokens: number): unknown {

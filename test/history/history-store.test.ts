@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ChatMessage, ToolCallRecord } from "../../src/contracts/chat-message.js";
 import { createHistoryStore } from "../../src/history/history-store.js";
-import { estimateMessageTokens } from "../../src/history/token-estimate.js";
+import { estimateMessageTokens } from "../../src/tokens/token-estimate.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
 
 let t: TestRedis;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "../../src/contracts/chat-message.js";
-import { estimateMessageTokens, estimateTextTokens } from "../../src/history/token-estimate.js";
+import { estimateMessageTokens, estimateTextTokens } from "../../src/tokens/token-estimate.js";
 import { repairToolPairs } from "../../src/history/tool-pairs.js";
 
 const calls = (...ids: string[]): ChatMessage => ({

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
 import { envSchema } from "../../src/config/env-schema.js";
 
-const root = new URL("../../", import.meta.url);
+const root = new URL("../..", import.meta.url);
 const read = (path: string) => readFileSync(new URL(path, root), "utf8");
 
 interface Service {

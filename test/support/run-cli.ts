@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { devNull } from "node:os";
 import { fileURLToPath } from "node:url";
 
-const root = fileURLToPath(new URL("../../", import.meta.url));
+const root = fileURLToPath(new URL("../..", import.meta.url));
 
 /** What the process printed and how it ended. */
 export interface CliRun {

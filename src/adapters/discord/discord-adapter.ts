@@ -1,7 +1,7 @@
 /**
  * The Discord adapter: a discord.js client that turns messages addressed to the bot into
  * InboundMessages and enqueues them. It validates, enqueues and acknowledges; answering is the
- * worker's job (through the REST-only reply port). Commands (/reset, /stop, /help) and the Stop
+ * worker's job (through the REST-only reply port). Commands (/reset, /compact, /stop, /help) and the Stop
  * button are handled here because they must not wait in the queue.
  */
 import {
@@ -25,6 +25,7 @@ import {
   RESET_DONE_TEXT,
   UNAVAILABLE_TEXT,
   discordHelpText,
+  isDiscordCommand,
   parseTextCommand,
   stopResultText,
   tooLongText,
@@ -50,7 +51,7 @@ export interface DiscordAdapterOptions {
   /** Longer messages get a polite refusal instead of being queued. */
   maxInputChars: number;
   logger?: Pick<Logger, "debug" | "info" | "warn" | "error">;
-  /** Register /reset, /stop, /help as application commands at start (default true). */
+  /** Register /reset, /compact, /stop, /help as application commands at start (default true). */
   registerCommands?: boolean;
   now?: () => number;
 }
@@ -126,12 +127,14 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     })();
   };
 
-  const runCommand = async (command: DiscordCommand, channelId: string): Promise<string> => {
+  const runCommand = async (command: DiscordCommand, channelId: string, shared: boolean): Promise<string> => {
     const key = discordConversationKey(channelId);
     switch (command) {
       case "reset":
         await gateway.reset(key);
         return RESET_DONE_TEXT;
+      case "compact":
+        return gateway.compact ? gateway.compact(key, { shared }) : discordHelpText(client.user?.displayName ?? "the bot");
       case "stop":
         return stopResultText(await gateway.stop(key));
       case "help":
@@ -171,7 +174,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     const command = text === "" ? undefined : parseTextCommand(text);
     if (command) {
       try {
-        await reply(message, await runCommand(command === "unknown" ? "help" : command, message.channelId));
+        await reply(message, await runCommand(command === "unknown" ? "help" : command, message.channelId, !isDm));
       } catch (error) {
         log.error({ err: error, command }, "discord: command failed");
         await reply(message, UNAVAILABLE_TEXT);
@@ -255,15 +258,19 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       return;
     }
     const name = interaction.commandName;
-    if (name !== "reset" && name !== "stop" && name !== "help") return;
+    if (!isDiscordCommand(name)) return;
+    // A summary takes longer than the 3 s Discord allows before the first response: acknowledge first.
+    const deferred = name === "compact";
+    if (deferred) await interaction.deferReply({ flags: MessageFlags.Ephemeral });
     let content: string;
     try {
-      content = await runCommand(name, channelId);
+      content = await runCommand(name, channelId, !isDm);
     } catch (error) {
       log.error({ err: error, command: name }, "discord: command failed");
       content = UNAVAILABLE_TEXT;
     }
-    await interaction.reply({ content, flags: MessageFlags.Ephemeral });
+    if (deferred) await interaction.editReply({ content });
+    else await interaction.reply({ content, flags: MessageFlags.Ephemeral });
   };
 
   client.on(Events.MessageCreate, (message) => inChannelOrder(message.channelId, () => onMessage(message)));

@@ -1,5 +1,5 @@
 /**
- * The bot's commands on Discord: `/reset`, `/stop`, `/help`, both as text in a message
+ * The bot's commands on Discord: `/reset`, `/compact`, `/stop`, `/help`, both as text in a message
  * addressed to the bot and as application (slash) commands, plus the texts users see.
  */
 
@@ -7,7 +7,12 @@ import { ApplicationIntegrationType, InteractionContextType, type ChatInputAppli
 import { SETTINGS_COMMAND_OPTIONS } from "./discord-settings.js";
 
 /** A command the bot understands; anything else starting with "/" gets the help text (an unknown command is answered with help, never ignored). */
-export type DiscordCommand = "reset" | "stop" | "help";
+export type DiscordCommand = "reset" | "compact" | "stop" | "help";
+
+/** Whether a name is one of the bot's commands. */
+export function isDiscordCommand(name: string): name is DiscordCommand {
+  return name === "reset" || name === "compact" || name === "stop" || name === "help";
+}
 
 /** What a message that starts with "/word" asks for; undefined when it is not a command at all. */
 export function parseTextCommand(text: string): DiscordCommand | "unknown" | undefined {
@@ -15,12 +20,13 @@ export function parseTextCommand(text: string): DiscordCommand | "unknown" | und
   const match = /^\/([A-Za-z][\w-]*)(?:@\S+)?(?=\s|$)/.exec(text.trim());
   if (!match) return undefined;
   const name = match[1]!.toLowerCase();
-  return name === "reset" || name === "stop" || name === "help" ? name : "unknown";
+  return isDiscordCommand(name) ? name : "unknown";
 }
 
 /** Application command definitions registered at start (PUT /applications/{id}/commands). */
 export const DISCORD_APPLICATION_COMMANDS: ChatInputApplicationCommandData[] = [
   { name: "reset", description: "Forget this channel's conversation with the bot (its settings stay)" },
+  { name: "compact", description: "Fold the older part of this conversation into a short summary" },
   { name: "stop", description: "Stop the answer the bot is writing in this channel" },
   { name: "help", description: "How to talk to the bot" },
 ].map(inGuildsAndDms);
@@ -40,7 +46,7 @@ export function discordHelpText(botName: string): string {
     `**${botName}** answers with a local model and can look things up (weather, news, web pages, time).`,
     `• In a server channel: mention me (@${botName} …) or reply to one of my messages. Everyone in a channel shares one conversation; a thread is a conversation of its own.`,
     "• In a DM: just write.",
-    "Commands: `/reset` forget this conversation · `/stop` stop the answer being written · `/help` this text.",
+    "Commands: `/reset` forget this conversation · `/compact` fold older messages into a summary · `/stop` stop the answer being written · `/help` this text.",
     "Settings: `/settings` · `/model` · `/think on|off` · `/reasoning off|collapsed|full` · `/persona <text>` · `/tools` (in a server, Manage Server or Manage Channels may change them).",
   ].join("\n");
 }

@@ -85,6 +85,7 @@ export const TELEGRAM_ALLOWED_UPDATES = ["message", "callback_query", "stopped_m
 export const TELEGRAM_COMMANDS = [
   { command: "ask", description: "Ask a question (in groups)" },
   { command: "reset", description: "Forget this conversation (settings stay)" },
+  { command: "compact", description: "Fold older messages into a short summary" },
   { command: "stop", description: "Stop the answer being written" },
   { command: "help", description: "How to use this bot" },
   { command: "start", description: "Start talking to the bot" },
@@ -198,6 +199,14 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
         } catch (err) {
           log.error({ err: errorText(err), key }, "reset failed");
           return answer(ctx, message, "Sorry, I could not reset the conversation just now. Please try again in a moment.");
+        }
+      case "compact":
+        if (!opts.gateway.compact) return answer(ctx, message, helpText(ctx.me.username, isPrivate));
+        try {
+          return answer(ctx, message, await opts.gateway.compact(key, { shared: !isPrivate }));
+        } catch (err) {
+          log.error({ err: errorText(err), key }, "compact failed");
+          return answer(ctx, message, "Sorry, I could not compact the conversation just now. Please try again in a moment.");
         }
       case "stop":
         try {
@@ -403,7 +412,13 @@ function helpText(username: string, isPrivate: boolean): string {
   const ask = isPrivate
     ? "Just write your question and I will answer."
     : `In this group, mention me (@${username} your question), reply to one of my messages, or use /ask your question.`;
-  return `${ask}\n\n/reset forgets this conversation\n/stop stops the answer being written\n/settings shows this chat's settings (/model, /think, /reasoning, /persona, /tools)\n/help shows this message`;
+  return `${ask}
+
+/reset forgets this conversation
+/compact folds older messages into a short summary
+/stop stops the answer being written
+/settings shows this chat's settings (/model, /think, /reasoning, /persona, /tools)
+/help shows this message`;
 }
 
 /** The answer to `/reset`: the history goes, the settings stay. */

@@ -12,7 +12,7 @@ import { SETTINGS_COMMANDS, type SettingsCommand } from "../../contracts/setting
 import { hasTelegramFiles } from "./telegram-attachments.js";
 
 /** Commands the adapter answers itself, without the model. */
-export type TelegramCommand = "start" | "help" | "reset" | "stop" | SettingsCommand;
+export type TelegramCommand = "start" | "help" | "reset" | "compact" | "stop" | SettingsCommand;
 
 /** Why a message gets no reaction (for debug logs and tests). */
 export type IgnoreReason =
@@ -40,7 +40,7 @@ export interface BotIdentity {
   username: string;
 }
 
-const KNOWN_COMMANDS = new Set<string>(["start", "help", "reset", "stop", ...SETTINGS_COMMANDS]);
+const KNOWN_COMMANDS = new Set<string>(["start", "help", "reset", "compact", "stop", ...SETTINGS_COMMANDS]);
 
 /** Classifies one message (a `message` update; edits never reach here). */
 export function classifyTelegramMessage(message: Message, me: BotIdentity): Addressing {

@@ -9,7 +9,7 @@ import type { TerminalScreen } from "./terminal-reply-port.js";
 import { isSettingsCommand, type SettingsPort } from "../../contracts/settings-port.js";
 
 const HELP =
-  "Commands: /reset clears the conversation, /stop cancels the answer being written, /quit leaves. " +
+  "Commands: /reset clears the conversation, /compact folds older messages into a summary, /stop cancels the answer being written, /quit leaves. " +
   "Settings: /settings, /model [name], /think on|off, /reasoning off|collapsed|full, /persona <text>|reset, /tools [on|off <tool>].";
 
 /** Options of the terminal adapter. */
@@ -52,6 +52,9 @@ export function runTerminalAdapter(opts: TerminalAdapterOptions): { done: Promis
         return true;
       case "/stop":
         say((await opts.gateway.stop(conversationKey)) ? "⏹ Stopped." : "Nothing to stop.");
+        return true;
+      case "/compact":
+        say(opts.gateway.compact ? await opts.gateway.compact(conversationKey, { shared: false }) : HELP);
         return true;
     }
     const settingsCommand = /^\/([a-z]+)(?:\s+([\s\S]*))?$/i.exec(text);

@@ -1,0 +1,103 @@
+/**
+ * Folds old turns of a conversation into a short running summary, written by the model itself:
+ * one non-streamed request, thinking off, a prompt short enough for a 1.7B model. The summary
+ * is written in the conversation's language and, in a group, keeps who said what.
+ */
+import type OpenAI from "openai";
+import type { ChatMessage } from "../contracts/chat-message.js";
+import { dialectFields, type ModelServer } from "./model-dialect.js";
+import { toModelError } from "./model-error.js";
+
+/** What summarising needs (the same client and model as the answers). */
+export interface SummarizerDeps {
+  client: OpenAI;
+  model: string;
+  modelServer: ModelServer;
+  /** Cap on the summary's length in tokens. */
+  maxSummaryTokens?: number;
+}
+
+/** One summarising job. */
+export interface SummaryRequest {
+  /** The summary so far, if any: the new one replaces it and must keep what it said. */
+  previous?: string;
+  /** The turns to fold in, oldest first. */
+  messages: readonly ChatMessage[];
+  /** A group or channel: user messages already start with `Name:`, and the summary must keep the names. */
+  shared: boolean;
+  signal?: AbortSignal;
+}
+
+/** Writes summaries; throws ModelError when the server fails, Error when the answer is empty. */
+export type Summarizer = (request: SummaryRequest) => Promise<string>;
+
+const TOOL_RESULT_CHARS = 300;
+const MESSAGE_CHARS = 1500;
+
+const INSTRUCTIONS = [
+  "You summarise a chat so it can be continued later.",
+  "Write in the same language as the chat.",
+  "Keep names, facts, numbers, dates, places, decisions and open questions. Drop greetings and small talk.",
+  "Plain sentences, no lists, no preamble.",
+];
+
+/** One message as a transcript line. */
+function transcriptLine(message: ChatMessage, shared: boolean): string {
+  const cut = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text);
+  switch (message.role) {
+    case "user":
+      return shared ? cut(message.content, MESSAGE_CHARS) : `User: ${cut(message.content, MESSAGE_CHARS)}`;
+    case "assistant": {
+      const calls = (message.tool_calls ?? []).map((c) => `${c.function.name}(${cut(c.function.arguments, 200)})`);
+      const said = message.content.trim() ? `Assistant: ${cut(message.content, MESSAGE_CHARS)}` : "";
+      return [said, calls.length ? `Assistant used ${calls.join(", ")}` : ""].filter(Boolean).join("\n");
+    }
+    case "tool":
+      return `Tool result: ${cut(message.content.replace(/\s+/g, " "), TOOL_RESULT_CHARS)}`;
+    case "system":
+      return `Note: ${cut(message.content, MESSAGE_CHARS)}`;
+  }
+}
+
+/** The prompt sent for a summary (exported for tests that check what the model was asked). */
+export function summaryPrompt(request: SummaryRequest, maxWords: number): { system: string; user: string } {
+  const rules = [...INSTRUCTIONS, `At most ${maxWords} words.`];
+  if (request.shared) rules.splice(3, 0, "This is a group chat: say who said or asked what, by name.");
+  const transcript = request.messages.map((m) => transcriptLine(m, request.shared)).filter(Boolean).join("\n");
+  const user = request.previous?.trim()
+    ? `Summary so far:\n${request.previous.trim()}\n\nNew messages:\n${transcript}\n\nWrite the updated summary.`
+    : `Chat:\n${transcript}\n\nWrite the summary.`;
+  return { system: rules.join(" "), user };
+}
+
+/** Builds the summarizer over the model client. */
+export function createSummarizer(deps: SummarizerDeps): Summarizer {
+  const maxTokens = deps.maxSummaryTokens ?? 400;
+  // About 1.3 tokens a word in English (Chinese is about one per character): the words cap keeps inside maxTokens.
+  const maxWords = Math.max(40, Math.floor(maxTokens / 2));
+  return async (request) => {
+    const prompt = summaryPrompt(request, maxWords);
+    let completion: OpenAI.Chat.Completions.ChatCompletion;
+    try {
+      completion = await deps.client.chat.completions.create(
+        {
+          model: deps.model,
+          messages: [
+            { role: "system", content: prompt.system },
+            { role: "user", content: prompt.user },
+          ],
+          stream: false,
+          ...dialectFields(deps.modelServer, { enableThinking: false, maxTokens, temperature: 0.3 }),
+        } as OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming,
+        request.signal ? { signal: request.signal } : {},
+      );
+    } catch (error) {
+      throw toModelError(error);
+    }
+    const raw = completion.choices[0]?.message?.content ?? "";
+    // A server that ignores the thinking switch still wraps its reasoning in <think>: keep only the answer.
+    const text = raw.replace(/<think>[\s\S]*?(<\/think>|$)/g, "").trim();
+    if (!text) throw new Error("the model wrote an empty summary");
+    return text;
+  };
+}

@@ -1,0 +1,134 @@
+/**
+ * Folds turns that no longer fit into the conversation's running summary, after an answer has
+ * been delivered (never on a reply's path) or on `/compact`. When the stored history passes
+ * three quarters of what a request can carry (tokens or HISTORY_MAX_MESSAGES), its oldest turns
+ * are summarised by the model until half remains; `/compact` folds everything before the
+ * newest exchange. A failed summary changes nothing: the turns stay until the next try.
+ */
+import type { Summarizer } from "../agent/conversation-summarizer.js";
+import type { StoredHistory, StoredMessage } from "../history/history-store.js";
+import { fitHistory } from "../history/fit-history.js";
+import type { SummaryStore } from "../history/summary-store.js";
+import type { Logger } from "../observability/logger.js";
+import type { Metrics } from "../observability/metrics.js";
+import type { TokenCounter } from "../tokens/token-counter.js";
+import type { ContextBudget } from "./context-budget.js";
+import { summaryNote } from "./summary-note.js";
+
+/** What a fold did. */
+export type CompactOutcome =
+  | { status: "folded"; folded: number; keptMessages: number; keptTokens: number; summaryTokens: number }
+  | { status: "nothing"; keptMessages: number; keptTokens: number }
+  | { status: "failed"; reason: string };
+
+/** Folds old turns of conversations into their summaries. */
+export interface ConversationCompactor {
+  /** After an answer: folds only when the history has grown past its threshold. Never throws. */
+  afterAnswer(conversationKey: string, opts: { shared: boolean; signal?: AbortSignal }): Promise<CompactOutcome>;
+  /** `/compact`: folds everything before the newest exchange now. Never throws. */
+  compactNow(conversationKey: string, opts: { shared: boolean; signal?: AbortSignal }): Promise<CompactOutcome>;
+}
+
+const sum = (messages: readonly StoredMessage[]): number => messages.reduce((n, m) => n + m.tokens, 0);
+
+/** Index of the newest user message (where the newest exchange starts); 0 when there is none. */
+function newestExchange(stored: readonly StoredMessage[]): number {
+  for (let i = stored.length - 1; i >= 0; i--) if ((stored[i] as StoredMessage).message.role === "user") return i;
+  return 0;
+}
+
+/** Builds the compactor. */
+export function createConversationCompactor(deps: {
+  history: StoredHistory;
+  summaries: SummaryStore;
+  summarize: Summarizer;
+  counter: TokenCounter;
+  budget: ContextBudget;
+  /** HISTORY_MAX_MESSAGES: the store forgets past it, so folding starts well before. */
+  maxMessages: number;
+  /** HISTORY_MAX_TOKENS: the same, in tokens. */
+  maxTokens: number;
+  logger: Logger;
+  metrics?: Metrics;
+  now?: () => number;
+}): ConversationCompactor {
+  const now = deps.now ?? Date.now;
+
+  /** Summarises `stored[0..keepFrom)` into the summary and removes those messages. */
+  const fold = async (key: string, stored: StoredMessage[], keepFrom: number, shared: boolean, signal?: AbortSignal): Promise<CompactOutcome> => {
+    const kept = stored.slice(keepFrom);
+    if (keepFrom <= 0) return { status: "nothing", keptMessages: kept.length, keptTokens: sum(kept) };
+    const folded = stored.slice(0, keepFrom);
+    const startedAt = now();
+    try {
+      const previous = await deps.summaries.read(key);
+      const text = await deps.summarize({
+        ...(previous ? { previous: previous.text } : {}),
+        messages: folded.map((m) => m.message),
+        shared,
+        ...(signal ? { signal } : {}),
+      });
+      const tokens = await deps.counter.countMessage(summaryNote(text), signal ? { signal } : {});
+      const last = folded.at(-1) as StoredMessage;
+      const applied = await deps.summaries.fold(key, {
+        count: kept[0]?.at ?? last.at + 1,
+        check: { at: last.at, element: last.element },
+        tokens: sum(folded),
+        summary: { text, tokens, messages: (previous?.messages ?? 0) + folded.length, updatedAt: now() },
+        startedAt,
+      });
+      if (!applied) return { status: "failed", reason: "the conversation changed while it was being summarised" };
+      deps.metrics?.summaries.inc({ outcome: "made" });
+      return { status: "folded", folded: folded.length, keptMessages: kept.length, keptTokens: sum(kept), summaryTokens: tokens };
+    } catch (error) {
+      deps.metrics?.summaries.inc({ outcome: "failed" });
+      deps.logger.warn({ err: error, conversation: key }, "summary failed; the turns stay until the next try");
+      return { status: "failed", reason: error instanceof Error ? error.message : String(error) };
+    }
+  };
+
+  return {
+    async afterAnswer(key, opts) {
+      try {
+        const [stored, summary, room] = await Promise.all([deps.history.loadStored(key), deps.summaries.read(key), deps.budget.conversationTokens(opts.signal ? { signal: opts.signal } : {})]);
+        const tokenLimit = Math.min(room - (summary?.tokens ?? 0), deps.maxTokens);
+        const tokens = sum(stored);
+        if (tokens <= tokenLimit * 0.75 && stored.length <= deps.maxMessages * 0.75) {
+          return { status: "nothing", keptMessages: stored.length, keptTokens: tokens };
+        }
+        // Keep the newest half (by tokens and by count), cut where history may start.
+        const byTokens = fitHistory(stored, Math.floor(tokenLimit / 2));
+        const keepFrom = Math.max(stored.length - byTokens.kept.length, stored.length - Math.floor(deps.maxMessages / 2));
+        const start = stored.findIndex((m, i) => i >= keepFrom && m.message.role === "user");
+        return await fold(key, stored, start < 0 ? newestExchange(stored) : start, opts.shared, opts.signal);
+      } catch (error) {
+        deps.logger.warn({ err: error, conversation: key }, "could not check whether the conversation needs a summary");
+        return { status: "failed", reason: error instanceof Error ? error.message : String(error) };
+      }
+    },
+
+    async compactNow(key, opts) {
+      try {
+        const stored = await deps.history.loadStored(key);
+        return await fold(key, stored, newestExchange(stored), opts.shared, opts.signal);
+      } catch (error) {
+        deps.logger.warn({ err: error, conversation: key }, "/compact failed");
+        return { status: "failed", reason: error instanceof Error ? error.message : String(error) };
+      }
+    },
+  };
+}
+
+/** What `/compact` answers, on every platform. */
+export function compactReplyText(outcome: CompactOutcome): string {
+  switch (outcome.status) {
+    case "folded":
+      return `🗜️ Done: ${outcome.folded} earlier messages are now a short summary (${outcome.summaryTokens} tokens); I kept the last ${outcome.keptMessages} as they are (${outcome.keptTokens} tokens).`;
+    case "nothing":
+      return outcome.keptMessages === 0
+        ? "Nothing to compact: this conversation is empty."
+        : `Nothing to compact yet: I keep the last ${outcome.keptMessages} messages as they are (${outcome.keptTokens} tokens).`;
+    case "failed":
+      return "Sorry, I could not summarise this conversation just now; nothing was forgotten. Please try again later.";
+  }
+}

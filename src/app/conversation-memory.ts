@@ -1,0 +1,75 @@
+/**
+ * The conversation memory of a deployment, built once per role from its settings: the token
+ * counter (the server's `/tokenize`, else Qwen3's tokenizer in process, else the estimate), the
+ * request budget (MODEL_CONTEXT_TOKENS or the server's `n_ctx`), the summary store and the
+ * compactor that folds old turns into it.
+ */
+import type OpenAI from "openai";
+import type { Redis } from "ioredis";
+import type { Config } from "../config/env-schema.js";
+import { createSummarizer } from "../agent/conversation-summarizer.js";
+import { buildSystemPrompt } from "../agent/system-prompt.js";
+import type { StoredHistory } from "../history/history-store.js";
+import { createSummaryStore } from "../history/summary-store.js";
+import { createContextBudget, type ContextBudget } from "../answer/context-budget.js";
+import { createConversationContext, type ConversationContext } from "../answer/conversation-context.js";
+import { createConversationCompactor, type ConversationCompactor } from "../answer/conversation-compactor.js";
+import type { Logger } from "../observability/logger.js";
+import type { Metrics } from "../observability/metrics.js";
+import { resolveContextWindow } from "../tokens/context-window.js";
+import { createQwen3Tokenizer } from "../tokens/qwen3-tokenizer.js";
+import { createServerTokenizer, serverRootOf } from "../tokens/server-tokenizer.js";
+import { createTokenCounter, type TokenCounter } from "../tokens/token-counter.js";
+import { toOpenAiTool, type Tool } from "../tools/tool.js";
+
+/** The pieces answering and `/compact` use. */
+export interface ConversationMemory {
+  counter: TokenCounter;
+  budget: ContextBudget;
+  context: ConversationContext;
+  compactor: ConversationCompactor;
+  /** Finds the tokenizer ahead of the first answer: asks the server, loads Qwen3's in process only if the server has none. */
+  warm(): Promise<void>;
+}
+
+/** Builds the conversation memory over the history store and the model client. */
+export function conversationMemoryFor(
+  config: Config,
+  deps: { redis: Redis; history: StoredHistory; client: OpenAI; tools?: readonly Tool[]; logger: Logger; metrics?: Metrics },
+): ConversationMemory {
+  const serverRoot = serverRootOf(config.OPENAI_BASE_URL);
+  const counter = createTokenCounter({
+    tokenizers: [createServerTokenizer({ serverRoot, apiKey: config.OPENAI_API_KEY }), createQwen3Tokenizer()],
+    onFallback: (from, error) => deps.logger.info({ tokenizer: from, err: error }, "token counting falls back to the next tokenizer"),
+  });
+  const toolSpecs = (deps.tools ?? []).map(toOpenAiTool);
+  const budget = createContextBudget({
+    resolveWindow: () => resolveContextWindow({ configured: config.MODEL_CONTEXT_TOKENS, serverRoot, apiKey: config.OPENAI_API_KEY }),
+    counter,
+    reserveTokens: config.MODEL_MAX_TOKENS,
+    overhead: () => ({ system: buildSystemPrompt({ now: new Date() }), tools: toolSpecs }),
+    onWindow: (window) => deps.logger.info({ contextTokens: window.tokens, from: window.source }, "model context size"),
+  });
+  const summaries = createSummaryStore({ redis: deps.redis, prefix: config.KEY_PREFIX, ttlSeconds: config.HISTORY_TTL_SECONDS });
+  const context = createConversationContext({ history: deps.history, summaries, counter, budget });
+  const compactor = createConversationCompactor({
+    history: deps.history,
+    summaries,
+    summarize: createSummarizer({ client: deps.client, model: config.MODEL, modelServer: config.MODEL_SERVER }),
+    counter,
+    budget,
+    maxMessages: config.HISTORY_MAX_MESSAGES,
+    maxTokens: config.HISTORY_MAX_TOKENS,
+    logger: deps.logger,
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+  });
+  return {
+    counter,
+    budget,
+    context,
+    compactor,
+    async warm() {
+      await counter.countText("warm-up");
+    },
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * llama.cpp's own tokenizer over HTTP: `POST {server}/tokenize {"content": …}` answers
+ * `{"tokens": [ids…]}`. The server root is OPENAI_BASE_URL without its `/v1`.
+ * Special tokens in the text (`<|im_start|>`) are parsed as such (the server's default).
+ */
+import type { TextTokenizer } from "./text-tokenizer.js";
+
+/** The server root of an OpenAI-compatible base URL (`http://h:8080/v1` → `http://h:8080`). */
+export function serverRootOf(openAiBaseUrl: string): string {
+  return openAiBaseUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
+}
+
+/** A failure of the server's tokenizer (not offered, down, or an answer that is not one). */
+export class TokenizeError extends Error {
+  override readonly name = "TokenizeError";
+  /** True when the server says it has no such endpoint: asking again is pointless. */
+  readonly notOffered: boolean;
+  constructor(message: string, notOffered: boolean) {
+    super(message);
+    this.notOffered = notOffered;
+  }
+}
+
+/** Counts with the server's `/tokenize`; throws TokenizeError when it cannot. */
+export function createServerTokenizer(opts: {
+  serverRoot: string;
+  /** OPENAI_API_KEY: a llama-server started with `--api-key` wants it on /tokenize too. */
+  apiKey?: string;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}): TextTokenizer {
+  const doFetch = opts.fetch ?? fetch;
+  const timeoutMs = opts.timeoutMs ?? 5000;
+  let answered = false;
+  let probing: Promise<boolean> | undefined;
+  const tokenizer: TextTokenizer = {
+    source: "server",
+    // Until the server has answered once, a count on a reply's way does not wait for it.
+    isReady: () => answered,
+    warm() {
+      probing ??= tokenizer
+        .count("warm-up")
+        .then(() => true)
+        .catch(() => false)
+        .finally(() => {
+          probing = undefined;
+        });
+      return probing;
+    },
+    async count(text, signal) {
+      const timeout = AbortSignal.timeout(timeoutMs);
+      let response: Response;
+      try {
+        response = await doFetch(`${opts.serverRoot}/tokenize`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}) },
+          body: JSON.stringify({ content: text, add_special: false, parse_special: true }),
+          signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        });
+      } catch (error) {
+        throw new TokenizeError(`tokenize request failed: ${(error as Error).message}`, false);
+      }
+      // 404/405/501: no such endpoint. 400/422: a /tokenize of another dialect (vLLM wants `prompt`): not llama.cpp's.
+      // 401/403: the key is refused, which no retry fixes.
+      if ([400, 401, 403, 404, 405, 422, 501].includes(response.status)) {
+        await response.body?.cancel();
+        throw new TokenizeError(`the model server offers no llama.cpp /tokenize (HTTP ${response.status})`, true);
+      }
+      if (!response.ok) {
+        await response.body?.cancel();
+        throw new TokenizeError(`tokenize answered HTTP ${response.status}`, false);
+      }
+      const body = (await response.json().catch(() => undefined)) as { tokens?: unknown } | undefined;
+      if (!body || !Array.isArray(body.tokens)) throw new TokenizeError("tokenize answered without a tokens array", true);
+      answered = true;
+      return body.tokens.length;
+    },
+  };
+  return tokenizer;
+}

@@ -1,0 +1,100 @@
+/**
+ * Token counts for the context budget, from the best tokenizer available: the model server's
+ * own (`/tokenize`), else Qwen3's in process, else the character estimate. A server that has no
+ * `/tokenize` is not asked again; one that fails now and then is skipped for a while (the next
+ * tokenizer answers meanwhile). Counts are cached per text, so a message is counted once. A
+ * count on a reply's way never waits for a tokenizer to load: the estimate stands in, once.
+ */
+import type { ChatMessage } from "../contracts/chat-message.js";
+import { estimateTextTokens } from "./token-estimate.js";
+import { GENERATION_PROMPT_TEXT, messageTemplateText, toolsTemplateText } from "./chat-template-text.js";
+import { TokenizeError } from "./server-tokenizer.js";
+import type { TextTokenizer } from "./text-tokenizer.js";
+
+/** How a count may be made. */
+export interface CountOptions {
+  signal?: AbortSignal;
+  /**
+   * On a reply's way: a tokenizer still loading is skipped, not waited for (the estimate answers,
+   * and is not remembered). Counts made after the answer wait for the best tokenizer.
+   */
+  hurried?: boolean;
+}
+
+/** Counts text and messages as the model's tokenizer does. */
+export interface TokenCounter {
+  /** Tokens of a piece of text. */
+  countText(text: string, opts?: CountOptions): Promise<number>;
+  /** Tokens one message costs in the request (its chat-template framing included). */
+  countMessage(message: ChatMessage, opts?: CountOptions): Promise<number>;
+  /** Tokens the tool definitions add to the request, plus the assistant turn the server opens. */
+  countTools(tools: readonly unknown[], opts?: CountOptions): Promise<number>;
+  /** The tokenizer that answered last (`estimate` until one did). */
+  readonly source: TextTokenizer["source"];
+}
+
+const ESTIMATE: TextTokenizer = { source: "estimate", count: async (text) => estimateTextTokens(text) };
+
+/** Builds the counter over tokenizers in order of preference (the estimate is always last). */
+export function createTokenCounter(opts: {
+  tokenizers: readonly TextTokenizer[];
+  /** Texts whose counts are remembered (least recently used ones are forgotten first). */
+  cacheSize?: number;
+  /** How long a failing tokenizer is skipped. */
+  backoffMs?: number;
+  now?: () => number;
+  onFallback?: (from: TextTokenizer["source"], error: unknown) => void;
+}): TokenCounter {
+  const chain = [...opts.tokenizers, ESTIMATE];
+  const cacheSize = opts.cacheSize ?? 4000;
+  const backoffMs = opts.backoffMs ?? 5000;
+  const now = opts.now ?? Date.now;
+  const skipUntil = new Map<TextTokenizer, number>();
+  const cache = new Map<string, number>();
+  let source: TextTokenizer["source"] = "estimate";
+
+  const countText = async (text: string, countOpts: CountOptions = {}): Promise<number> => {
+    const { signal, hurried } = countOpts;
+    const hit = cache.get(text);
+    if (hit !== undefined) {
+      cache.delete(text);
+      cache.set(text, hit);
+      return hit;
+    }
+    for (const tokenizer of chain) {
+      if ((skipUntil.get(tokenizer) ?? 0) > now()) continue;
+      if (hurried && tokenizer.isReady && !tokenizer.isReady()) {
+        // Not proven yet (loading, or never answered): get it ready for the next count, do not wait now.
+        void tokenizer.warm?.();
+        continue;
+      }
+      try {
+        const tokens = await tokenizer.count(text, signal);
+        source = tokenizer.source;
+        // An estimate stands in for one hurried count only: the real count comes once a tokenizer answers.
+        if (tokenizer !== ESTIMATE) {
+          cache.set(text, tokens);
+          if (cache.size > cacheSize) cache.delete(cache.keys().next().value as string);
+        }
+        return tokens;
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        const forever = !(error instanceof TokenizeError) || error.notOffered;
+        skipUntil.set(tokenizer, forever ? Number.POSITIVE_INFINITY : now() + backoffMs);
+        opts.onFallback?.(tokenizer.source, error);
+      }
+    }
+    return estimateTextTokens(text);
+  };
+
+  return {
+    countText,
+    countMessage: (message, countOpts) => countText(messageTemplateText(message), countOpts),
+    async countTools(tools, countOpts) {
+      return (tools.length ? await countText(toolsTemplateText(tools), countOpts) : 0) + (await countText(GENERATION_PROMPT_TEXT, countOpts));
+    },
+    get source() {
+      return source;
+    },
+  };
+}
