@@ -5,11 +5,16 @@
  * way to watch a model server behave.
  */
 import { ConfigError, loadConfig } from "./config/load-config.js";
+import type { Config } from "./config/env-schema.js";
+import type { AgentTool } from "./tools/tool.js";
 import { assertNever, type AgentEvent } from "./contracts/agent-events.js";
 import { createModelClient } from "./agent/model-client.js";
 import { ModelError } from "./agent/model-error.js";
 import { runAgent } from "./agent/run-agent.js";
-import { createTools } from "./tools/index.js";
+import { botToolsFor, type BotTools } from "./app/tools-for-config.js";
+import { McpConfigError } from "./tools/mcp/mcp-config.js";
+import { createLogger } from "./observability/logger.js";
+import { configuredSecrets } from "./security/configured-secrets.js";
 
 /** Where ask writes, injectable so the renderer stays testable. */
 interface Terminal {
@@ -97,6 +102,28 @@ async function main(): Promise<number> {
     throw error;
   }
 
+  // The same tools as the worker, MCP servers included; their notices go to stderr, away from the answer.
+  let tools: BotTools;
+  try {
+    tools = botToolsFor(config, createLogger({ level: config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL, name: "ask", secrets: configuredSecrets(config), destination: process.stderr }));
+  } catch (error) {
+    if (error instanceof McpConfigError) {
+      process.stderr.write(error.message + "\n");
+      return 2;
+    }
+    throw error;
+  }
+  tools.mcp?.start();
+  // A one-shot question cannot wait for a later reconnect: give the servers one try to come up.
+  await tools.mcp?.settled(config.TOOL_TIMEOUT_MS);
+  try {
+    return await ask(config, question, tools.catalogue.forRequest());
+  } finally {
+    await tools.close();
+  }
+}
+
+async function ask(config: Config, question: string, tools: AgentTool[]): Promise<number> {
   const controller = new AbortController();
   process.once("SIGINT", () => controller.abort());
   const renderer = createRenderer({ write: (t) => process.stdout.write(t), color: process.stdout.isTTY === true }, config.SHOW_REASONING !== "off");
@@ -108,7 +135,7 @@ async function main(): Promise<number> {
     maxToolRounds: config.MAX_TOOL_ROUNDS,
     maxTokens: config.MODEL_MAX_TOKENS,
     toolTimeoutMs: config.TOOL_TIMEOUT_MS,
-    tools: createTools({ weatherApiBase: config.WEATHER_API_BASE, newsRssUrl: config.NEWS_RSS_URL, allowHosts: config.READ_URL_ALLOW_HOSTS }),
+    tools,
     ...(config.MODEL_TEMPERATURE !== undefined ? { temperature: config.MODEL_TEMPERATURE } : {}),
     ...(config.MODEL_TOP_P !== undefined ? { topP: config.MODEL_TOP_P } : {}),
   };

@@ -9,7 +9,8 @@ import type { Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
 import { createModelClient } from "../agent/model-client.js";
 import { runAgent } from "../agent/run-agent.js";
-import { createTools } from "../tools/index.js";
+import { botToolsFor, type BotToolsOptions } from "./tools-for-config.js";
+import type { HealthCheck } from "../observability/http-server.js";
 import { historyStoreFor } from "./history-for-config.js";
 import { createReplyJournalStore } from "../queue/reply-journal-store.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
@@ -38,11 +39,15 @@ export interface WorkerRoleOptions {
   extraPorts?: Partial<Record<Platform, ReplyPortFactory>>;
   /** Queue timing overrides (tests use short locks to recover killed workers quickly). */
   queue?: { lockDurationMs?: number; stalledIntervalMs?: number; backoffMs?: number; attempts?: number; repairIntervalMs?: number };
+  /** MCP overrides (tests pass the servers file and a short retry). */
+  tools?: BotToolsOptions;
 }
 
 /** A running worker role. */
 export interface WorkerRole {
   worker: MessageWorker;
+  /** For `/healthz`: one per MCP server (degraded, not down, while it is away). */
+  healthChecks: HealthCheck[];
   close(graceMs?: number): Promise<void>;
 }
 
@@ -55,12 +60,9 @@ export async function startWorkerRole(
 ): Promise<WorkerRole> {
   const { logger, metrics } = deps;
   const client = createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: config.MODEL_TIMEOUT_MS });
-  const tools = createTools({
-    weatherApiBase: config.WEATHER_API_BASE,
-    newsRssUrl: config.NEWS_RSS_URL,
-    allowHosts: config.READ_URL_ALLOW_HOSTS,
-    timeoutMs: config.TOOL_TIMEOUT_MS,
-  });
+  const tools = botToolsFor(config, logger, options.tools);
+  // In the background: answers start at once with whatever tools are connected by then.
+  tools.mcp?.start();
   const history = historyStoreFor(config, redis);
   const journals = createReplyJournalStore({ redis, prefix: config.KEY_PREFIX });
 
@@ -86,7 +88,7 @@ export async function startWorkerRole(
     logger,
   });
   // Last line of defence: whatever the model writes, no token or key of ours reaches a chat.
-  const scrubber = createSecretScrubber(configuredSecrets(config));
+  const scrubber = createSecretScrubber([...configuredSecrets(config), ...tools.secrets]);
   const safePorts: Partial<Record<Platform, ReplyPortFactory>> = {};
   for (const [platform, factory] of Object.entries(ports) as [Platform, ReplyPortFactory][]) {
     safePorts[platform] = scrubbingPortFactory(factory, scrubber);
@@ -106,7 +108,8 @@ export async function startWorkerRole(
           ...(config.MODEL_TEMPERATURE !== undefined ? { temperature: config.MODEL_TEMPERATURE } : {}),
           ...(config.MODEL_TOP_P !== undefined ? { topP: config.MODEL_TOP_P } : {}),
           toolTimeoutMs: config.TOOL_TIMEOUT_MS,
-          tools,
+          // Read per answer: MCP servers come, go and change their lists while the worker runs.
+          tools: tools.catalogue.forRequest(),
         },
         { messages, signal },
       ),
@@ -141,10 +144,12 @@ export async function startWorkerRole(
   logger.info({ concurrency: config.WORKER_CONCURRENCY, platforms: Object.keys(ports) }, "worker ready");
   return {
     worker,
+    healthChecks: tools.healthChecks,
     async close(graceMs) {
       stopReadingDepth();
       await worker.close(graceMs !== undefined ? { graceMs } : {});
       await depth.close();
+      await tools.close();
     },
   };
 }

@@ -1,0 +1,85 @@
+/**
+ * Every tool the bot has, in one place: the built-in tools and the tools of each MCP server.
+ * Gives the tool list of one model request (built-ins first, then MCP tools in config order, at
+ * most MAX_TOOLS_PER_REQUEST: a 1.7B model picks badly from a long list) and the listing grouped
+ * by source that `/tools` shows.
+ */
+import type { McpLog, McpServerState } from "./mcp/mcp-server-connection.js";
+import type { McpToolSource } from "./mcp/mcp-tool-source.js";
+import type { AgentTool, Tool } from "./tool.js";
+
+/** The group name of the tools the bot brings itself. */
+export const BUILT_IN_SOURCE = "built-in";
+
+/** One tool in the listing. */
+export interface CatalogueTool {
+  name: string;
+  description: string;
+}
+
+/** The tools of one source: `built-in` or an MCP server's name (with its state). */
+export interface ToolGroup {
+  source: string;
+  /** MCP servers only: `ready`, or why its tools are absent right now. */
+  state?: McpServerState;
+  error?: string;
+  tools: CatalogueTool[];
+}
+
+/** Settings of the catalogue. */
+export interface ToolCatalogueOptions {
+  builtIn: readonly Tool[];
+  mcp?: McpToolSource;
+  maxToolsPerRequest: number;
+  log: McpLog;
+}
+
+/** The catalogue. */
+export interface ToolCatalogue {
+  /** Every tool now, grouped by source: built-in first, then MCP servers in config order. */
+  groups(): ToolGroup[];
+  /**
+   * The tools of one model request. `isEnabled` (per-chat settings) filters first; the cap then
+   * keeps every built-in tool and the first MCP tools in config order, logging who was left out.
+   */
+  forRequest(isEnabled?: (name: string) => boolean): AgentTool[];
+}
+
+/** Creates the catalogue over the built-in tools and an optional MCP source. */
+export function createToolCatalogue(opts: ToolCatalogueOptions): ToolCatalogue {
+  let lastLeftOut = "";
+  return {
+    groups() {
+      const builtIn: ToolGroup = { source: BUILT_IN_SOURCE, tools: opts.builtIn.map(entry) };
+      const servers = (opts.mcp?.groups() ?? []).map((g) => ({
+        source: g.server,
+        state: g.status.state,
+        ...(g.status.error ? { error: g.status.error } : {}),
+        tools: g.tools.map(entry),
+      }));
+      return [builtIn, ...servers];
+    },
+    forRequest(isEnabled) {
+      const keep = isEnabled ?? (() => true);
+      const builtIn = opts.builtIn.filter((t) => keep(t.name));
+      const mcp = (opts.mcp?.tools() ?? []).filter((t) => keep(t.name));
+      const room = Math.max(0, opts.maxToolsPerRequest - builtIn.length);
+      const leftOut = mcp.slice(room).map((t) => t.name);
+      const key = leftOut.join(",");
+      if (key !== lastLeftOut) {
+        lastLeftOut = key;
+        if (leftOut.length) {
+          opts.log.warn(
+            { leftOut, maxToolsPerRequest: opts.maxToolsPerRequest },
+            "more tools than MAX_TOOLS_PER_REQUEST: these MCP tools are not offered (choose with the server's tools.include)",
+          );
+        }
+      }
+      return [...builtIn, ...mcp.slice(0, room)];
+    },
+  };
+}
+
+function entry(tool: AgentTool): CatalogueTool {
+  return { name: tool.name, description: tool.description };
+}
