@@ -105,7 +105,8 @@ async function main(): Promise<number> {
   // The same tools as the worker, MCP servers included; their notices go to stderr, away from the answer.
   let tools: BotTools;
   try {
-    tools = botToolsFor(config, createLogger({ level: config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL, name: "ask", secrets: configuredSecrets(config), destination: process.stderr }));
+    const level = config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL;
+    tools = botToolsFor(config, createLogger({ level, name: "ask", secrets: configuredSecrets(config), destination: process.stderr }));
   } catch (error) {
     if (error instanceof McpConfigError) {
       process.stderr.write(error.message + "\n");
