@@ -1,5 +1,5 @@
 /**
- * The operator's port: `/healthz` (Redis and, for workers, the model answer),
+ * The operator's port: `/healthz` (Redis and, for workers, the model answer; MCP servers only degrade it),
  * `/metrics` (Prometheus text), and an optional admin handler mounted at
  * `/admin/queues` behind ADMIN_TOKEN.
  */
