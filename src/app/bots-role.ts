@@ -10,6 +10,7 @@ import type { Config } from "../config/env-schema.js";
 import { createMessageQueue, type MessageQueue } from "../queue/message-queue.js";
 import { createCancelBus, type CancelBus } from "../queue/cancel-bus.js";
 import { createBotGateway } from "../ingress/queue-gateway.js";
+import { createToolListingStore } from "../queue/tool-listing-store.js";
 import { historyStoreFor } from "./history-for-config.js";
 import type { BotGateway } from "../contracts/bot-gateway.js";
 import { createLimitedGateway } from "../ingress/limited-gateway.js";
@@ -57,7 +58,7 @@ export async function startBotsRole(
   });
   const gateway = createLimitedGateway({
     inner: {
-      ...createBotGateway({ queue, history, cancelBus }),
+      ...createBotGateway({ queue, history, cancelBus, toolListings: createToolListingStore({ redis, prefix: config.KEY_PREFIX }) }),
       replySlot: (platform, chatId) => gate.acquire(chatPacingKey(platform, chatId), "final"),
     },
     redis,

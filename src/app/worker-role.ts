@@ -9,10 +9,11 @@ import type { Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
 import { createModelClient } from "../agent/model-client.js";
 import { runAgent } from "../agent/run-agent.js";
-import { botToolsFor, type BotToolsOptions } from "./tools-for-config.js";
+import { botToolsFor, type BotTools, type BotToolsOptions } from "./tools-for-config.js";
 import type { HealthCheck } from "../observability/http-server.js";
 import { historyStoreFor } from "./history-for-config.js";
 import { createReplyJournalStore } from "../queue/reply-journal-store.js";
+import { createToolListingStore, type ToolListingStore } from "../queue/tool-listing-store.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
 import { createRedisRateGate } from "../reply/redis-rate-gate.js";
 import type { ReplyPortFactory } from "../contracts/reply-port.js";
@@ -141,15 +142,38 @@ export async function startWorkerRole(
   // chatbot_queue_depth is read from Redis on every scrape (the same figure from every worker: use max()).
   const depth = createQueueDepthSource({ redis, prefix: config.KEY_PREFIX });
   const stopReadingDepth = metrics.readQueueDepthFrom(() => depth.read());
+  const stopPublishingTools = publishToolListing(tools, createToolListingStore({ redis, prefix: config.KEY_PREFIX }), logger);
   logger.info({ concurrency: config.WORKER_CONCURRENCY, platforms: Object.keys(ports) }, "worker ready");
   return {
     worker,
     healthChecks: tools.healthChecks,
     async close(graceMs) {
       stopReadingDepth();
+      stopPublishingTools();
       await worker.close(graceMs !== undefined ? { graceMs } : {});
       await depth.close();
       await tools.close();
     },
+  };
+}
+
+const TOOL_LISTING_REFRESH_MS = 30_000;
+
+/** Keeps this worker's tool listing in Redis for `/tools`: at start, on every MCP change, and on a timer (it expires if we die). */
+function publishToolListing(tools: BotTools, store: ToolListingStore, logger: Logger): () => void {
+  let stopped = false;
+  const publish = (): void => {
+    if (stopped) return;
+    store
+      .publish({ updatedAt: Date.now(), groups: tools.catalogue.groups() }, Math.ceil((TOOL_LISTING_REFRESH_MS * 3) / 1000))
+      .catch((error: unknown) => logger.warn({ err: error }, "could not publish the tool listing"));
+  };
+  publish();
+  tools.mcp?.onChange(publish);
+  const timer = setInterval(publish, TOOL_LISTING_REFRESH_MS);
+  timer.unref();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
   };
 }

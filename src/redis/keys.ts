@@ -13,6 +13,7 @@
  *   P:runner:J             the run answering job J right now and its heartbeat (runner-heartbeat.ts)
  *   P:running:CK           job id answering in that conversation right now (short TTL, refreshed)
  *   P:cancel               pub/sub channel of /stop requests
+ *   P:tools                the tool listing the workers publish for /tools (JSON, short TTL)
  *   P:history:CK[:tokens]  conversation history and its token total (src/history/history-store.ts)
  *
  * Hash tags: the conversation key is escaped so it can never contribute a `{…}` hash tag of its own.
@@ -44,6 +45,7 @@ export interface QueueKeys {
   runner(jobId: string): string;
   running(conversationKey: string): string;
   cancelChannel(): string;
+  toolListing(): string;
 }
 
 /** Builds the key names for a KEY_PREFIX. */
@@ -60,5 +62,6 @@ export function queueKeys(prefix: string): QueueKeys {
     runner: (jobId) => `${prefix}:runner:${keyPart(jobId)}`,
     running: (ck) => `${prefix}:running:${keyPart(ck)}`,
     cancelChannel: () => `${prefix}:cancel`,
+    toolListing: () => `${prefix}:tools`,
   };
 }

@@ -4,27 +4,15 @@
  * most MAX_TOOLS_PER_REQUEST: a 1.7B model picks badly from a long list) and the listing grouped
  * by source that `/tools` shows.
  */
-import type { McpLog, McpServerState } from "./mcp/mcp-server-connection.js";
+import type { ListedTool, ToolGroup } from "../contracts/tool-listing.js";
+import type { McpLog } from "./mcp/mcp-server-connection.js";
 import type { McpToolSource } from "./mcp/mcp-tool-source.js";
 import type { AgentTool, Tool } from "./tool.js";
 
 /** The group name of the tools the bot brings itself. */
 export const BUILT_IN_SOURCE = "built-in";
 
-/** One tool in the listing. */
-export interface CatalogueTool {
-  name: string;
-  description: string;
-}
-
-/** The tools of one source: `built-in` or an MCP server's name (with its state). */
-export interface ToolGroup {
-  source: string;
-  /** MCP servers only: `ready`, or why its tools are absent right now. */
-  state?: McpServerState;
-  error?: string;
-  tools: CatalogueTool[];
-}
+export type { ListedTool as CatalogueTool, ToolGroup } from "../contracts/tool-listing.js";
 
 /** Settings of the catalogue. */
 export interface ToolCatalogueOptions {
@@ -80,6 +68,6 @@ export function createToolCatalogue(opts: ToolCatalogueOptions): ToolCatalogue {
   };
 }
 
-function entry(tool: AgentTool): CatalogueTool {
+function entry(tool: AgentTool): ListedTool {
   return { name: tool.name, description: tool.description };
 }

@@ -4,6 +4,7 @@
  * worker's job (through the REST-only reply port). Commands (/reset, /stop, /help) and the Stop
  * button are handled here because they must not wait in the queue.
  */
+import { toolListingText } from "../../ingress/tool-listing-text.js";
 import {
   ChannelType,
   Client,
@@ -28,6 +29,7 @@ import {
   stopResultText,
   tooLongText,
   type DiscordCommand,
+  isDiscordCommand,
 } from "./discord-commands.js";
 import { STOP_BUTTON_ID } from "./discord-stop-button.js";
 
@@ -124,6 +126,8 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
         return stopResultText(await gateway.stop(key));
       case "help":
         return discordHelpText(client.user?.displayName ?? "the bot");
+      case "tools":
+        return toolListingText(await gateway.listTools?.(), { name: (text) => `\`${text}\`` });
     }
   };
 
@@ -217,7 +221,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       return;
     }
     const name = interaction.commandName;
-    if (name !== "reset" && name !== "stop" && name !== "help") return;
+    if (!isDiscordCommand(name)) return;
     let content: string;
     try {
       content = await runCommand(name, channelId);

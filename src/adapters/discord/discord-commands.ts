@@ -6,7 +6,7 @@
 import { ApplicationIntegrationType, InteractionContextType, type ChatInputApplicationCommandData } from "discord.js";
 
 /** A command the bot understands; anything else starting with "/" gets the help text (SPEC §8). */
-export type DiscordCommand = "reset" | "stop" | "help";
+export type DiscordCommand = "reset" | "stop" | "help" | "tools";
 
 /** What a message that starts with "/word" asks for; undefined when it is not a command at all. */
 export function parseTextCommand(text: string): DiscordCommand | "unknown" | undefined {
@@ -14,7 +14,12 @@ export function parseTextCommand(text: string): DiscordCommand | "unknown" | und
   const match = /^\/([A-Za-z][\w-]*)(?:@\S+)?(?=\s|$)/.exec(text.trim());
   if (!match) return undefined;
   const name = match[1]!.toLowerCase();
-  return name === "reset" || name === "stop" || name === "help" ? name : "unknown";
+  return isDiscordCommand(name) ? name : "unknown";
+}
+
+/** True for a command name the bot answers. */
+export function isDiscordCommand(name: string): name is DiscordCommand {
+  return name === "reset" || name === "stop" || name === "help" || name === "tools";
 }
 
 /** Application command definitions registered at start (PUT /applications/{id}/commands). */
@@ -22,6 +27,7 @@ export const DISCORD_APPLICATION_COMMANDS: ChatInputApplicationCommandData[] = [
   { name: "reset", description: "Forget this channel's conversation with the bot" },
   { name: "stop", description: "Stop the answer the bot is writing in this channel" },
   { name: "help", description: "How to talk to the bot" },
+  { name: "tools", description: "List the tools the bot can use" },
 ].map((command) => ({
   ...command,
   contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
@@ -34,7 +40,7 @@ export function discordHelpText(botName: string): string {
     `**${botName}** answers with a local model and can look things up (weather, news, web pages, time).`,
     `• In a server channel: mention me (@${botName} …) or reply to one of my messages. Everyone in a channel shares one conversation; a thread is a conversation of its own.`,
     "• In a DM: just write.",
-    "Commands: `/reset` forget this conversation · `/stop` stop the answer being written · `/help` this text.",
+    "Commands: `/reset` forget this conversation · `/stop` stop the answer being written · `/tools` the tools I can use · `/help` this text.",
   ].join("\n");
 }
 

@@ -4,6 +4,7 @@
  * BotGateway. It answers commands, refusals and access denials itself (they are not
  * model answers); everything the model says goes through the reply port in the worker.
  */
+import { toolListingText } from "../../ingress/tool-listing-text.js";
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Bot, GrammyError, HttpError, webhookCallback, type Context } from "grammy";
@@ -78,6 +79,7 @@ export const TELEGRAM_COMMANDS = [
   { command: "ask", description: "Ask a question (in groups)" },
   { command: "reset", description: "Forget this conversation" },
   { command: "stop", description: "Stop the answer being written" },
+  { command: "tools", description: "List the tools the bot can use" },
   { command: "help", description: "How to use this bot" },
   { command: "start", description: "Start talking to the bot" },
 ] as const;
@@ -172,6 +174,13 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
         } catch (err) {
           log.error({ err: errorText(err), key }, "stop failed");
           return answer(ctx, message, "Sorry, I could not stop the answer just now.");
+        }
+      case "tools":
+        try {
+          return answer(ctx, message, toolListingText(await opts.gateway.listTools?.()));
+        } catch (err) {
+          log.error({ err: errorText(err) }, "tool listing failed");
+          return answer(ctx, message, "Sorry, I could not list my tools just now.");
         }
       case "unknown":
         return answer(ctx, message, `I don't know the command /${name}.\n\n${helpText(ctx.me.username, isPrivate)}`);
@@ -353,7 +362,7 @@ function helpText(username: string, isPrivate: boolean): string {
   const ask = isPrivate
     ? "Just write your question and I will answer."
     : `In this group, mention me (@${username} your question), reply to one of my messages, or use /ask your question.`;
-  return `${ask}\n\n/reset forgets this conversation\n/stop stops the answer being written\n/help shows this message`;
+  return `${ask}\n\n/reset forgets this conversation\n/stop stops the answer being written\n/tools lists the tools I can use\n/help shows this message`;
 }
 
 function errorText(err: unknown): string {

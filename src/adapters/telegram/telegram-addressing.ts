@@ -8,7 +8,7 @@ import type { Message, MessageEntity, User } from "grammy/types";
 import { realReplyOf } from "./telegram-conversation.js";
 
 /** Commands the adapter answers itself, without the model. */
-export type TelegramCommand = "start" | "help" | "reset" | "stop";
+export type TelegramCommand = "start" | "help" | "reset" | "stop" | "tools";
 
 /** Why a message gets no reaction (for debug logs and tests). */
 export type IgnoreReason =
@@ -35,7 +35,7 @@ export interface BotIdentity {
   username: string;
 }
 
-const KNOWN_COMMANDS = new Set<string>(["start", "help", "reset", "stop"]);
+const KNOWN_COMMANDS = new Set<string>(["start", "help", "reset", "stop", "tools"]);
 
 /** Classifies one message (a `message` update; edits never reach here). */
 export function classifyTelegramMessage(message: Message, me: BotIdentity): Addressing {

@@ -6,8 +6,9 @@ import { createInterface } from "node:readline";
 import type { BotGateway } from "../../contracts/bot-gateway.js";
 import type { InboundMessage } from "../../contracts/inbound-message.js";
 import type { TerminalScreen } from "./terminal-reply-port.js";
+import { toolListingText } from "../../ingress/tool-listing-text.js";
 
-const HELP = "Commands: /reset clears the conversation, /stop cancels the answer being written, /quit leaves.";
+const HELP = "Commands: /reset clears the conversation, /stop cancels the answer being written, /tools lists the tools, /quit leaves.";
 
 /** Options of the terminal adapter. */
 export interface TerminalAdapterOptions {
@@ -47,6 +48,9 @@ export function runTerminalAdapter(opts: TerminalAdapterOptions): { done: Promis
         return true;
       case "/stop":
         say((await opts.gateway.stop(conversationKey)) ? "⏹ Stopped." : "Nothing to stop.");
+        return true;
+      case "/tools":
+        say(toolListingText(await opts.gateway.listTools?.()));
         return true;
     }
     if (text.startsWith("/")) {

@@ -50,7 +50,7 @@ export interface McpServerConnectionOptions {
   retry?: RetryPolicy;
   /** Longest wait for the initialize handshake and the first tool list. */
   connectTimeoutMs?: number;
-  /** Called whenever the server's tool list changed (listed, refreshed, or dropped). */
+  /** Called whenever the server's tool list or readiness changed (listed, refreshed, ready, dropped). */
   onToolsChanged(): void;
 }
 
@@ -135,6 +135,7 @@ export function createMcpServerConnection(opts: McpServerConnectionOptions): Mcp
       state = "ready";
       failures = 0;
       lastError = undefined;
+      opts.onToolsChanged(); // again, now that the state says ready
       markSettled();
       log.info({ mcpServer: name, transport: candidate.kind, tools: tools.map((t) => t.name) }, "MCP server connected");
       return;

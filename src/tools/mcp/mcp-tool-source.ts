@@ -48,6 +48,8 @@ export interface McpToolSource {
   tools(): JsonSchemaTool[];
   /** Per enabled server: its status and tools, in config order. */
   groups(): McpToolGroup[];
+  /** Calls `listener` whenever a server's tools or readiness changed. */
+  onChange(listener: () => void): void;
   /** Ends every session and stops stdio children. */
   close(): Promise<void>;
 }
@@ -57,6 +59,7 @@ export function createMcpToolSource(opts: McpToolSourceOptions): McpToolSource {
   const validator = new AjvJsonSchemaValidator();
   const clientInfo = opts.clientInfo ?? { name: "local-llm-chatbot", version: "0.1.0" };
   let cache: McpToolGroup[] | undefined;
+  const listeners: (() => void)[] = [];
   const reportedClashes = new Set<string>();
   const connections: McpServerConnection[] = opts.config.servers
     .filter((server) => server.enabled)
@@ -70,6 +73,7 @@ export function createMcpToolSource(opts: McpToolSourceOptions): McpToolSource {
         ...(opts.connectTimeoutMs ? { connectTimeoutMs: opts.connectTimeoutMs } : {}),
         onToolsChanged: () => {
           cache = undefined;
+          for (const listener of listeners) listener();
         },
       }),
     );
@@ -114,6 +118,7 @@ export function createMcpToolSource(opts: McpToolSourceOptions): McpToolSource {
     },
     tools: () => current().flatMap((g) => g.tools),
     groups: current,
+    onChange: (listener) => void listeners.push(listener),
     async close() {
       await Promise.all(connections.map((c) => c.close()));
       cache = undefined;
