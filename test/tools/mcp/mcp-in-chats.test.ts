@@ -14,6 +14,7 @@ import { startFakeOpenAI, textAnswer, toolCallAnswer } from "../../fakes/openai-
 import { startTelegramE2E, type TelegramE2E } from "../../e2e/telegram-harness.js";
 import { botAnswer, startDiscordE2E, type DiscordE2E } from "../../e2e/discord-harness.js";
 import type { WorkerRole } from "../../../src/app/worker-role.js";
+import type { BotGateway } from "../../../src/contracts/bot-gateway.js";
 import { everythingEntry, waitFor } from "./mcp-kit.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
@@ -44,6 +45,19 @@ async function mcpReady(worker: WorkerRole | undefined): Promise<void> {
   );
 }
 
+/** The workers publish their listing when the server becomes ready; wait until the bots side reads it so. */
+async function listingShowsReady(gateway: BotGateway | undefined): Promise<void> {
+  let ready = false;
+  await waitFor(
+    () => {
+      void gateway?.listTools?.().then((l) => (ready = l?.groups.find((g) => g.source === "everything")?.state === "ready"));
+      return ready;
+    },
+    5_000,
+    "the published tool listing",
+  );
+}
+
 let telegram: TelegramE2E | undefined;
 let discord: DiscordE2E | undefined;
 afterEach(async () => {
@@ -70,6 +84,14 @@ describe("MCP tools in the chats", () => {
     );
     const toolMessage = model.requests[1]?.body.messages?.find((m) => m.role === "tool");
     expect(toolMessage).toMatchObject({ tool_call_id: "callSum", content: "The sum of 19 and 23 is 42." });
+
+    // /tools lists what the bot has, grouped by source.
+    await listingShowsReady(stack.bots?.gateway);
+    tg.userSays(privateChat(alice), alice, "/tools");
+    const listing = await tg.waitFor(() => tg.botMessages(alice.id).find((m) => m.text.startsWith("🔧 Tools")), { what: "the /tools answer" });
+    expect(listing.text).toBe(
+      "🔧 Tools I can use:\n• Built-in: get_weather, get_news, get_time, read_url\n• everything (MCP server): everything__echo, everything__get-sum",
+    );
   });
 
   it("Discord: the same server's echo answers in a channel", async () => {
@@ -83,6 +105,11 @@ describe("MCP tools in the chats", () => {
     // Underscores escaped so Discord shows the name as written, not as underline markup.
     expect(answer.content).toBe("✅ everything\\_\\_echo(ping)\n\nThe server said: Echo: ping");
     expect(model.requests[1]?.body.messages?.find((m) => m.role === "tool")).toMatchObject({ tool_call_id: "callEcho", content: "Echo: ping" });
+
+    await listingShowsReady(stack.bots?.gateway);
+    dc.userSays({ channelId: dc.ids.general, content: "/tools", mentionsBot: true });
+    const listing = await botAnswer(dc, dc.ids.general, (c) => c.startsWith("🔧 Tools"));
+    expect(listing.content).toContain("• everything (MCP server): `everything__echo`, `everything__get-sum`");
   });
 
   it("npm run ask offers the same MCP tools and shows the call", async () => {
