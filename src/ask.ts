@@ -6,11 +6,10 @@
  */
 import { ConfigError, loadConfig } from "./config/load-config.js";
 import type { Config } from "./config/env-schema.js";
-import type { AgentTool } from "./tools/tool.js";
+import type { ToolCatalogue } from "./tools/tool-catalogue.js";
 import { assertNever, type AgentEvent } from "./contracts/agent-events.js";
-import { createModelClient } from "./agent/model-client.js";
 import { ModelError } from "./agent/model-error.js";
-import { runAgent } from "./agent/run-agent.js";
+import { agentFromConfig } from "./app/agent-from-config.js";
 import { botToolsFor, type BotTools } from "./app/tools-for-config.js";
 import { McpConfigError } from "./tools/mcp/mcp-config.js";
 import { createLogger } from "./observability/logger.js";
@@ -118,32 +117,21 @@ async function main(): Promise<number> {
   // A one-shot question cannot wait for a later reconnect: give the servers one try to come up.
   await tools.mcp?.settled(config.TOOL_TIMEOUT_MS);
   try {
-    return await ask(config, question, tools.catalogue.forRequest());
+    return await ask(config, question, tools.catalogue);
   } finally {
     await tools.close();
   }
 }
 
-async function ask(config: Config, question: string, tools: AgentTool[]): Promise<number> {
+async function ask(config: Config, question: string, tools: ToolCatalogue): Promise<number> {
   const controller = new AbortController();
   process.once("SIGINT", () => controller.abort());
   const renderer = createRenderer({ write: (t) => process.stdout.write(t), color: process.stdout.isTTY === true }, config.SHOW_REASONING !== "off");
-  const deps = {
-    client: createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: config.MODEL_TIMEOUT_MS }),
-    model: config.MODEL,
-    modelServer: config.MODEL_SERVER,
-    enableThinking: config.ENABLE_THINKING,
-    maxToolRounds: config.MAX_TOOL_ROUNDS,
-    maxTokens: config.MODEL_MAX_TOKENS,
-    toolTimeoutMs: config.TOOL_TIMEOUT_MS,
-    tools,
-    ...(config.MODEL_TEMPERATURE !== undefined ? { temperature: config.MODEL_TEMPERATURE } : {}),
-    ...(config.MODEL_TOP_P !== undefined ? { topP: config.MODEL_TOP_P } : {}),
-  };
+  const agent = agentFromConfig(config, tools);
 
   try {
     let reason = "stop";
-    for await (const event of runAgent(deps, { messages: [{ role: "user", content: question }], signal: controller.signal })) {
+    for await (const event of agent.run([{ role: "user", content: question }], controller.signal)) {
       renderer.render(event);
       if (event.type === "finish") reason = event.reason;
     }

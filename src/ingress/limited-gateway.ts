@@ -6,6 +6,7 @@
 import type { Redis } from "ioredis";
 import type { BotGateway, EnqueueResult } from "../contracts/bot-gateway.js";
 import type { Metrics } from "../observability/metrics.js";
+import { userRateKey } from "../redis/keys.js";
 
 /** Options of the limiting gateway. */
 export interface LimitedGatewayOptions {
@@ -24,7 +25,7 @@ export function createLimitedGateway(opts: LimitedGatewayOptions): BotGateway {
   return {
     async enqueue(message): Promise<EnqueueResult> {
       const minute = Math.floor(now() / 60_000);
-      const key = `${opts.prefix}:ratelimit:${message.platform}:${message.author.id}:${minute}`;
+      const key = userRateKey(opts.prefix, message.platform, message.author.id, minute);
       // A fixed one-minute window: cheap (one round trip) and shared by every adapter process.
       const [[, count]] = (await opts.redis.multi().incr(key).expire(key, 120).exec()) as [[unknown, number], unknown];
       if (count > opts.perUserPerMinute) {

@@ -4,7 +4,7 @@
  * worker's job (through the REST-only reply port). Commands (/reset, /stop, /help) and the Stop
  * button are handled here because they must not wait in the queue.
  */
-import { toolListingText } from "../../ingress/tool-listing-text.js";
+import { toolListingText } from "../../contracts/tool-listing.js";
 import {
   ChannelType,
   Client,

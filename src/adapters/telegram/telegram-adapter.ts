@@ -4,7 +4,7 @@
  * BotGateway. It answers commands, refusals and access denials itself (they are not
  * model answers); everything the model says goes through the reply port in the worker.
  */
-import { toolListingText } from "../../ingress/tool-listing-text.js";
+import { toolListingText } from "../../contracts/tool-listing.js";
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Bot, GrammyError, HttpError, webhookCallback, type Context } from "grammy";

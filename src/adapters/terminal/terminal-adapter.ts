@@ -6,7 +6,7 @@ import { createInterface } from "node:readline";
 import type { BotGateway } from "../../contracts/bot-gateway.js";
 import type { InboundMessage } from "../../contracts/inbound-message.js";
 import type { TerminalScreen } from "./terminal-reply-port.js";
-import { toolListingText } from "../../ingress/tool-listing-text.js";
+import { toolListingText } from "../../contracts/tool-listing.js";
 
 const HELP = "Commands: /reset clears the conversation, /stop cancels the answer being written, /tools lists the tools, /quit leaves.";
 

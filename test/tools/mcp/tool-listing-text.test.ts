@@ -1,6 +1,6 @@
 /** The `/tools` text: grouped by source, a server that is away said so (never its error text), and no listing said plainly. */
 import { describe, expect, it } from "vitest";
-import { toolListingText } from "../../../src/ingress/tool-listing-text.js";
+import { toolListingText } from "../../../src/contracts/tool-listing.js";
 
 describe("/tools text", () => {
   it("lists each source's tools, and a server that is away without leaking its error", () => {

@@ -1,0 +1,36 @@
+/**
+ * The one place configuration becomes the agent: the model client, the tools and the loop's
+ * settings. Every role that answers (worker, terminal chat, `npm run ask`) gets its agent here, so
+ * they cannot drift apart.
+ */
+import type { Config } from "../config/env-schema.js";
+import type { ChatMessage } from "../contracts/chat-message.js";
+import type { AgentEvent } from "../contracts/agent-events.js";
+import { createModelClient } from "../agent/model-client.js";
+import { runAgent, type AgentDeps } from "../agent/run-agent.js";
+import type { AgentTool } from "../tools/tool.js";
+
+/** An agent bound to the configured model and tools. */
+export interface ConfiguredAgent {
+  deps: AgentDeps;
+  /** Runs the loop on a conversation. */
+  run(messages: ChatMessage[], signal: AbortSignal): AsyncIterable<AgentEvent>;
+}
+
+/** Builds the agent from the configuration and the process's tools (tools-for-config.ts). */
+export function agentFromConfig(config: Config, tools: { forRequest(): AgentTool[] }): ConfiguredAgent {
+  const deps: AgentDeps = {
+    client: createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: config.MODEL_TIMEOUT_MS }),
+    model: config.MODEL,
+    modelServer: config.MODEL_SERVER,
+    enableThinking: config.ENABLE_THINKING,
+    maxToolRounds: config.MAX_TOOL_ROUNDS,
+    maxTokens: config.MODEL_MAX_TOKENS,
+    ...(config.MODEL_TEMPERATURE !== undefined ? { temperature: config.MODEL_TEMPERATURE } : {}),
+    ...(config.MODEL_TOP_P !== undefined ? { topP: config.MODEL_TOP_P } : {}),
+    toolTimeoutMs: config.TOOL_TIMEOUT_MS,
+    tools: tools.forRequest(),
+  };
+  // Read per answer: MCP servers come, go and change their lists while a worker runs.
+  return { deps, run: (messages, signal) => runAgent({ ...deps, tools: tools.forRequest() }, { messages, signal }) };
+}
