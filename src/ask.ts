@@ -105,7 +105,7 @@ async function main(): Promise<number> {
   let tools: BotTools;
   try {
     const level = config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL;
-    tools = botToolsFor(config, createLogger({ level, name: "ask", secrets: configuredSecrets(config), destination: process.stderr }));
+    tools = await botToolsFor(config, createLogger({ level, name: "ask", secrets: configuredSecrets(config), destination: process.stderr }));
   } catch (error) {
     if (error instanceof McpConfigError) {
       process.stderr.write(error.message + "\n");

@@ -8,7 +8,7 @@ import type { HealthCheck } from "../observability/http-server.js";
 import { createTools } from "../tools/index.js";
 import { loadMcpConfigFile, mcpConfigSecrets, type McpConfig } from "../tools/mcp/mcp-config.js";
 import type { McpLog, RetryPolicy } from "../tools/mcp/mcp-server-connection.js";
-import { createMcpToolSource, type McpToolSource } from "../tools/mcp/mcp-tool-source.js";
+import type { McpToolSource } from "../tools/mcp/mcp-tool-source.js";
 import { createToolCatalogue, type ToolCatalogue } from "../tools/tool-catalogue.js";
 
 /** Tools of one process. */
@@ -31,8 +31,8 @@ export interface BotToolsOptions {
   mcpRetry?: RetryPolicy;
 }
 
-/** Builds the tools (MCP servers are not contacted until `mcp.start()`); throws McpConfigError for a bad file. */
-export function botToolsFor(config: Config, log: McpLog, options: BotToolsOptions = {}): BotTools {
+/** Builds the tools (MCP servers are not contacted until `mcp.start()`); rejects with McpConfigError for a bad file. */
+export async function botToolsFor(config: Config, log: McpLog, options: BotToolsOptions = {}): Promise<BotTools> {
   const builtIn = createTools({
     weatherApiBase: config.WEATHER_API_BASE,
     newsRssUrl: config.NEWS_RSS_URL,
@@ -40,8 +40,9 @@ export function botToolsFor(config: Config, log: McpLog, options: BotToolsOption
     timeoutMs: config.TOOL_TIMEOUT_MS,
   });
   const mcpConfig = options.mcpConfig ?? (config.MCP_CONFIG ? loadMcpConfigFile(config.MCP_CONFIG) : undefined);
+  // The MCP SDK is loaded only when there are servers: a deployment without them does not pay its start-up.
   const mcp = mcpConfig
-    ? createMcpToolSource({
+    ? (await import("../tools/mcp/mcp-tool-source.js")).createMcpToolSource({
         config: mcpConfig,
         defaultTimeoutMs: config.TOOL_TIMEOUT_MS,
         reservedNames: builtIn.map((t) => t.name),

@@ -59,7 +59,7 @@ export async function startWorkerRole(
   options: WorkerRoleOptions = {},
 ): Promise<WorkerRole> {
   const { logger, metrics } = deps;
-  const tools = botToolsFor(config, logger, options.tools);
+  const tools = await botToolsFor(config, logger, options.tools);
   // In the background: answers start at once with whatever tools are connected by then.
   tools.mcp?.start();
   const agent = agentFromConfig(config, tools.catalogue);

@@ -24,7 +24,7 @@ async function healthz(): Promise<{ status: number; body: { status: string; chec
 
 describe("/healthz and MCP servers", () => {
   it("reports a server that cannot start as degraded with its name, while the others are ok", async () => {
-    tools = botToolsFor(loadConfig({}), recordingLog(), {
+    tools = await botToolsFor(loadConfig({}), recordingLog(), {
       mcpConfig: mcpConfig({ everything: everythingEntry(), broken: { command: "/nonexistent/mcp-server" }, off: { command: "x", enabled: false } }),
       mcpRetry: { initialMs: 5_000, maxMs: 5_000 },
     });
@@ -42,7 +42,7 @@ describe("/healthz and MCP servers", () => {
   });
 
   it("a failing core check is still unhealthy (503)", async () => {
-    tools = botToolsFor(loadConfig({}), recordingLog(), { mcpConfig: mcpConfig({ broken: { command: "/nonexistent/mcp-server" } }) });
+    tools = await botToolsFor(loadConfig({}), recordingLog(), { mcpConfig: mcpConfig({ broken: { command: "/nonexistent/mcp-server" } }) });
     tools.mcp?.start();
     server = await startOpsServer({
       port: 0,
