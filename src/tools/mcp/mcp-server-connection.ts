@@ -5,7 +5,8 @@
  * errors the tool adapter turns into observations for the model.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { ToolListChangedNotificationSchema, type CallToolResult, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "./mcp-config.js";
 import { transportAttempts, type TransportAttempt } from "./mcp-transport.js";
@@ -96,6 +97,7 @@ export function createMcpServerConnection(opts: McpServerConnectionOptions): Mcp
   async function connect(): Promise<void> {
     const gen = ++generation;
     let failure = "no transport worked";
+    let stderr: string | undefined;
     for (const make of transportAttempts(config.transport, opts.inheritedPath)) {
       let candidate: TransportAttempt;
       try {
@@ -108,8 +110,8 @@ export function createMcpServerConnection(opts: McpServerConnectionOptions): Mcp
       try {
         await c.connect(candidate.transport, { timeout: connectTimeoutMs });
       } catch (error) {
-        const tail = candidate.stderrTail?.();
-        failure = `${candidate.kind}: ${describeError(error)}${tail ? ` (stderr: ${tail.slice(-300)})` : ""}`;
+        stderr = candidate.stderrTail?.() || undefined;
+        failure = `${candidate.kind}: ${describeError(error)}`;
         await c.close().catch(() => undefined);
         if (stale(gen)) return;
         continue;
@@ -121,7 +123,7 @@ export function createMcpServerConnection(opts: McpServerConnectionOptions): Mcp
       client = c;
       attempt = candidate;
       c.onclose = () => {
-        if (client === c && state !== "closed") lost(`the connection closed${exitNote(candidate)}`);
+        if (client === c && state !== "closed") lost("the connection closed", candidate.stderrTail?.());
       };
       c.setNotificationHandler(ToolListChangedNotificationSchema, () => void refreshAfterChange(c));
       try {
@@ -140,7 +142,7 @@ export function createMcpServerConnection(opts: McpServerConnectionOptions): Mcp
       log.info({ mcpServer: name, transport: candidate.kind, tools: tools.map((t) => t.name) }, "MCP server connected");
       return;
     }
-    scheduleRetry(failure);
+    scheduleRetry(failure, stderr);
   }
 
   async function refresh(c: Client): Promise<void> {
@@ -184,24 +186,31 @@ export function createMcpServerConnection(opts: McpServerConnectionOptions): Mcp
     return left;
   }
 
-  function lost(reason: string): void {
+  function lost(reason: string, stderr?: string): void {
     const c = client;
     client = undefined;
     attempt = undefined;
     tools = [];
     opts.onToolsChanged();
     void c?.close().catch(() => undefined);
-    scheduleRetry(reason);
+    scheduleRetry(reason, stderr);
   }
 
-  function scheduleRetry(reason: string): void {
+  /**
+   * `reason` is short and shown on /healthz; the child's stderr (which may quote its own
+   * credentials) goes only to the log, whose scrubber knows the secrets of the MCP file.
+   */
+  function scheduleRetry(reason: string, stderr?: string): void {
     markSettled();
     if (state === "closed") return;
     failures++;
     state = "retrying";
     lastError = reason;
     const delay = Math.min(retry.maxMs, retry.initialMs * 2 ** (failures - 1));
-    log.warn({ mcpServer: name, err: reason, retryInMs: delay, failures }, "MCP server unavailable; its tools are absent until it is back");
+    log.warn(
+      { mcpServer: name, err: reason, retryInMs: delay, failures, ...(stderr ? { stderr: stderr.slice(-1000) } : {}) },
+      "MCP server unavailable; its tools are absent until it is back",
+    );
     clearTimeout(retryTimer);
     retryTimer = setTimeout(() => void connect(), delay);
     retryTimer.unref?.();
@@ -231,8 +240,18 @@ export function createMcpServerConnection(opts: McpServerConnectionOptions): Mcp
       if (!c || state !== "ready") {
         throw new McpUnavailableError(name, lastError);
       }
-      // The SDK sends notifications/cancelled when `signal` aborts and when `timeout` passes.
-      return (await c.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs })) as CallToolResult;
+      try {
+        // The SDK sends notifications/cancelled when `signal` aborts and when `timeout` passes.
+        return (await c.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs })) as CallToolResult;
+      } catch (error) {
+        // A remote server that went away never "closes" an HTTP session: a failed request is how we learn it.
+        if (client === c && isTransportLoss(error)) {
+          const reason = `the server stopped answering (${describeError(error)})`;
+          lost(reason);
+          throw new McpUnavailableError(name, reason);
+        }
+        throw error;
+      }
     },
     async close() {
       state = "closed";
@@ -264,9 +283,10 @@ export class McpUnavailableError extends Error {
   }
 }
 
-function exitNote(attempt: TransportAttempt): string {
-  const tail = attempt.stderrTail?.();
-  return tail ? ` (stderr: ${tail.slice(-300)})` : "";
+/** A failure of the HTTP transport itself (refused, reset, unknown session), not an answer of the server. */
+function isTransportLoss(error: unknown): boolean {
+  if (error instanceof StreamableHTTPError || error instanceof SseError) return true;
+  return error instanceof TypeError && /fetch failed|terminated|socket/i.test(error.message);
 }
 
 function describeError(error: unknown): string {

@@ -28,7 +28,9 @@ export interface TestMcpHttpServer {
 }
 
 /** Starts the server; `transport: "sse"` answers only the old SSE transport (Streamable HTTP gets 405). */
-export async function startTestMcpHttpServer(opts: { transport: "streamable-http" | "sse" } = { transport: "streamable-http" }): Promise<TestMcpHttpServer> {
+export async function startTestMcpHttpServer(
+  opts: { transport: "streamable-http" | "sse"; port?: number } = { transport: "streamable-http" },
+): Promise<TestMcpHttpServer> {
   const cancelled: string[] = [];
   const authorizations: (string | undefined)[] = [];
   const servers = new Set<McpServer>();
@@ -123,7 +125,7 @@ export async function startTestMcpHttpServer(opts: { transport: "streamable-http
       if (!res.headersSent) res.writeHead(500).end(String(error));
     });
   });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => http.listen(opts.port ?? 0, "127.0.0.1", resolve));
   const { port } = http.address() as AddressInfo;
 
   return {

@@ -106,6 +106,26 @@ describe("a Streamable HTTP server", () => {
     expect(finishOf(events).reason).toBe("stop");
   });
 
+  it("a remote server that goes away becomes an observation, its tools go, and it is reconnected once back", async () => {
+    const { source: mcp } = await connect();
+    const port = Number(new URL(remote.url).port);
+    await remote.close();
+
+    fake.script([toolCallAnswer([{ name: "remote__shout", arguments: { text: "anyone?" }, id: "callGone" }]), textAnswer("The service is down.")]);
+    const events = await collect(agentDeps(fake.url, catalogueOf(mcp).forRequest()), [user("shout")]);
+    expect(toolMessage(1, "callGone")).toMatch(/^Error: remote__shout failed: the MCP server "remote" is not connected right now \(the server stopped answering/);
+    expect(finishOf(events).text).toBe("The service is down.");
+    expect(mcp.tools()).toEqual([]);
+    expect(mcp.groups()[0]?.status.state).toBe("retrying");
+
+    remote = await startTestMcpHttpServer({ transport: "streamable-http", port });
+    await waitReady(mcp, "remote");
+    fake.script([toolCallAnswer([{ name: "remote__shout", arguments: { text: "back" }, id: "callBack" }]), textAnswer("ok")]);
+    const before = fake.requests.length;
+    await collect(agentDeps(fake.url, catalogueOf(mcp).forRequest()), [user("shout again")]);
+    expect(toolMessage(before + 1, "callBack")).toBe("BACK");
+  });
+
   it("shutdown ends the session on the server", async () => {
     const { source: mcp } = await connect();
     expect(remote.openSessions()).toBe(1);
