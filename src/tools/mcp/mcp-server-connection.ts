@@ -160,13 +160,27 @@ export function createMcpServerConnection(opts: McpServerConnectionOptions): Mcp
     opts.onToolsChanged();
   }
 
+  let refreshing = false;
+  let refreshAgain = false;
+
+  /** One refresh at a time: a server that floods list_changed costs one listing per burst, not one per notice. */
   async function refreshAfterChange(c: Client): Promise<void> {
+    if (refreshing) {
+      refreshAgain = true;
+      return;
+    }
+    refreshing = true;
     try {
-      await refresh(c);
+      do {
+        refreshAgain = false;
+        await refresh(c);
+      } while (refreshAgain && client === c);
       log.info({ mcpServer: name, tools: tools.map((t) => t.name) }, "MCP server changed its tool list");
     } catch (error) {
       // The old list stays: a failed refresh is no reason to take working tools away.
       log.warn({ mcpServer: name, err: describeError(error) }, "MCP server announced new tools but listing them failed");
+    } finally {
+      refreshing = false;
     }
   }
 

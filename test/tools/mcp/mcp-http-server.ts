@@ -20,6 +20,10 @@ export interface TestMcpHttpServer {
   cancelled: string[];
   /** Authorization headers of every request, in order. */
   authorizations: (string | undefined)[];
+  /** JSON-RPC methods the client sent over Streamable HTTP, in order (`tools/list`, `tools/call`…). */
+  methods: string[];
+  /** Sends notifications/tools/list_changed `times` times on every session, without changing anything. */
+  announceToolsChanged(times: number): void;
   /** Sessions currently open (Streamable HTTP) or streams (SSE). */
   openSessions(): number;
   /** Registers a tool on every connected session: the SDK then sends notifications/tools/list_changed. */
@@ -33,6 +37,7 @@ export async function startTestMcpHttpServer(
 ): Promise<TestMcpHttpServer> {
   const cancelled: string[] = [];
   const authorizations: (string | undefined)[] = [];
+  const methods: string[] = [];
   const servers = new Set<McpServer>();
   const added: [string, string][] = [];
   const streamable = new Map<string, StreamableHTTPServerTransport>();
@@ -68,9 +73,15 @@ export async function startTestMcpHttpServer(
   }
 
   async function handleStreamable(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = req.method === "POST" ? await readJson(req) : undefined;
+    for (const message of [body].flat()) {
+      if (message && typeof message === "object" && typeof (message as { method?: unknown }).method === "string") {
+        methods.push((message as { method: string }).method);
+      }
+    }
     const id = req.headers["mcp-session-id"];
     const existing = typeof id === "string" ? streamable.get(id) : undefined;
-    if (existing) return existing.handleRequest(req, res);
+    if (existing) return existing.handleRequest(req, res, body);
     if (req.method !== "POST") {
       res.writeHead(400).end("no session");
       return;
@@ -85,7 +96,7 @@ export async function startTestMcpHttpServer(
       servers.delete(server);
     };
     await server.connect(transport);
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, body);
   }
 
   async function handleSse(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -132,6 +143,10 @@ export async function startTestMcpHttpServer(
     url: `http://127.0.0.1:${port}/mcp`,
     cancelled,
     authorizations,
+    methods,
+    announceToolsChanged(times) {
+      for (const server of servers) for (let i = 0; i < times; i++) server.sendToolListChanged();
+    },
     openSessions: () => (opts.transport === "sse" ? sse.size : streamable.size),
     addTool(name, reply) {
       added.push([name, reply]);
@@ -143,4 +158,15 @@ export async function startTestMcpHttpServer(
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString("utf8");
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined; // the SDK answers a body it cannot parse itself
+  }
 }

@@ -74,6 +74,17 @@ describe("a Streamable HTTP server", () => {
     expect(toolMessage(1, "callLate")).toBe("I arrived late");
   });
 
+  it("a flood of list_changed costs a few listings, not one per notification", async () => {
+    const { source: mcp } = await connect();
+    const listings = () => remote.methods.filter((m) => m === "tools/list").length;
+    const before = listings();
+    remote.announceToolsChanged(50);
+    await waitFor(() => listings() > before, 3_000, "a refresh");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(listings() - before).toBeLessThanOrEqual(3);
+    expect(mcp.tools()).toHaveLength(3);
+  });
+
   it("/stop sends the cancellation to the server", async () => {
     const { source: mcp } = await connect();
     fake.script([toolCallAnswer([{ name: "remote__wait", arguments: { label: "stopped-by-user" }, id: "callWait" }])]);
