@@ -6,7 +6,7 @@
  */
 import { ConfigError, loadConfig } from "./config/load-config.js";
 import type { Config } from "./config/env-schema.js";
-import type { ToolCatalogue } from "./tools/tool-catalogue.js";
+import type { ToolInventory } from "./tools/tool-catalogue.js";
 import { assertNever, type AgentEvent } from "./contracts/agent-events.js";
 import { ModelError } from "./agent/model-error.js";
 import { agentFromConfig } from "./app/agent-from-config.js";
@@ -123,7 +123,7 @@ async function main(): Promise<number> {
   }
 }
 
-async function ask(config: Config, question: string, tools: ToolCatalogue): Promise<number> {
+async function ask(config: Config, question: string, tools: ToolInventory): Promise<number> {
   const controller = new AbortController();
   process.once("SIGINT", () => controller.abort());
   const renderer = createRenderer({ write: (t) => process.stdout.write(t), color: process.stdout.isTTY === true }, config.SHOW_REASONING !== "off");

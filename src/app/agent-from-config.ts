@@ -9,16 +9,18 @@ import type { AgentEvent } from "../contracts/agent-events.js";
 import { createModelClient } from "../agent/model-client.js";
 import { runAgent, type AgentDeps } from "../agent/run-agent.js";
 import type { AgentTool } from "../tools/tool.js";
+import type { ConversationSettings } from "../settings/conversation-settings.js";
+import { agentDepsFor } from "./settings-for-config.js";
 
 /** An agent bound to the configured model and tools. */
 export interface ConfiguredAgent {
   deps: AgentDeps;
-  /** Runs the loop on a conversation. */
-  run(messages: ChatMessage[], signal: AbortSignal): AsyncIterable<AgentEvent>;
+  /** Runs the loop on a conversation, with that conversation's settings when known. */
+  run(messages: ChatMessage[], signal: AbortSignal, settings?: ConversationSettings): AsyncIterable<AgentEvent>;
 }
 
 /** Builds the agent from the configuration and the process's tools (tools-for-config.ts). */
-export function agentFromConfig(config: Config, tools: { forRequest(): AgentTool[] }): ConfiguredAgent {
+export function agentFromConfig(config: Config, tools: { forRequest(isEnabled?: (name: string) => boolean): AgentTool[] }): ConfiguredAgent {
   const deps: AgentDeps = {
     client: createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: config.MODEL_TIMEOUT_MS }),
     model: config.MODEL,
@@ -31,6 +33,13 @@ export function agentFromConfig(config: Config, tools: { forRequest(): AgentTool
     toolTimeoutMs: config.TOOL_TIMEOUT_MS,
     tools: tools.forRequest(),
   };
-  // Read per answer: MCP servers come, go and change their lists while a worker runs.
-  return { deps, run: (messages, signal) => runAgent({ ...deps, tools: tools.forRequest() }, { messages, signal }) };
+  return {
+    deps,
+    run: (messages, signal, settings) => {
+      // Read per answer: MCP servers come, go and change their lists while a worker runs. The
+      // conversation's switched-off tools are taken out before the per-request cap, not after.
+      const off = new Set(settings?.toolsOff ?? []);
+      return runAgent(agentDepsFor({ ...deps, tools: tools.forRequest((name) => !off.has(name)) }, settings), { messages, signal });
+    },
+  };
 }

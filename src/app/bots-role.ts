@@ -11,6 +11,7 @@ import { createMessageQueue, type MessageQueue } from "../queue/message-queue.js
 import { createCancelBus, type CancelBus } from "../queue/cancel-bus.js";
 import { createBotGateway } from "../ingress/queue-gateway.js";
 import { createToolListingStore } from "../queue/tool-listing-store.js";
+import { createPublishedToolCatalogue } from "./published-tool-catalogue.js";
 import { historyStoreFor } from "./history-for-config.js";
 import type { BotGateway } from "../contracts/bot-gateway.js";
 import { createLimitedGateway } from "../ingress/limited-gateway.js";
@@ -22,11 +23,17 @@ import { redisOptions } from "../redis/connection.js";
 import { createRedisRateGate } from "../reply/redis-rate-gate.js";
 import { chatPacingKey } from "../reply/rate-gate.js";
 import { pacingGlobalFor, pacingIntervalFor } from "./pacing.js";
+import { settingsServiceFor } from "./settings-for-config.js";
+import { builtinToolsFor } from "./tools-for-config.js";
+import { builtinToolCatalogue, type ToolCatalogue } from "../tools/tool-catalogue.js";
+import type { SettingsPort } from "../contracts/settings-port.js";
 
 /** A running bots role. */
 export interface BotsRole {
   gateway: BotGateway;
   queue: MessageQueue;
+  /** The settings commands (the terminal chat uses them too). */
+  settings: SettingsPort;
   /** Mounted on the HTTP server in webhook mode. */
   telegramWebhook?: { path: string; handler(req: IncomingMessage, res: ServerResponse): void };
   close(): Promise<void>;
@@ -37,7 +44,7 @@ export async function startBotsRole(
   config: Config,
   redis: Redis,
   deps: { logger: Logger; metrics: Metrics; onFatal?: (error: unknown) => void },
-  options: { adapters?: boolean } = {},
+  options: { adapters?: boolean; toolCatalogue?: ToolCatalogue } = {},
 ): Promise<BotsRole> {
   const { logger, metrics } = deps;
   const queue = createMessageQueue({ connection: redis, prefix: config.KEY_PREFIX });
@@ -58,7 +65,7 @@ export async function startBotsRole(
   });
   const gateway = createLimitedGateway({
     inner: {
-      ...createBotGateway({ queue, history, cancelBus, toolListings: createToolListingStore({ redis, prefix: config.KEY_PREFIX }) }),
+      ...createBotGateway({ queue, history, cancelBus }),
       replySlot: (platform, chatId) => gate.acquire(chatPacingKey(platform, chatId), "final"),
     },
     redis,
@@ -67,10 +74,24 @@ export async function startBotsRole(
     metrics,
   });
 
+  // The MCP servers are the workers' (they publish what they have); a test may inject its own catalogue.
+  const published = options.toolCatalogue
+    ? undefined
+    : createPublishedToolCatalogue({
+        store: createToolListingStore({ redis, prefix: config.KEY_PREFIX }),
+        fallback: builtinToolCatalogue(builtinToolsFor(config)),
+        // One GET a second: /tools shows a server that just came up (or went) without a wait.
+        refreshMs: 1_000,
+        onError: (error) => logger.warn({ err: error }, "could not read the tool listing"),
+      });
+  const toolCatalogue = options.toolCatalogue ?? published?.catalogue ?? builtinToolCatalogue(builtinToolsFor(config));
+  const settings = settingsServiceFor(config, redis, toolCatalogue, logger);
+
   const started: { stop(): Promise<void> }[] = [];
   let telegram: TelegramAdapter | undefined;
   let discord: DiscordAdapter | undefined;
   const closeAll = async () => {
+    published?.close();
     await Promise.allSettled(started.map((a) => a.stop()));
     await cancelBus.close();
     await queue.close();
@@ -81,6 +102,7 @@ export async function startBotsRole(
         token: config.TELEGRAM_BOT_TOKEN,
         apiRoot: config.TELEGRAM_API_ROOT,
         gateway,
+        settings,
         allowedChats: config.TELEGRAM_ALLOWED_CHATS,
         allowedUsers: config.TELEGRAM_ALLOWED_USERS,
         maxInputChars: config.MAX_INPUT_CHARS,
@@ -97,6 +119,7 @@ export async function startBotsRole(
         token: config.DISCORD_BOT_TOKEN,
         apiBase: config.DISCORD_API_BASE,
         gateway,
+        settings,
         allowedGuilds: config.DISCORD_ALLOWED_GUILDS,
         allowedChannels: config.DISCORD_ALLOWED_CHANNELS,
         maxInputChars: config.MAX_INPUT_CHARS,
@@ -114,6 +137,7 @@ export async function startBotsRole(
   return {
     gateway,
     queue,
+    settings,
     ...(config.TELEGRAM_WEBHOOK_URL && webhookTelegram
       ? {
           telegramWebhook: {

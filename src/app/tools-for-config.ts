@@ -9,11 +9,12 @@ import { createTools } from "../tools/index.js";
 import { loadMcpConfigFile, mcpConfigSecrets, type McpConfig } from "../tools/mcp/mcp-config.js";
 import type { McpLog, RetryPolicy } from "../tools/mcp/mcp-server-connection.js";
 import type { McpToolSource } from "../tools/mcp/mcp-tool-source.js";
-import { createToolCatalogue, type ToolCatalogue } from "../tools/tool-catalogue.js";
+import { createToolInventory, type ToolInventory } from "../tools/tool-catalogue.js";
+import type { Tool } from "../tools/tool.js";
 
 /** Tools of one process. */
 export interface BotTools {
-  catalogue: ToolCatalogue;
+  catalogue: ToolInventory;
   /** Absent without MCP_CONFIG. */
   mcp?: McpToolSource;
   /** One per enabled MCP server: a server that is down degrades the process, it does not make it unhealthy. */
@@ -22,6 +23,16 @@ export interface BotTools {
   secrets: string[];
   /** Ends MCP sessions and stops stdio children. */
   close(): Promise<void>;
+}
+
+/** Builds the built-in tools of this deployment (nothing connects until a tool runs). */
+export function builtinToolsFor(config: Config): Tool[] {
+  return createTools({
+    weatherApiBase: config.WEATHER_API_BASE,
+    newsRssUrl: config.NEWS_RSS_URL,
+    allowHosts: config.READ_URL_ALLOW_HOSTS,
+    timeoutMs: config.TOOL_TIMEOUT_MS,
+  });
 }
 
 /** Overrides for tests. */
@@ -33,12 +44,7 @@ export interface BotToolsOptions {
 
 /** Builds the tools (MCP servers are not contacted until `mcp.start()`); rejects with McpConfigError for a bad file. */
 export async function botToolsFor(config: Config, log: McpLog, options: BotToolsOptions = {}): Promise<BotTools> {
-  const builtIn = createTools({
-    weatherApiBase: config.WEATHER_API_BASE,
-    newsRssUrl: config.NEWS_RSS_URL,
-    allowHosts: config.READ_URL_ALLOW_HOSTS,
-    timeoutMs: config.TOOL_TIMEOUT_MS,
-  });
+  const builtIn = builtinToolsFor(config);
   const mcpConfig = options.mcpConfig ?? (config.MCP_CONFIG ? loadMcpConfigFile(config.MCP_CONFIG) : undefined);
   // The MCP SDK is loaded only when there are servers: a deployment without them does not pay its start-up.
   const mcp = mcpConfig
@@ -63,7 +69,7 @@ export async function botToolsFor(config: Config, log: McpLog, options: BotTools
       },
     }));
   return {
-    catalogue: createToolCatalogue({ builtIn, ...(mcp ? { mcp } : {}), maxToolsPerRequest: config.MAX_TOOLS_PER_REQUEST, log }),
+    catalogue: createToolInventory({ builtIn, ...(mcp ? { mcp } : {}), maxToolsPerRequest: config.MAX_TOOLS_PER_REQUEST, log }),
     ...(mcp ? { mcp } : {}),
     healthChecks,
     secrets: mcpConfig ? mcpConfigSecrets(mcpConfig) : [],

@@ -12,6 +12,7 @@ import { botToolsFor, type BotTools, type BotToolsOptions } from "./tools-for-co
 import type { HealthCheck } from "../observability/http-server.js";
 import { historyStoreFor } from "./history-for-config.js";
 import { createToolListingStore, type ToolListingStore } from "../queue/tool-listing-store.js";
+import { settingsStoreFor } from "./settings-for-config.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
 import { createRedisRateGate } from "../reply/redis-rate-gate.js";
 import type { ReplyPortFactory } from "../contracts/reply-port.js";
@@ -93,8 +94,10 @@ export async function startWorkerRole(
     safePorts[platform] = scrubbingPortFactory(factory, scrubber);
   }
 
+  const settings = settingsStoreFor(config, redis, logger);
   const { process, onGiveUp } = createAnswerProcessor({
     history,
+    settings,
     agent: agent.run,
     ports: safePorts,
     gate,

@@ -30,6 +30,16 @@ const hostPortList = z
   .transform((v) => v.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean))
   .pipe(z.array(z.string().regex(/^(\[[0-9a-f:.]+\]|[^\s:/]+):\d{1,5}$/, { message: "expected comma-separated host:port pairs" })));
 
+const nameList = z
+  .string()
+  .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
+  .pipe(z.array(z.string().max(200, { message: "expected model names of at most 200 characters" })).min(1, { message: "expected comma-separated model names" }));
+
+const platformIdList = z
+  .string()
+  .transform((v) => v.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean))
+  .pipe(z.array(z.string().regex(/^(tg|dc):\d+$/, { message: "expected comma-separated tg:<id> or dc:<id>" })));
+
 const optionalSecret = z
   .string()
   .transform((v) => v.trim())
@@ -46,6 +56,7 @@ export const envSchema = z.object({
   OPENAI_BASE_URL: url(["http", "https"]).default("http://127.0.0.1:8080/v1"),
   OPENAI_API_KEY: z.string().min(1, { message: "expected a non-empty key" }).default("sk-local"),
   MODEL: z.string().min(1, { message: "expected a model name" }).default("qwen3-1.7b"),
+  MODEL_CHOICES: nameList.optional(),
   MODEL_SERVER: z
     .enum(["llama.cpp", "vllm", "ollama", "lmstudio", "dashscope", "openai"], {
       message: "expected one of llama.cpp, vllm, ollama, lmstudio, dashscope, openai",
@@ -80,6 +91,7 @@ export const envSchema = z.object({
   SHUTDOWN_GRACE_MS: positiveInt().default(10_000),
   HTTP_PORT: z.coerce.number({ message: "expected a port number" }).int().min(0).max(65535).default(9464),
   ADMIN_TOKEN: optionalSecret,
+  ADMIN_USER_IDS: platformIdList.default([]),
   SHOW_REASONING: z.enum(["off", "collapsed", "full"], { message: "expected off, collapsed or full" }).default("collapsed"),
   TELEGRAM_ALLOWED_CHATS: idList.default([]),
   TELEGRAM_ALLOWED_USERS: idList.default([]),

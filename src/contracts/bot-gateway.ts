@@ -4,7 +4,6 @@
  * injected; they never see the model, the worker or Redis directly.
  */
 import type { InboundMessage } from "./inbound-message.js";
-import type { ToolListing } from "./tool-listing.js";
 
 /** The outcome of offering a message to the queue. */
 export type EnqueueResult =
@@ -25,6 +24,4 @@ export interface BotGateway {
    * courtesy reply (help, refusals, acknowledgements), so it cannot collide with an answer's edits.
    */
   replySlot?(platform: InboundMessage["platform"], chatId: string): Promise<void>;
-  /** The tools the workers have (`/tools`); undefined when no worker has published a listing lately. */
-  listTools?(): Promise<ToolListing | undefined>;
 }

@@ -43,6 +43,5 @@ export function createLimitedGateway(opts: LimitedGatewayOptions): BotGateway {
     reset: (key) => opts.inner.reset(key),
     stop: (key) => opts.inner.stop(key),
     ...(opts.inner.replySlot ? { replySlot: opts.inner.replySlot.bind(opts.inner) } : {}),
-    ...(opts.inner.listTools ? { listTools: opts.inner.listTools.bind(opts.inner) } : {}),
   };
 }

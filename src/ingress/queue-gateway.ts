@@ -5,21 +5,16 @@
 import type { BotGateway } from "../contracts/bot-gateway.js";
 import type { CancelBus } from "../queue/cancel-bus.js";
 import type { MessageQueue } from "../queue/message-queue.js";
-import type { ToolListingStore } from "../queue/tool-listing-store.js";
 
 /** Joins the three Redis-backed pieces into the adapters' gateway. */
 export function createBotGateway(deps: {
   queue: Pick<MessageQueue, "enqueue">;
   history: { reset(conversationKey: string): Promise<void> };
   cancelBus: Pick<CancelBus, "stop">;
-  /** Where the workers publish their tools (`/tools`). */
-  toolListings?: Pick<ToolListingStore, "read">;
 }): BotGateway {
-  const listings = deps.toolListings;
   return {
     enqueue: (message) => deps.queue.enqueue(message),
     reset: (conversationKey) => deps.history.reset(conversationKey),
     stop: (conversationKey) => deps.cancelBus.stop(conversationKey),
-    ...(listings ? { listTools: () => listings.read() } : {}),
   };
 }

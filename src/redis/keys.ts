@@ -17,6 +17,7 @@
  *   P:history:CK[:tokens|:reset]  conversation history, its token total and its last reset (history-store.ts)
  *   P:rate:chat:K, P:rate:finals:K, P:rate:global:G  the shared edit budget per pacing key K and bot-wide budget G
  *   P:ratelimit:PL:U:M     messages of user U on platform PL in minute M (the per-user limit)
+ *   P:settings:CK          hash of a conversation's settings that differ from the defaults (no expiry)
  *
  * Hash tags: the conversation key is escaped so it can never contribute a `{…}` hash tag of its own.
  * With a prefix such as `{chatbot}` every key above (BullMQ's included) lands in one Redis Cluster slot,
@@ -86,4 +87,9 @@ export function rateKeys(prefix: string): { chat(chatKey: string): string; final
 /** The counter of one user's messages in one minute (ingress/limited-gateway.ts). */
 export function userRateKey(prefix: string, platform: string, userId: string, minute: number): string {
   return `${prefix}:ratelimit:${keyPart(platform)}:${keyPart(userId)}:${minute}`;
+}
+
+/** The hash of a conversation's own settings (model, thinking, reasoning, persona, tools switched off). */
+export function conversationSettingsKey(prefix: string, conversationKey: string): string {
+  return `${prefix}:settings:${keyPart(conversationKey)}`;
 }

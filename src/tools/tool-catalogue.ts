@@ -1,8 +1,8 @@
 /**
- * Every tool the bot has, in one place: the built-in tools and the tools of each MCP server.
- * Gives the tool list of one model request (built-ins first, then MCP tools in config order, at
- * most MAX_TOOLS_PER_REQUEST: a 1.7B model picks badly from a long list) and the listing grouped
- * by source that `/tools` shows.
+ * Every tool the bot has, in one place: the built-in tools and the tools of each MCP server,
+ * grouped by where they come from. `/tools` lists (and per conversation switches) them; the
+ * inventory also gives the tool list of one model request (built-ins first, then MCP tools in
+ * config order, at most MAX_TOOLS_PER_REQUEST: a 1.7B model picks badly from a long list).
  */
 import type { ListedTool, ToolGroup } from "../contracts/tool-listing.js";
 import type { McpLog } from "./mcp/mcp-server-connection.js";
@@ -14,18 +14,30 @@ export const BUILT_IN_SOURCE = "built-in";
 
 export type { ListedTool as CatalogueTool, ToolGroup } from "../contracts/tool-listing.js";
 
-/** Settings of the catalogue. */
-export interface ToolCatalogueOptions {
+/** One source's tools, as `/tools` lists them (MCP groups also say whether the server is up). */
+export type ToolCatalogueGroup = ToolGroup;
+
+/** Every tool an answer could be offered right now, by source. */
+export type ToolCatalogue = () => ToolCatalogueGroup[];
+
+/** The catalogue of the built-in tools. */
+export function builtinToolCatalogue(tools: readonly Tool[]): ToolCatalogue {
+  const group: ToolCatalogueGroup = { source: BUILT_IN_SOURCE, tools: tools.map(entry) };
+  return () => [group];
+}
+
+/** Settings of the inventory. */
+export interface ToolInventoryOptions {
   builtIn: readonly Tool[];
   mcp?: McpToolSource;
   maxToolsPerRequest: number;
   log: McpLog;
 }
 
-/** The catalogue. */
-export interface ToolCatalogue {
+/** The tools of one process (built-in and MCP). */
+export interface ToolInventory {
   /** Every tool now, grouped by source: built-in first, then MCP servers in config order. */
-  groups(): ToolGroup[];
+  groups: ToolCatalogue;
   /**
    * The tools of one model request. `isEnabled` (per-chat settings) filters first; the cap then
    * keeps every built-in tool and the first MCP tools in config order, logging who was left out.
@@ -33,8 +45,8 @@ export interface ToolCatalogue {
   forRequest(isEnabled?: (name: string) => boolean): AgentTool[];
 }
 
-/** Creates the catalogue over the built-in tools and an optional MCP source. */
-export function createToolCatalogue(opts: ToolCatalogueOptions): ToolCatalogue {
+/** Creates the inventory over the built-in tools and an optional MCP source. */
+export function createToolInventory(opts: ToolInventoryOptions): ToolInventory {
   let lastLeftOut = "";
   return {
     groups() {

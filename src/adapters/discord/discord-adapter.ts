@@ -4,7 +4,6 @@
  * worker's job (through the REST-only reply port). Commands (/reset, /stop, /help) and the Stop
  * button are handled here because they must not wait in the queue.
  */
-import { toolListingText } from "../../contracts/tool-listing.js";
 import {
   ChannelType,
   Client,
@@ -22,6 +21,7 @@ import { inboundMessageSchema, type InboundMessage } from "../../contracts/inbou
 import { mentionsBot, referencedMessage, speakerName, textForModel } from "./discord-addressing.js";
 import {
   DISCORD_APPLICATION_COMMANDS,
+  DISCORD_SETTINGS_COMMANDS,
   RESET_DONE_TEXT,
   UNAVAILABLE_TEXT,
   discordHelpText,
@@ -29,9 +29,10 @@ import {
   stopResultText,
   tooLongText,
   type DiscordCommand,
-  isDiscordCommand,
 } from "./discord-commands.js";
 import { STOP_BUTTON_ID } from "./discord-stop-button.js";
+import type { SettingsPort } from "../../contracts/settings-port.js";
+import { createDiscordSettingsUi } from "./discord-settings.js";
 
 /** What the Discord adapter needs: credentials, the queue seam, and the access rules from config. */
 export interface DiscordAdapterOptions {
@@ -39,6 +40,8 @@ export interface DiscordAdapterOptions {
   /** DISCORD_API_BASE (discord.js `rest.api`); the gateway URL then comes from GET /gateway/bot. */
   apiBase: string;
   gateway: BotGateway;
+  /** The settings commands (/settings, /model, …); without it they get the help text. */
+  settings?: SettingsPort;
   /** Guild ids the bot serves; empty = all. When set, DMs are refused (they belong to no guild). */
   allowedGuilds: string[];
   /** Channel ids the bot serves (a thread counts as its parent channel too); empty = all. */
@@ -103,13 +106,19 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     return true;
   };
 
-  const reply = async (message: Message, content: string): Promise<void> => {
+  const settingsUi = options.settings ? createDiscordSettingsUi(options.settings) : undefined;
+
+  const reply = async (message: Message, content: string, components?: unknown[]): Promise<void> => {
     // Waits for the channel's shared budget (an answer may be streaming there) without holding up
     // the messages behind it.
     void (async () => {
       try {
         await gateway.replySlot?.("discord", message.channelId);
-        await message.reply({ content, allowedMentions: { parse: [], repliedUser: false } });
+        await message.reply({
+          content,
+          allowedMentions: { parse: [], repliedUser: false },
+          ...(components?.length ? { components: components as never } : {}),
+        });
       } catch (error) {
         log.warn({ err: error, channelId: message.channelId }, "discord: could not reply");
       }
@@ -126,8 +135,6 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
         return stopResultText(await gateway.stop(key));
       case "help":
         return discordHelpText(client.user?.displayName ?? "the bot");
-      case "tools":
-        return toolListingText(await gateway.listTools?.(), { name: (text) => `\`${text}\`` });
     }
   };
 
@@ -148,6 +155,16 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     const text = textForModel(message, botId);
     if (text === "") return;
 
+    if (settingsUi) {
+      try {
+        const key = discordConversationKey(message.channelId);
+        if (await settingsUi.message(message, text, key, (content, components) => reply(message, content, components))) return;
+      } catch (error) {
+        log.error({ err: error }, "discord: settings command failed");
+        await reply(message, UNAVAILABLE_TEXT);
+        return;
+      }
+    }
     const command = parseTextCommand(text);
     if (command) {
       try {
@@ -205,6 +222,10 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
   };
 
   const onInteraction = async (interaction: Interaction): Promise<void> => {
+    if (interaction.isAutocomplete()) {
+      if (settingsUi) await settingsUi.autocomplete(interaction);
+      return;
+    }
     if (!interaction.isButton() && !interaction.isChatInputCommand()) return;
     const channel = interaction.channel as (TextBasedChannel & { isThread(): boolean; parentId?: string | null }) | null;
     const isDm = channel?.type === ChannelType.DM;
@@ -213,15 +234,24 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       return;
     }
     const channelId = interaction.channelId;
+    const key = discordConversationKey(channelId);
     if (interaction.isButton()) {
+      if (settingsUi && (await settingsUi.button(interaction, key))) return;
       if (interaction.customId !== STOP_BUTTON_ID) return;
       // Acknowledge first (Discord allows 3 s); the worker's final edit removes the button.
       await interaction.deferUpdate();
       await gateway.stop(discordConversationKey(channelId));
       return;
     }
+    try {
+      if (settingsUi && (await settingsUi.command(interaction, key))) return;
+    } catch (error) {
+      log.error({ err: error, command: interaction.commandName }, "discord: settings command failed");
+      if (!interaction.replied) await interaction.reply({ content: UNAVAILABLE_TEXT, flags: MessageFlags.Ephemeral });
+      return;
+    }
     const name = interaction.commandName;
-    if (!isDiscordCommand(name)) return;
+    if (name !== "reset" && name !== "stop" && name !== "help") return;
     let content: string;
     try {
       content = await runCommand(name, channelId);
@@ -248,7 +278,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, "discord: connected");
       if (options.registerCommands ?? true) {
         try {
-          await client.application?.commands.set(DISCORD_APPLICATION_COMMANDS);
+          await client.application?.commands.set([...DISCORD_APPLICATION_COMMANDS, ...(settingsUi ? DISCORD_SETTINGS_COMMANDS : [])]);
         } catch (error) {
           // Text commands still work; slash commands are a convenience.
           log.warn({ err: error }, "discord: could not register application commands");

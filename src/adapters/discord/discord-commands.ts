@@ -4,9 +4,10 @@
  */
 
 import { ApplicationIntegrationType, InteractionContextType, type ChatInputApplicationCommandData } from "discord.js";
+import { SETTINGS_COMMAND_OPTIONS } from "./discord-settings.js";
 
 /** A command the bot understands; anything else starting with "/" gets the help text (an unknown command is answered with help, never ignored). */
-export type DiscordCommand = "reset" | "stop" | "help" | "tools";
+export type DiscordCommand = "reset" | "stop" | "help";
 
 /** What a message that starts with "/word" asks for; undefined when it is not a command at all. */
 export function parseTextCommand(text: string): DiscordCommand | "unknown" | undefined {
@@ -14,25 +15,24 @@ export function parseTextCommand(text: string): DiscordCommand | "unknown" | und
   const match = /^\/([A-Za-z][\w-]*)(?:@\S+)?(?=\s|$)/.exec(text.trim());
   if (!match) return undefined;
   const name = match[1]!.toLowerCase();
-  return isDiscordCommand(name) ? name : "unknown";
-}
-
-/** True for a command name the bot answers. */
-export function isDiscordCommand(name: string): name is DiscordCommand {
-  return name === "reset" || name === "stop" || name === "help" || name === "tools";
+  return name === "reset" || name === "stop" || name === "help" ? name : "unknown";
 }
 
 /** Application command definitions registered at start (PUT /applications/{id}/commands). */
 export const DISCORD_APPLICATION_COMMANDS: ChatInputApplicationCommandData[] = [
-  { name: "reset", description: "Forget this channel's conversation with the bot" },
+  { name: "reset", description: "Forget this channel's conversation with the bot (its settings stay)" },
   { name: "stop", description: "Stop the answer the bot is writing in this channel" },
   { name: "help", description: "How to talk to the bot" },
-  { name: "tools", description: "List the tools the bot can use" },
-].map((command) => ({
-  ...command,
-  contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
-  integrationTypes: [ApplicationIntegrationType.GuildInstall],
-}));
+].map(inGuildsAndDms);
+
+/** The settings commands' definitions, registered when the adapter has the settings port. */
+export const DISCORD_SETTINGS_COMMANDS: ChatInputApplicationCommandData[] = Object.entries(SETTINGS_COMMAND_OPTIONS)
+  .map(([name, command]) => ({ name, ...command }))
+  .map(inGuildsAndDms);
+
+function inGuildsAndDms(command: Omit<ChatInputApplicationCommandData, "contexts" | "integrationTypes">): ChatInputApplicationCommandData {
+  return { ...command, contexts: [InteractionContextType.Guild, InteractionContextType.BotDM], integrationTypes: [ApplicationIntegrationType.GuildInstall] };
+}
 
 /** The help text (Discord Markdown). */
 export function discordHelpText(botName: string): string {
@@ -40,12 +40,13 @@ export function discordHelpText(botName: string): string {
     `**${botName}** answers with a local model and can look things up (weather, news, web pages, time).`,
     `• In a server channel: mention me (@${botName} …) or reply to one of my messages. Everyone in a channel shares one conversation; a thread is a conversation of its own.`,
     "• In a DM: just write.",
-    "Commands: `/reset` forget this conversation · `/stop` stop the answer being written · `/tools` the tools I can use · `/help` this text.",
+    "Commands: `/reset` forget this conversation · `/stop` stop the answer being written · `/help` this text.",
+    "Settings: `/settings` · `/model` · `/think on|off` · `/reasoning off|collapsed|full` · `/persona <text>` · `/tools` (in a server, Manage Server or Manage Channels may change them).",
   ].join("\n");
 }
 
 /** The answer to `/reset`. */
-export const RESET_DONE_TEXT = "🧹 Done: I have forgotten this conversation.";
+export const RESET_DONE_TEXT = "🧹 Done: I have forgotten this conversation. Its settings stay (`/settings reset` restores the defaults).";
 
 /** The answer to `/stop`, depending on whether an answer was being written. */
 export function stopResultText(stopped: boolean): string {

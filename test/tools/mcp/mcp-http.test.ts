@@ -4,7 +4,7 @@
  * against the fake model server.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createToolCatalogue } from "../../../src/tools/tool-catalogue.js";
+import { createToolInventory } from "../../../src/tools/tool-catalogue.js";
 import type { McpToolSource } from "../../../src/tools/mcp/mcp-tool-source.js";
 import { startFakeOpenAI, textAnswer, toolCallAnswer, type FakeOpenAI } from "../../fakes/openai-server.js";
 import { agentDeps, collect, finishOf, user } from "../../agent/agent-harness.js";
@@ -38,7 +38,7 @@ function toolMessage(index: number, id: string): string {
 }
 
 function catalogueOf(mcp: McpToolSource) {
-  return createToolCatalogue({ builtIn: [], mcp, maxToolsPerRequest: 16, log: recordingLog() });
+  return createToolInventory({ builtIn: [], mcp, maxToolsPerRequest: 16, log: recordingLog() });
 }
 
 describe("a Streamable HTTP server", () => {

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createTools } from "../../../src/tools/index.js";
-import { createToolCatalogue } from "../../../src/tools/tool-catalogue.js";
+import { createToolInventory } from "../../../src/tools/tool-catalogue.js";
 import { mcpToolName, uniqueToolName } from "../../../src/tools/mcp/mcp-tool-name.js";
 import type { McpToolSource } from "../../../src/tools/mcp/mcp-tool-source.js";
 import { everythingEntry, mcpConfig, recordingLog, startSource, waitReady } from "./mcp-kit.js";
@@ -63,7 +63,7 @@ describe("MAX_TOOLS_PER_REQUEST", () => {
     ));
     await Promise.all([waitReady(source, "first"), waitReady(source, "second")]);
     const log = recordingLog();
-    const catalogue = createToolCatalogue({ builtIn: builtIn(), mcp: source, maxToolsPerRequest: 7, log });
+    const catalogue = createToolInventory({ builtIn: builtIn(), mcp: source, maxToolsPerRequest: 7, log });
 
     const offered = catalogue.forRequest().map((t) => t.name);
     // include decides order as well as choice.
@@ -87,7 +87,7 @@ describe("MAX_TOOLS_PER_REQUEST", () => {
   it("a per-chat filter runs before the cap", async () => {
     ({ source } = startSource(mcpConfig({ e: everythingEntry({ tools: { include: ["echo", "get-sum"] } }) })));
     await waitReady(source, "e");
-    const catalogue = createToolCatalogue({ builtIn: builtIn(), mcp: source, maxToolsPerRequest: 16, log: recordingLog() });
+    const catalogue = createToolInventory({ builtIn: builtIn(), mcp: source, maxToolsPerRequest: 16, log: recordingLog() });
     expect(catalogue.forRequest((name) => name !== "read_url" && name !== "e__echo").map((t) => t.name)).toEqual([
       "get_weather",
       "get_news",

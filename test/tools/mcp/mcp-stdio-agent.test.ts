@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTools } from "../../../src/tools/index.js";
-import { createToolCatalogue, type ToolCatalogue } from "../../../src/tools/tool-catalogue.js";
+import { createToolInventory, type ToolInventory } from "../../../src/tools/tool-catalogue.js";
 import type { McpToolSource } from "../../../src/tools/mcp/mcp-tool-source.js";
 import { startFakeOpenAI, textAnswer, toolCallAnswer, type FakeOpenAI } from "../../fakes/openai-server.js";
 import { agentDeps, collect, finishOf, user } from "../../agent/agent-harness.js";
@@ -22,7 +22,7 @@ const BOT_SECRETS = {
 let fake: FakeOpenAI;
 let source: McpToolSource;
 let log: RecordingLog;
-let catalogue: ToolCatalogue;
+let catalogue: ToolInventory;
 const saved: Record<string, string | undefined> = {};
 
 beforeAll(async () => {
@@ -39,7 +39,7 @@ beforeAll(async () => {
   ));
   await Promise.all([waitReady(source, "everything"), waitReady(source, "slow")]);
   const builtIn = createTools({ weatherApiBase: "http://127.0.0.1:9", newsRssUrl: "http://127.0.0.1:9/?q={query}", allowHosts: [] });
-  catalogue = createToolCatalogue({ builtIn, mcp: source, maxToolsPerRequest: 32, log: recordingLog() });
+  catalogue = createToolInventory({ builtIn, mcp: source, maxToolsPerRequest: 32, log: recordingLog() });
 });
 
 afterAll(async () => {
@@ -186,7 +186,7 @@ describe("a stdio server that dies", () => {
       await waitReady(own, "everything");
       const firstPid = own.groups()[0]?.status.pid;
       expect(firstPid).toBeGreaterThan(0);
-      const mcpCatalogue = createToolCatalogue({ builtIn: [], mcp: own, maxToolsPerRequest: 16, log: recordingLog() });
+      const mcpCatalogue = createToolInventory({ builtIn: [], mcp: own, maxToolsPerRequest: 16, log: recordingLog() });
 
       fake.script([
         toolCallAnswer([{ name: "everything__trigger-long-running-operation", arguments: { duration: 5, steps: 5 }, id: "callKilled" }]),
