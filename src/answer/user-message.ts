@@ -15,10 +15,11 @@ function speaker(name: string): string {
   return clean === "" ? "someone" : clean.slice(0, 64);
 }
 
-/** The history entry for an inbound message. */
-export function toUserMessage(message: InboundMessage): ChatMessage {
+/** The history entry for an inbound message; `attachmentText` (markers, inlined files) follows the question. */
+export function toUserMessage(message: InboundMessage, attachmentText = ""): ChatMessage {
   const shared = message.chatType !== "private";
-  let content = message.text;
+  const question = message.text.trim();
+  let content = attachmentText === "" ? question : question === "" ? attachmentText : `${question}\n${attachmentText}`;
   const quoted = message.replyTo?.text?.trim();
   if (quoted) {
     const cut = quoted.length > QUOTE_CHARS ? quoted.slice(0, QUOTE_CHARS) + "…" : quoted;

@@ -13,6 +13,7 @@ import type { HealthCheck } from "../observability/http-server.js";
 import { historyStoreFor } from "./history-for-config.js";
 import { createToolListingStore, type ToolListingStore } from "../queue/tool-listing-store.js";
 import { settingsStoreFor } from "./settings-for-config.js";
+import { attachmentPreparerFor } from "./attachments-for-config.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
 import { createRedisRateGate } from "../reply/redis-rate-gate.js";
 import type { ReplyPortFactory } from "../contracts/reply-port.js";
@@ -68,8 +69,9 @@ export async function startWorkerRole(
 
   const ports: Partial<Record<Platform, ReplyPortFactory>> = { ...options.extraPorts };
   let discordPorts: DiscordReplyPortFactory | undefined;
+  let telegramApi: Api | undefined;
   if (config.TELEGRAM_BOT_TOKEN) {
-    const api = new Api(config.TELEGRAM_BOT_TOKEN, { apiRoot: config.TELEGRAM_API_ROOT });
+    const api = (telegramApi = new Api(config.TELEGRAM_BOT_TOKEN, { apiRoot: config.TELEGRAM_API_ROOT }));
     api.config.use(telegramRequestMeter(metrics));
     ports.telegram = createTelegramReplyPortFactory({ api, useDrafts: true });
   }
@@ -102,6 +104,11 @@ export async function startWorkerRole(
     ports: safePorts,
     gate,
     showReasoning: config.SHOW_REASONING,
+    attachments: attachmentPreparerFor(config, {
+      logger,
+      ...(telegramApi ? { telegramApi } : {}),
+      modelFor: async (message) => (await settings.read(message.conversationKey)).model,
+    }),
     logger,
     metrics,
   });
