@@ -1,13 +1,11 @@
 /** The MCP servers file: the desktop-client format is accepted as is, and a bad file names the server and the field. */
-import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { runCli } from "../../support/run-cli.js";
 import { loadMcpConfigFile, mcpConfigSecrets, McpConfigError, parseMcpConfig } from "../../../src/tools/mcp/mcp-config.js";
 
-const root = fileURLToPath(new URL("../../../", import.meta.url));
 
 function writeConfig(content: string): string {
   const path = join(mkdtempSync(join(tmpdir(), "mcp-config-")), "mcp.json");
@@ -68,15 +66,8 @@ describe("MCP_CONFIG file", () => {
 
   it("a worker started with a bad file stops at once with the server and the field, before connecting anywhere", async () => {
     const path = writeConfig(JSON.stringify({ mcpServers: { github: { command: "npx", args: { bad: true } } } }));
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "worker"], {
-      cwd: root,
-      // An unreachable Redis: the config check must come first, so this never gets that far.
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", MCP_CONFIG: path, REDIS_URL: "redis://127.0.0.1:1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    // An unreachable Redis: the config check must come first, so this never gets that far.
+    const { code, stderr } = await runCli("src/main.ts", ["worker"], { env: { MCP_CONFIG: path, REDIS_URL: "redis://127.0.0.1:1" } });
     expect(code).toBe(2);
     expect(stderr).toContain('server "github", field "args": expected an array of strings');
     expect(stderr).not.toContain("Redis");

@@ -3,11 +3,9 @@
  * Telegram and Discord: the whole stack (bots + worker roles, real Redis, fake platforms and
  * model) with the real server-everything over stdio, and `npm run ask` as a real process.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { privateChat, type FakeUser } from "../../fakes/telegram-server.js";
 import { startFakeOpenAI, textAnswer, toolCallAnswer } from "../../fakes/openai-server.js";
@@ -17,8 +15,8 @@ import type { WorkerRole } from "../../../src/app/worker-role.js";
 import { createToolListingStore } from "../../../src/queue/tool-listing-store.js";
 import type { Stack } from "../../support/stack.js";
 import { everythingEntry, waitFor } from "./mcp-kit.js";
+import { runCli } from "../../support/run-cli.js";
 
-const root = fileURLToPath(new URL("../../../", import.meta.url));
 const alice: FakeUser = { id: 4242, first_name: "Alice", language_code: "en" };
 
 /** The file an operator would write. */
@@ -119,14 +117,7 @@ describe("MCP tools in the chats", () => {
     const model = await startFakeOpenAI();
     try {
       model.script([toolCallAnswer([{ name: "everything__echo", arguments: { message: "from ask" } }]), textAnswer("Done.")]);
-      const child = spawn(process.execPath, ["--import", "tsx", "src/ask.ts", "echo from ask"], {
-        cwd: root,
-        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", OPENAI_BASE_URL: model.url, MCP_CONFIG: mcpFile() },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-      const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+      const { code, stdout } = await runCli("src/ask.ts", ["echo from ask"], { env: { OPENAI_BASE_URL: model.url, MCP_CONFIG: mcpFile() } });
       expect(code).toBe(0);
       expect(stdout).toMatch(/✓ everything__echo \(\d+ ms\): Echo: from ask/);
       expect(stdout).toContain("Done.");
