@@ -5,11 +5,17 @@
  * way to watch a model server behave.
  */
 import { ConfigError, loadConfig } from "./config/load-config.js";
+import type { Config } from "./config/env-schema.js";
+import type { ToolInventory } from "./tools/tool-catalogue.js";
 import { EnvFileError, loadEnvFile } from "./config/env-file.js";
 import { checkModelAnswers } from "./doctor/model-checks.js";
 import { assertNever, type AgentEvent } from "./contracts/agent-events.js";
 import { ModelError } from "./agent/model-error.js";
 import { agentFromConfig } from "./app/agent-from-config.js";
+import { botToolsFor, type BotTools } from "./app/tools-for-config.js";
+import { McpConfigError } from "./tools/mcp/mcp-config.js";
+import { createLogger } from "./observability/logger.js";
+import { configuredSecrets } from "./security/configured-secrets.js";
 
 /** Where ask writes, injectable so the renderer stays testable. */
 interface Terminal {
@@ -105,10 +111,33 @@ async function main(): Promise<number> {
     return 1;
   }
 
+  // The same tools as the worker, MCP servers included; their notices go to stderr, away from the answer.
+  let tools: BotTools;
+  try {
+    const level = config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL;
+    tools = await botToolsFor(config, createLogger({ level, name: "ask", secrets: configuredSecrets(config), destination: process.stderr }));
+  } catch (error) {
+    if (error instanceof McpConfigError) {
+      process.stderr.write(error.message + "\n");
+      return 2;
+    }
+    throw error;
+  }
+  tools.mcp?.start();
+  // A one-shot question cannot wait for a later reconnect: give the servers one try to come up.
+  await tools.mcp?.settled(config.TOOL_TIMEOUT_MS);
+  try {
+    return await ask(config, question, tools.catalogue);
+  } finally {
+    await tools.close();
+  }
+}
+
+async function ask(config: Config, question: string, tools: ToolInventory): Promise<number> {
   const controller = new AbortController();
   process.once("SIGINT", () => controller.abort());
   const renderer = createRenderer({ write: (t) => process.stdout.write(t), color: process.stdout.isTTY === true }, config.SHOW_REASONING !== "off");
-  const agent = agentFromConfig(config);
+  const agent = agentFromConfig(config, tools);
 
   try {
     let reason = "stop";

@@ -21,6 +21,7 @@ import { configuredSecrets } from "./security/configured-secrets.js";
 import { createMetrics } from "./observability/metrics.js";
 import { startOpsServer, type HealthCheck } from "./observability/http-server.js";
 import { createAdminHandler } from "./observability/admin-dashboard.js";
+import { loadMcpConfigFile, mcpConfigSecrets, McpConfigError } from "./tools/mcp/mcp-config.js";
 
 const ROLES = ["all", "bots", "worker", "chat"] as const;
 type Role = (typeof ROLES)[number];
@@ -64,6 +65,16 @@ async function main(): Promise<void> {
     if (error instanceof ConfigError || error instanceof EnvFileError) fail(error.message);
     throw error;
   }
+  // A bad MCP servers file stops the process here, naming the server and the field, before anything starts.
+  let mcpSecrets: string[] = [];
+  if (config.MCP_CONFIG && role !== "bots" && role !== "doctor") {
+    try {
+      mcpSecrets = mcpConfigSecrets(loadMcpConfigFile(config.MCP_CONFIG));
+    } catch (error) {
+      if (error instanceof McpConfigError) fail(error.message);
+      throw error;
+    }
+  }
   if (role === "doctor") {
     const code = await doctorCommand(config, rest, (text) => process.stdout.write(text));
     // Exit once the report is flushed: the checks' keep-alive sockets must not hold the process open.
@@ -74,7 +85,7 @@ async function main(): Promise<void> {
   const logger: Logger = createLogger({
     level: config.LOG_LEVEL,
     name: role,
-    secrets: configuredSecrets(config),
+    secrets: [...configuredSecrets(config), ...mcpSecrets],
   });
   const metrics = createMetrics({ defaults: true });
 
@@ -115,11 +126,12 @@ async function main(): Promise<void> {
           })
         : undefined;
     if (bots) closers.push(() => bots.close());
+    const checks: HealthCheck[] = [{ name: "redis", check: async () => void (await redis.ping()) }];
     if (role === "all" || role === "worker") {
       const worker = await startWorkerRole(config, redis, { logger, metrics });
       closers.push(() => worker.close());
+      checks.push(...worker.healthChecks);
     }
-    const checks: HealthCheck[] = [{ name: "redis", check: async () => void (await redis.ping()) }];
     if (role !== "bots") checks.push(modelCheck(config));
     const server: Server = await startOpsServer({
       port: config.HTTP_PORT,

@@ -7,7 +7,7 @@
  */
 import type OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import { toOpenAiTool, type Tool } from "../tools/tool.js";
+import { toOpenAiTool, type AgentTool } from "../tools/tool.js";
 import type { ChatMessage, ToolCallRecord } from "../contracts/chat-message.js";
 import type { AgentEvent, FinishReason, Usage } from "../contracts/agent-events.js";
 import { dialectFields, type ModelServer } from "./model-dialect.js";
@@ -30,7 +30,8 @@ export interface AgentDeps {
   temperature?: number;
   topP?: number;
   toolTimeoutMs: number;
-  tools: readonly Tool[];
+  /** Built-in and JSON Schema (MCP) tools alike; the loop does not care where a tool comes from. */
+  tools: readonly AgentTool[];
   /** Clock for the system prompt's date. */
   now?: () => Date;
   /** Replaces the built-in system prompt. */

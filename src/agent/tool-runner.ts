@@ -7,7 +7,7 @@
  */
 import type { z } from "zod";
 import type { ToolCallRecord } from "../contracts/chat-message.js";
-import { toOpenAiTool, type Tool } from "../tools/tool.js";
+import { isJsonSchemaTool, toOpenAiTool, type AgentTool, type ToolContext } from "../tools/tool.js";
 
 /** The result of one call, paired with the call by `id`. */
 export interface ToolOutcome {
@@ -21,7 +21,7 @@ export interface ToolOutcome {
 
 /** Runner settings. */
 export interface ToolRunnerOptions {
-  tools: readonly Tool[];
+  tools: readonly AgentTool[];
   /** Applies to tools without their own `timeoutMs` (TOOL_TIMEOUT_MS). */
   defaultTimeoutMs: number;
   /** Longest observation sent back; a 1.7B model with a 4k context drowns in more. */
@@ -49,7 +49,7 @@ export function createToolRunner(opts: ToolRunnerOptions): ToolRunner {
   const clock = opts.clock ?? (() => performance.now());
   const maxChars = opts.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
 
-  async function execute(tool: Tool, rawArgs: string, signal: AbortSignal | undefined): Promise<{ ok: boolean; output: string }> {
+  async function execute(tool: AgentTool, rawArgs: string, signal: AbortSignal | undefined): Promise<{ ok: boolean; output: string }> {
     const name = tool.name;
     let json: unknown;
     const text = rawArgs.trim();
@@ -68,9 +68,9 @@ export function createToolRunner(opts: ToolRunnerOptions): ToolRunner {
     if (typeof json !== "object" || json === null || Array.isArray(json)) {
       return fail(`the arguments for ${name} must be a JSON object, got ${Array.isArray(json) ? "an array" : typeof json === "object" ? "null" : `a ${typeof json}`}. ${describeParameters(tool)}`);
     }
-    const parsed = tool.schema.safeParse(json);
-    if (!parsed.success) {
-      return fail(`invalid arguments for ${name}: ${describeIssues(parsed.error.issues, json)}. ${describeParameters(tool)}`);
+    const parsed = checkArguments(tool, json as Record<string, unknown>);
+    if (!parsed.ok) {
+      return fail(`invalid arguments for ${name}: ${parsed.problem}. ${describeParameters(tool)}`);
     }
 
     const timeoutMs = tool.timeoutMs ?? opts.defaultTimeoutMs;
@@ -86,7 +86,7 @@ export function createToolRunner(opts: ToolRunnerOptions): ToolRunner {
     });
     stopped.catch(() => undefined);
     try {
-      const result = await Promise.race([Promise.resolve().then(() => tool.execute(parsed.data, { signal: controller.signal })), stopped]);
+      const result = await Promise.race([Promise.resolve().then(() => parsed.run({ signal: controller.signal })), stopped]);
       return { ok: true, output: serialise(result) };
     } catch (error) {
       if (controller.signal.reason instanceof ToolTimeout) {
@@ -126,6 +126,21 @@ export function createToolRunner(opts: ToolRunnerOptions): ToolRunner {
       return { id: call.id, name, ok: result.ok, output: cap(result.output), durationMs: Math.max(0, Math.round(clock() - started)) };
     },
   };
+}
+
+/** Validates with the tool's zod schema, or its own JSON Schema check; on success, the call bound to the checked arguments. */
+function checkArguments(
+  tool: AgentTool,
+  json: Record<string, unknown>,
+): { ok: true; run(ctx: ToolContext): Promise<unknown> } | { ok: false; problem: string } {
+  if (isJsonSchemaTool(tool)) {
+    const verdict = tool.validate(json);
+    return verdict.ok ? { ok: true, run: (ctx) => tool.execute(json, ctx) } : verdict;
+  }
+  const parsed = tool.schema.safeParse(json);
+  return parsed.success
+    ? { ok: true, run: (ctx) => tool.execute(parsed.data, ctx) }
+    : { ok: false, problem: describeIssues(parsed.error.issues, json) };
 }
 
 function fail(message: string): { ok: false; output: string } {
@@ -169,7 +184,7 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 }
 
 /** "Parameters: city (string, required)." from the same JSON Schema the model was sent. */
-function describeParameters(tool: Tool): string {
+function describeParameters(tool: AgentTool): string {
   const schema = toOpenAiTool(tool).function.parameters as { properties?: Record<string, { type?: unknown }>; required?: string[] };
   const props = Object.entries(schema.properties ?? {});
   if (props.length === 0) return `${tool.name} takes no arguments: send {}.`;

@@ -8,9 +8,9 @@ import type { ChatMessage } from "../contracts/chat-message.js";
 import type { AgentEvent } from "../contracts/agent-events.js";
 import { createModelClient } from "../agent/model-client.js";
 import { runAgent, type AgentDeps, type AgentInput } from "../agent/run-agent.js";
+import type { AgentTool } from "../tools/tool.js";
 import type { ConversationSettings } from "../settings/conversation-settings.js";
 import { agentDepsFor } from "./settings-for-config.js";
-import { builtinToolsFor } from "./tools-for-config.js";
 
 /** How one answer runs: the conversation's settings, and how to cut its history after a context-size refusal. */
 export interface AgentRunOptions {
@@ -25,8 +25,8 @@ export interface ConfiguredAgent {
   run(messages: ChatMessage[], signal: AbortSignal, opts?: AgentRunOptions): AsyncIterable<AgentEvent>;
 }
 
-/** Builds the agent from the configuration. */
-export function agentFromConfig(config: Config): ConfiguredAgent {
+/** Builds the agent from the configuration and the process's tools (tools-for-config.ts). */
+export function agentFromConfig(config: Config, tools: { forRequest(isEnabled?: (name: string) => boolean): AgentTool[] }): ConfiguredAgent {
   const deps: AgentDeps = {
     client: createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: config.MODEL_TIMEOUT_MS }),
     model: config.MODEL,
@@ -37,11 +37,20 @@ export function agentFromConfig(config: Config): ConfiguredAgent {
     ...(config.MODEL_TEMPERATURE !== undefined ? { temperature: config.MODEL_TEMPERATURE } : {}),
     ...(config.MODEL_TOP_P !== undefined ? { topP: config.MODEL_TOP_P } : {}),
     toolTimeoutMs: config.TOOL_TIMEOUT_MS,
-    tools: builtinToolsFor(config),
+    tools: tools.forRequest(),
   };
   return {
     deps,
-    run: (messages, signal, opts = {}) =>
-      runAgent(agentDepsFor(deps, opts.settings), { messages, signal, ...(opts.shrinkHistory ? { shrinkHistory: opts.shrinkHistory } : {}) }),
+    run: (messages, signal, opts = {}) => {
+      const { settings, shrinkHistory } = opts;
+      // Read per answer: MCP servers come, go and change their lists while a worker runs. The
+      // conversation's switched-off tools are taken out before the per-request cap, not after.
+      const off = new Set(settings?.toolsOff ?? []);
+      return runAgent(agentDepsFor({ ...deps, tools: tools.forRequest((name) => !off.has(name)) }, settings), {
+        messages,
+        signal,
+        ...(shrinkHistory ? { shrinkHistory } : {}),
+      });
+    },
   };
 }

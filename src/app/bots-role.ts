@@ -10,6 +10,8 @@ import type { Config } from "../config/env-schema.js";
 import { createMessageQueue, type MessageQueue } from "../queue/message-queue.js";
 import { createCancelBus, type CancelBus } from "../queue/cancel-bus.js";
 import { createBotGateway } from "../ingress/queue-gateway.js";
+import { createToolListingStore } from "../queue/tool-listing-store.js";
+import { createPublishedToolCatalogue } from "./published-tool-catalogue.js";
 import { historyStoreFor } from "./history-for-config.js";
 import type { BotGateway } from "../contracts/bot-gateway.js";
 import { createLimitedGateway } from "../ingress/limited-gateway.js";
@@ -83,13 +85,24 @@ export async function startBotsRole(
     metrics,
   });
 
-  // Other tool sources (MCP servers) plug in through the catalogue option.
-  const settings = settingsServiceFor(config, redis, options.toolCatalogue ?? builtinToolCatalogue(builtinToolsFor(config)), logger);
+  // The MCP servers are the workers' (they publish what they have); a test may inject its own catalogue.
+  const published = options.toolCatalogue
+    ? undefined
+    : createPublishedToolCatalogue({
+        store: createToolListingStore({ redis, prefix: config.KEY_PREFIX }),
+        fallback: builtinToolCatalogue(builtinToolsFor(config)),
+        // One GET a second: /tools shows a server that just came up (or went) without a wait.
+        refreshMs: 1_000,
+        onError: (error) => logger.warn({ err: error }, "could not read the tool listing"),
+      });
+  const toolCatalogue = options.toolCatalogue ?? published?.catalogue ?? builtinToolCatalogue(builtinToolsFor(config));
+  const settings = settingsServiceFor(config, redis, toolCatalogue, logger);
 
   const started: { stop(): Promise<void> }[] = [];
   let telegram: TelegramAdapter | undefined;
   let discord: DiscordAdapter | undefined;
   const closeAll = async () => {
+    published?.close();
     await Promise.allSettled(started.map((a) => a.stop()));
     await cancelBus.close();
     await queue.close();

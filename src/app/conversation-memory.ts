@@ -20,7 +20,7 @@ import { resolveContextWindow } from "../tokens/context-window.js";
 import { createQwen3Tokenizer } from "../tokens/qwen3-tokenizer.js";
 import { createServerTokenizer, serverRootOf } from "../tokens/server-tokenizer.js";
 import { createTokenCounter, type TokenCounter } from "../tokens/token-counter.js";
-import { toOpenAiTool, type Tool } from "../tools/tool.js";
+import { toOpenAiTool, type AgentTool } from "../tools/tool.js";
 
 /** The pieces answering and `/compact` use. */
 export interface ConversationMemory {
@@ -35,19 +35,18 @@ export interface ConversationMemory {
 /** Builds the conversation memory over the history store and the model client. */
 export function conversationMemoryFor(
   config: Config,
-  deps: { redis: Redis; history: StoredHistory; client: OpenAI; tools?: readonly Tool[]; logger: Logger; metrics?: Metrics },
+  deps: { redis: Redis; history: StoredHistory; client: OpenAI; /** The tools a request carries now (read per request: MCP servers come and go). */ tools?: () => readonly AgentTool[]; logger: Logger; metrics?: Metrics },
 ): ConversationMemory {
   const serverRoot = serverRootOf(config.OPENAI_BASE_URL);
   const counter = createTokenCounter({
     tokenizers: [createServerTokenizer({ serverRoot, apiKey: config.OPENAI_API_KEY }), createQwen3Tokenizer()],
     onFallback: (from, error) => deps.logger.info({ tokenizer: from, err: error }, "token counting falls back to the next tokenizer"),
   });
-  const toolSpecs = (deps.tools ?? []).map(toOpenAiTool);
   const budget = createContextBudget({
     resolveWindow: () => resolveContextWindow({ configured: config.MODEL_CONTEXT_TOKENS, serverRoot, apiKey: config.OPENAI_API_KEY }),
     counter,
     reserveTokens: config.MODEL_MAX_TOKENS,
-    overhead: () => ({ system: buildSystemPrompt({ now: new Date() }), tools: toolSpecs }),
+    overhead: () => ({ system: buildSystemPrompt({ now: new Date() }), tools: (deps.tools?.() ?? []).map(toOpenAiTool) }),
     onWindow: (window) => deps.logger.info({ contextTokens: window.tokens, from: window.source }, "model context size"),
   });
   const summaries = createSummaryStore({ redis: deps.redis, prefix: config.KEY_PREFIX, ttlSeconds: config.HISTORY_TTL_SECONDS });

@@ -8,7 +8,10 @@ import { Api } from "grammy";
 import type { Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
 import { agentFromConfig } from "./agent-from-config.js";
+import { botToolsFor, type BotTools, type BotToolsOptions } from "./tools-for-config.js";
+import type { HealthCheck } from "../observability/http-server.js";
 import { historyStoreFor } from "./history-for-config.js";
+import { createToolListingStore, type ToolListingStore } from "../queue/tool-listing-store.js";
 import { settingsStoreFor } from "./settings-for-config.js";
 import { attachmentPreparerFor } from "./attachments-for-config.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
@@ -39,11 +42,15 @@ export interface WorkerRoleOptions {
   extraPorts?: Partial<Record<Platform, ReplyPortFactory>>;
   /** Queue timing overrides (tests use short locks to recover killed workers quickly). */
   queue?: { lockDurationMs?: number; stalledIntervalMs?: number; backoffMs?: number; attempts?: number; repairIntervalMs?: number };
+  /** MCP overrides (tests pass the servers file and a short retry). */
+  tools?: BotToolsOptions;
 }
 
 /** A running worker role. */
 export interface WorkerRole {
   worker: MessageWorker;
+  /** For `/healthz`: one per MCP server (degraded, not down, while it is away). */
+  healthChecks: HealthCheck[];
   close(graceMs?: number): Promise<void>;
 }
 
@@ -55,9 +62,12 @@ export async function startWorkerRole(
   options: WorkerRoleOptions = {},
 ): Promise<WorkerRole> {
   const { logger, metrics } = deps;
-  const agent = agentFromConfig(config);
+  const tools = await botToolsFor(config, logger, options.tools);
+  // In the background: answers start at once with whatever tools are connected by then.
+  tools.mcp?.start();
+  const agent = agentFromConfig(config, tools.catalogue);
   const history = historyStoreFor(config, redis);
-  const memory = conversationMemoryFor(config, { redis, history, client: agent.deps.client, tools: agent.deps.tools, logger, metrics });
+  const memory = conversationMemoryFor(config, { redis, history, client: agent.deps.client, tools: () => tools.catalogue.forRequest(), logger, metrics });
   void memory.warm();
 
   const ports: Partial<Record<Platform, ReplyPortFactory>> = { ...options.extraPorts };
@@ -83,7 +93,7 @@ export async function startWorkerRole(
     logger,
   });
   // Last line of defence: whatever the model writes, no token or key of ours reaches a chat.
-  const scrubber = createSecretScrubber(configuredSecrets(config));
+  const scrubber = createSecretScrubber([...configuredSecrets(config), ...tools.secrets]);
   const safePorts: Partial<Record<Platform, ReplyPortFactory>> = {};
   for (const [platform, factory] of Object.entries(ports) as [Platform, ReplyPortFactory][]) {
     safePorts[platform] = scrubbingPortFactory(factory, scrubber);
@@ -128,13 +138,38 @@ export async function startWorkerRole(
   // chatbot_queue_depth is read from Redis on every scrape (the same figure from every worker: use max()).
   const depth = createQueueDepthSource({ redis, prefix: config.KEY_PREFIX });
   const stopReadingDepth = metrics.readQueueDepthFrom(() => depth.read());
+  const stopPublishingTools = publishToolListing(tools, createToolListingStore({ redis, prefix: config.KEY_PREFIX }), logger);
   logger.info({ concurrency: config.WORKER_CONCURRENCY, platforms: Object.keys(ports) }, "worker ready");
   return {
     worker,
+    healthChecks: tools.healthChecks,
     async close(graceMs) {
       stopReadingDepth();
+      stopPublishingTools();
       await worker.close(graceMs !== undefined ? { graceMs } : {});
       await depth.close();
+      await tools.close();
     },
+  };
+}
+
+const TOOL_LISTING_REFRESH_MS = 30_000;
+
+/** Keeps this worker's tool listing in Redis for `/tools`: at start, on every MCP change, and on a timer (it expires if we die). */
+function publishToolListing(tools: BotTools, store: ToolListingStore, logger: Logger): () => void {
+  let stopped = false;
+  const publish = (): void => {
+    if (stopped) return;
+    store
+      .publish({ updatedAt: Date.now(), groups: tools.catalogue.groups() }, Math.ceil((TOOL_LISTING_REFRESH_MS * 3) / 1000))
+      .catch((error: unknown) => logger.warn({ err: error }, "could not publish the tool listing"));
+  };
+  publish();
+  tools.mcp?.onChange(publish);
+  const timer = setInterval(publish, TOOL_LISTING_REFRESH_MS);
+  timer.unref();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
   };
 }

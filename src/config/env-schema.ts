@@ -83,6 +83,8 @@ export const envSchema = z.object({
     .pipe(url(["http", "https"]))
     .refine((v) => v.includes("{query}") || v.includes("%7Bquery%7D"), { message: "expected a URL template containing {query}" }),
   READ_URL_ALLOW_HOSTS: hostPortList.default([]),
+  MCP_CONFIG: z.string().min(1, { message: "expected the path of an MCP servers JSON file" }).optional(),
+  MAX_TOOLS_PER_REQUEST: positiveInt(128).default(16),
   WORKER_CONCURRENCY: positiveInt(1000).default(8),
   QUEUE_LOCK_MS: positiveInt().default(30_000),
   QUEUE_STALLED_CHECK_MS: positiveInt().default(30_000),

@@ -1,5 +1,5 @@
 /**
- * The operator's port: `/healthz` (Redis and, for workers, the model answer),
+ * The operator's port: `/healthz` (Redis and, for workers, the model answer; MCP servers only degrade it),
  * `/metrics` (Prometheus text), and an optional admin handler mounted at
  * `/admin/queues` behind ADMIN_TOKEN.
  */
@@ -11,6 +11,8 @@ import type { Registry } from "prom-client";
 export interface HealthCheck {
   name: string;
   check(): Promise<void>;
+  /** A failure here only degrades the service (an MCP server is down): 200 with `"status": "degraded"`, not 503. */
+  degraded?: boolean;
 }
 
 /** Options of the operator HTTP server. */
@@ -86,15 +88,17 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
         opts.checks.map(async (c) => {
           try {
             await withTimeout(c.check(), checkTimeoutMs);
-            return [c.name, "ok"] as const;
+            return [c.name, "ok", c.degraded === true] as const;
           } catch (error) {
-            return [c.name, (error as Error).message.slice(0, 200)] as const;
+            return [c.name, (error as Error).message.slice(0, 200), c.degraded === true] as const;
           }
         }),
       ).then((results) => {
-        const ok = results.every(([, status]) => status === "ok");
-        res.writeHead(ok ? 200 : 503, { "content-type": "application/json" });
-        res.end(JSON.stringify({ status: ok ? "ok" : "unhealthy", checks: Object.fromEntries(results) }));
+        const down = results.some(([, status, degradedOnly]) => status !== "ok" && !degradedOnly);
+        const degraded = results.some(([, status]) => status !== "ok");
+        res.writeHead(down ? 503 : 200, { "content-type": "application/json" });
+        const status = down ? "unhealthy" : degraded ? "degraded" : "ok";
+        res.end(JSON.stringify({ status, checks: Object.fromEntries(results.map(([name, result]) => [name, result])) }));
       });
       return;
     }

@@ -13,6 +13,7 @@
  *   P:runner:J             the run answering job J right now and its heartbeat (runner-heartbeat.ts)
  *   P:running:CK           job id answering in that conversation right now (short TTL, refreshed)
  *   P:cancel               pub/sub channel of /stop requests
+ *   P:tools                the tool listing the workers publish for /tools (JSON, short TTL)
  *   P:history:CK[:tokens|:reset]  conversation history, its token total and its last reset (history-store.ts)
  *   P:rate:chat:K, P:rate:finals:K, P:rate:global:G  the shared edit budget per pacing key K and bot-wide budget G
  *   P:ratelimit:PL:U:M     messages of user U on platform PL in minute M (the per-user limit)
@@ -48,6 +49,7 @@ export interface QueueKeys {
   runner(jobId: string): string;
   running(conversationKey: string): string;
   cancelChannel(): string;
+  toolListing(): string;
 }
 
 /** Builds the key names for a KEY_PREFIX. */
@@ -64,6 +66,7 @@ export function queueKeys(prefix: string): QueueKeys {
     runner: (jobId) => `${prefix}:runner:${keyPart(jobId)}`,
     running: (ck) => `${prefix}:running:${keyPart(ck)}`,
     cancelChannel: () => `${prefix}:cancel`,
+    toolListing: () => `${prefix}:tools`,
   };
 }
 

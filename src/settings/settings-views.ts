@@ -122,7 +122,8 @@ export function toolsView(state: SettingsState, groups: readonly ToolCatalogueGr
   const off = new Set(state.settings.toolsOff);
   const names = groups.flatMap((g) => g.tools.map((t) => t.name));
   const lines = groups.flatMap((g) => [
-    `${g.source}:`,
+    // An MCP server that is away has no tools to list: say so rather than show an empty group.
+    `${g.source}:${g.state !== undefined && g.state !== "ready" ? " (unavailable right now)" : ""}`,
     ...g.tools.map((t) => `${off.has(t.name) ? "⛔" : "✅"} ${t.name}: ${firstSentence(t.description)}`),
   ]);
   return {

@@ -79,4 +79,13 @@ export {
 } from "./safe-fetch.js";
 export { checkAddress, checkHostName, parseIpLiteral, type AddressVerdict } from "./ip-policy.js";
 export { ToolError } from "./tool-error.js";
-export { defineTool, toOpenAiTool, type Tool, type ToolContext } from "./tool.js";
+export {
+  defineTool,
+  isJsonSchemaTool,
+  toOpenAiTool,
+  type AgentTool,
+  type ArgumentCheck,
+  type JsonSchemaTool,
+  type Tool,
+  type ToolContext,
+} from "./tool.js";

@@ -1,21 +1,85 @@
 /**
- * The tools a conversation may switch on and off, grouped by where they come from
- * ("built-in", and later one group per MCP server). The composition root injects a
- * catalogue function, so a new source of tools plugs in without the settings knowing it.
+ * Every tool the bot has, in one place: the built-in tools and the tools of each MCP server,
+ * grouped by where they come from. `/tools` lists (and per conversation switches) them; the
+ * inventory also gives the tool list of one model request (built-ins first, then MCP tools in
+ * config order, at most MAX_TOOLS_PER_REQUEST: a 1.7B model picks badly from a long list).
  */
-import type { Tool } from "./tool.js";
+import type { ListedTool, ToolGroup } from "../contracts/tool-listing.js";
+import type { McpLog } from "./mcp/mcp-server-connection.js";
+import type { McpToolSource } from "./mcp/mcp-tool-source.js";
+import type { AgentTool, Tool } from "./tool.js";
 
-/** One source's tools, as `/tools` lists them. */
-export interface ToolCatalogueGroup {
-  source: string;
-  tools: { name: string; description: string }[];
-}
+/** The group name of the tools the bot brings itself. */
+export const BUILT_IN_SOURCE = "built-in";
+
+export type { ListedTool as CatalogueTool, ToolGroup } from "../contracts/tool-listing.js";
+
+/** One source's tools, as `/tools` lists them (MCP groups also say whether the server is up). */
+export type ToolCatalogueGroup = ToolGroup;
 
 /** Every tool an answer could be offered right now, by source. */
 export type ToolCatalogue = () => ToolCatalogueGroup[];
 
 /** The catalogue of the built-in tools. */
 export function builtinToolCatalogue(tools: readonly Tool[]): ToolCatalogue {
-  const group: ToolCatalogueGroup = { source: "built-in", tools: tools.map((t) => ({ name: t.name, description: t.description })) };
+  const group: ToolCatalogueGroup = { source: BUILT_IN_SOURCE, tools: tools.map(entry) };
   return () => [group];
+}
+
+/** Settings of the inventory. */
+export interface ToolInventoryOptions {
+  builtIn: readonly Tool[];
+  mcp?: McpToolSource;
+  maxToolsPerRequest: number;
+  log: McpLog;
+}
+
+/** The tools of one process (built-in and MCP). */
+export interface ToolInventory {
+  /** Every tool now, grouped by source: built-in first, then MCP servers in config order. */
+  groups: ToolCatalogue;
+  /**
+   * The tools of one model request. `isEnabled` (per-chat settings) filters first; the cap then
+   * keeps every built-in tool and the first MCP tools in config order, logging who was left out.
+   */
+  forRequest(isEnabled?: (name: string) => boolean): AgentTool[];
+}
+
+/** Creates the inventory over the built-in tools and an optional MCP source. */
+export function createToolInventory(opts: ToolInventoryOptions): ToolInventory {
+  let lastLeftOut = "";
+  return {
+    groups() {
+      const builtIn: ToolGroup = { source: BUILT_IN_SOURCE, tools: opts.builtIn.map(entry) };
+      const servers = (opts.mcp?.groups() ?? []).map((g) => ({
+        source: g.server,
+        state: g.status.state,
+        ...(g.status.error ? { error: g.status.error } : {}),
+        tools: g.tools.map(entry),
+      }));
+      return [builtIn, ...servers];
+    },
+    forRequest(isEnabled) {
+      const keep = isEnabled ?? (() => true);
+      const builtIn = opts.builtIn.filter((t) => keep(t.name));
+      const mcp = (opts.mcp?.tools() ?? []).filter((t) => keep(t.name));
+      const room = Math.max(0, opts.maxToolsPerRequest - builtIn.length);
+      const leftOut = mcp.slice(room).map((t) => t.name);
+      const key = leftOut.join(",");
+      if (key !== lastLeftOut) {
+        lastLeftOut = key;
+        if (leftOut.length) {
+          opts.log.warn(
+            { leftOut, maxToolsPerRequest: opts.maxToolsPerRequest },
+            "more tools than MAX_TOOLS_PER_REQUEST: these MCP tools are not offered (choose with the server's tools.include)",
+          );
+        }
+      }
+      return [...builtIn, ...mcp.slice(0, room)];
+    },
+  };
+}
+
+function entry(tool: AgentTool): ListedTool {
+  return { name: tool.name, description: tool.description };
 }

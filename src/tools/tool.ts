@@ -21,16 +21,45 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   execute(args: z.infer<S>, ctx: ToolContext): Promise<unknown>;
 }
 
+/** What a JSON Schema tool's argument check says: fine, or the field and why not. */
+export type ArgumentCheck = { ok: true } | { ok: false; problem: string };
+
+/**
+ * A tool whose arguments are described by a JSON Schema it brings along (an MCP server's tool)
+ * instead of a zod schema: the schema goes to the model as is, and `validate` checks what comes back.
+ */
+export interface JsonSchemaTool {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object, sent to the model unchanged. */
+  parameters: Record<string, unknown>;
+  /** Checks arguments against `parameters`; a failure names the field so the model can correct it. */
+  validate(args: Record<string, unknown>): ArgumentCheck;
+  timeoutMs?: number;
+  execute(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>;
+}
+
+/** Anything the agent loop can offer the model: a built-in zod tool or a JSON Schema tool. */
+export type AgentTool = Tool | JsonSchemaTool;
+
+/** True for a tool that brings its own JSON Schema. */
+export function isJsonSchemaTool(tool: AgentTool): tool is JsonSchemaTool {
+  return "parameters" in tool;
+}
+
 /** Declares a tool with its argument type inferred from the schema. */
 export function defineTool<S extends z.ZodType>(tool: Tool<S>): Tool<S> {
   return tool;
 }
 
-/** The OpenAI `tools` entry for a tool, its parameters derived from the zod schema. */
-export function toOpenAiTool(tool: Tool): {
+/** The OpenAI `tools` entry for a tool, its parameters derived from the zod schema (or given as JSON Schema). */
+export function toOpenAiTool(tool: AgentTool): {
   type: "function";
   function: { name: string; description: string; parameters: Record<string, unknown> };
 } {
+  if (isJsonSchemaTool(tool)) {
+    return { type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+  }
   const { $schema: _drop, ...parameters } = z.toJSONSchema(tool.schema, { io: "input" }) as Record<string, unknown>;
   return { type: "function", function: { name: tool.name, description: tool.description, parameters } };
 }

@@ -4,10 +4,10 @@ import type { ChatMessage } from "../../src/contracts/chat-message.js";
 import type { AgentEvent } from "../../src/contracts/agent-events.js";
 import { createModelClient } from "../../src/agent/model-client.js";
 import { runAgent, type AgentDeps } from "../../src/agent/run-agent.js";
-import type { Tool } from "../../src/tools/tool.js";
+import type { AgentTool } from "../../src/tools/tool.js";
 
 /** Deps for `runAgent` pointed at `baseURL`, with test-friendly defaults. */
-export function agentDeps(baseURL: string, tools: Tool[], overrides: Partial<AgentDeps> = {}): AgentDeps {
+export function agentDeps(baseURL: string, tools: AgentTool[], overrides: Partial<AgentDeps> = {}): AgentDeps {
   return {
     client: createModelClient({ baseURL, apiKey: "sk-test", timeoutMs: 5_000 }),
     model: "qwen3-1.7b",

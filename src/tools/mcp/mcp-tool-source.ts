@@ -1,0 +1,127 @@
+/**
+ * All configured MCP servers as one source of tools: connects each in the background, names
+ * their tools for the model (`<server>__<tool>`, unique against the built-in tools and each
+ * other, a clash logged), and answers "which MCP tools are there right now" in config order.
+ */
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { JsonSchemaTool } from "../tool.js";
+import type { McpConfig } from "./mcp-config.js";
+import {
+  createMcpServerConnection,
+  type McpLog,
+  type McpServerConnection,
+  type McpServerStatus,
+  type RetryPolicy,
+} from "./mcp-server-connection.js";
+import { createMcpTool } from "./mcp-tool.js";
+import { mcpToolName, uniqueToolName } from "./mcp-tool-name.js";
+
+/** One server's tools as the model sees them, with the server's status. */
+export interface McpToolGroup {
+  server: string;
+  status: McpServerStatus;
+  tools: JsonSchemaTool[];
+}
+
+/** Settings of the source. */
+export interface McpToolSourceOptions {
+  config: McpConfig;
+  /** A server entry without `timeoutMs` uses this (TOOL_TIMEOUT_MS), not the SDK's 60 s. */
+  defaultTimeoutMs: number;
+  /** Names the built-in tools hold; an MCP tool never takes one. */
+  reservedNames: readonly string[];
+  /** PATH handed to stdio children. */
+  inheritedPath: string | undefined;
+  log: McpLog;
+  retry?: RetryPolicy;
+  connectTimeoutMs?: number;
+  clientInfo?: { name: string; version: string };
+}
+
+/** The running source. */
+export interface McpToolSource {
+  /** Starts connecting every enabled server; returns at once (answers never wait for a slow server). */
+  start(): void;
+  /** Resolves when every server's first attempt ended, or after `timeoutMs` (a one-shot CLI waits; the worker never does). */
+  settled(timeoutMs: number): Promise<void>;
+  /** The MCP tools available now, servers in config order. */
+  tools(): JsonSchemaTool[];
+  /** Per enabled server: its status and tools, in config order. */
+  groups(): McpToolGroup[];
+  /** Calls `listener` whenever a server's tools or readiness changed. */
+  onChange(listener: () => void): void;
+  /** Ends every session and stops stdio children. */
+  close(): Promise<void>;
+}
+
+/** Creates the source; nothing connects until `start`. */
+export function createMcpToolSource(opts: McpToolSourceOptions): McpToolSource {
+  const validator = new AjvJsonSchemaValidator();
+  const clientInfo = opts.clientInfo ?? { name: "local-llm-chatbot", version: "0.1.0" };
+  let cache: McpToolGroup[] | undefined;
+  const listeners: (() => void)[] = [];
+  const reportedClashes = new Set<string>();
+  const connections: McpServerConnection[] = opts.config.servers
+    .filter((server) => server.enabled)
+    .map((server) =>
+      createMcpServerConnection({
+        config: server,
+        inheritedPath: opts.inheritedPath,
+        clientInfo,
+        log: opts.log,
+        ...(opts.retry ? { retry: opts.retry } : {}),
+        ...(opts.connectTimeoutMs ? { connectTimeoutMs: opts.connectTimeoutMs } : {}),
+        onToolsChanged: () => {
+          cache = undefined;
+          for (const listener of listeners) listener();
+        },
+      }),
+    );
+  const timeouts = new Map(opts.config.servers.map((s) => [s.name, s.timeoutMs ?? opts.defaultTimeoutMs]));
+  const skipped = opts.config.servers.filter((s) => !s.enabled).map((s) => s.name);
+  if (skipped.length) opts.log.info({ mcpServers: skipped }, "MCP servers disabled in the config");
+
+  function build(): McpToolGroup[] {
+    const taken = new Set(opts.reservedNames);
+    return connections.map((connection) => {
+      const tools = connection.tools().map((info) => {
+        const wanted = mcpToolName(connection.name, info.name);
+        const modelName = uniqueToolName(wanted, taken);
+        const clash = `${connection.name}/${info.name}`;
+        if (modelName !== wanted && !reportedClashes.has(clash)) {
+          reportedClashes.add(clash);
+          opts.log.warn({ mcpServer: connection.name, tool: info.name, wanted, given: modelName }, "MCP tool name taken; renamed");
+        }
+        return createMcpTool({ connection, info, modelName, timeoutMs: timeouts.get(connection.name) ?? opts.defaultTimeoutMs, validator });
+      });
+      return { server: connection.name, status: connection.status(), tools };
+    });
+  }
+
+  function current(): McpToolGroup[] {
+    cache ??= build();
+    // Statuses move without the tool list changing (connecting → retrying): always read them fresh.
+    return cache.map((group, i) => ({ ...group, status: connections[i]!.status() }));
+  }
+
+  return {
+    start() {
+      for (const connection of connections) connection.start();
+    },
+    async settled(timeoutMs) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const limit = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      });
+      await Promise.race([Promise.all(connections.map((c) => c.settled())), limit]);
+      clearTimeout(timer);
+    },
+    tools: () => current().flatMap((g) => g.tools),
+    groups: current,
+    onChange: (listener) => void listeners.push(listener),
+    async close() {
+      await Promise.all(connections.map((c) => c.close()));
+      cache = undefined;
+    },
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * Builds the SDK transport for one server entry. A stdio server's child gets `PATH` and the
+ * variables its entry names, never the bot's own environment (tokens, OPENAI_API_KEY,
+ * ADMIN_TOKEN, REDIS_URL); remote servers are tried over Streamable HTTP first, then over the
+ * older SSE transport.
+ */
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { McpTransportConfig } from "./mcp-config.js";
+
+/** A transport to try, and what to call it in logs and health. */
+export interface TransportAttempt {
+  kind: "stdio" | "streamable-http" | "sse";
+  transport: Transport;
+  /** The last lines the child wrote to stderr (stdio only), for the log when it fails. */
+  stderrTail?: () => string;
+  /** The child's pid once started (stdio only). */
+  pid?: () => number | null;
+}
+
+const STDERR_TAIL_CHARS = 2000;
+
+/**
+ * The environment of a stdio server: PATH (so `npx`, `uvx`, `node` resolve) plus its entry's `env`.
+ * The SDK adds its own short list of harmless variables (HOME, LOGNAME, SHELL, TERM, USER) to
+ * whatever it is given; none of the bot's settings is among them.
+ */
+export function stdioServerEnv(entryEnv: Record<string, string>, path: string | undefined): Record<string, string> {
+  return { ...(path !== undefined ? { PATH: path } : {}), ...entryEnv };
+}
+
+/** The transports to try, in order, for one entry (one for stdio, Streamable HTTP then SSE for a URL). */
+export function transportAttempts(config: McpTransportConfig, inheritedPath: string | undefined): (() => TransportAttempt)[] {
+  if (config.kind === "stdio") {
+    return [
+      () => {
+        const transport = new StdioClientTransport({
+          command: config.command,
+          args: config.args,
+          env: stdioServerEnv(config.env, inheritedPath),
+          ...(config.cwd ? { cwd: config.cwd } : {}),
+          // Piped, not inherited: a chatty server must not write into the bot's JSON log stream.
+          stderr: "pipe",
+        });
+        let tail = "";
+        transport.stderr?.on("data", (chunk: Buffer) => {
+          tail = (tail + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARS);
+        });
+        return { kind: "stdio", transport, stderrTail: () => tail.trim(), pid: () => transport.pid };
+      },
+    ];
+  }
+  const url = new URL(config.url);
+  const requestInit: RequestInit = { headers: config.headers };
+  const sse = (): TransportAttempt => ({ kind: "sse", transport: new SSEClientTransport(url, { requestInit }) });
+  if (config.sseOnly) return [sse];
+  return [() => ({ kind: "streamable-http", transport: new StreamableHTTPClientTransport(url, { requestInit }) }), sse];
+}

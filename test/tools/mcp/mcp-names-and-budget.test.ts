@@ -1,0 +1,98 @@
+/**
+ * Tool names the OpenAI protocol accepts, unique across servers and built-ins, and the
+ * per-request cap that keeps a small model's tool list short — against real server-everything.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { createTools } from "../../../src/tools/index.js";
+import { createToolInventory } from "../../../src/tools/tool-catalogue.js";
+import { mcpToolName, uniqueToolName } from "../../../src/tools/mcp/mcp-tool-name.js";
+import type { McpToolSource } from "../../../src/tools/mcp/mcp-tool-source.js";
+import { everythingEntry, mcpConfig, recordingLog, startSource, waitReady } from "./mcp-kit.js";
+
+const builtIn = () => createTools({ weatherApiBase: "http://127.0.0.1:9", newsRssUrl: "http://127.0.0.1:9/?q={query}", allowHosts: [] });
+
+let source: McpToolSource | undefined;
+afterEach(async () => {
+  await source?.close();
+  source = undefined;
+});
+
+describe("MCP tool names", () => {
+  it("reduces names to [A-Za-z0-9_-] and 64 characters", () => {
+    expect(mcpToolName("everything", "get-sum")).toBe("everything__get-sum");
+    expect(mcpToolName("my server.v2", "files/read:all")).toBe("my_server_v2__files_read_all");
+    expect(mcpToolName("weather", "查询 天气")).toMatch(/^weather__x[0-9a-f]{6}$/);
+    expect(mcpToolName("weather", "查询")).not.toBe(mcpToolName("weather", "天气"));
+    const long = mcpToolName("s".repeat(40), "t".repeat(40));
+    expect(long).toHaveLength(64);
+    expect(long).toMatch(/^[A-Za-z0-9_-]+$/);
+  });
+
+  it("a clash gets a suffix and still fits", () => {
+    const taken = new Set(["a__b"]);
+    expect(uniqueToolName("a__b", taken)).toBe("a__b_2");
+    expect(uniqueToolName("a__b", taken)).toBe("a__b_3");
+    const long = "x".repeat(64);
+    taken.add(long);
+    expect(uniqueToolName(long, taken)).toBe("x".repeat(62) + "_2");
+  });
+
+  it("two servers whose names reduce to the same prefix get unique tool names, with a log line", async () => {
+    let log;
+    ({ source, log } = startSource(
+      mcpConfig({
+        "my.server": everythingEntry({ tools: { include: ["echo"] } }),
+        "my server": everythingEntry({ tools: { include: ["echo"] } }),
+      }),
+    ));
+    await Promise.all([waitReady(source, "my.server"), waitReady(source, "my server")]);
+    expect(source.tools().map((t) => t.name)).toEqual(["my_server__echo", "my_server__echo_2"]);
+    expect(log.lines.filter((l) => l.message.includes("renamed"))).toEqual([
+      expect.objectContaining({ level: "warn", fields: expect.objectContaining({ mcpServer: "my server", tool: "echo", given: "my_server__echo_2" }) }),
+    ]);
+  });
+});
+
+describe("MAX_TOOLS_PER_REQUEST", () => {
+  it("keeps the built-in tools and the first MCP tools in config order, and logs who was left out", async () => {
+    ({ source } = startSource(
+      mcpConfig({
+        first: everythingEntry({ tools: { include: ["get-sum", "echo"] } }),
+        second: everythingEntry({ tools: { exclude: ["get-env"] } }),
+      }),
+    ));
+    await Promise.all([waitReady(source, "first"), waitReady(source, "second")]);
+    const log = recordingLog();
+    const catalogue = createToolInventory({ builtIn: builtIn(), mcp: source, maxToolsPerRequest: 7, log });
+
+    const offered = catalogue.forRequest().map((t) => t.name);
+    // include decides order as well as choice.
+    expect(offered).toEqual(["get_weather", "get_news", "get_time", "read_url", "first__get-sum", "first__echo", "second__echo"]);
+    const leftOut = log.lines.find((l) => l.message.includes("MAX_TOOLS_PER_REQUEST"))?.fields.leftOut as string[];
+    expect(leftOut[0]).toBe("second__get-annotated-message");
+    expect(leftOut).not.toContain("second__get-env");
+    expect(leftOut.length).toBe(source.tools().length - 3);
+
+    // Logged once per change, not on every request.
+    catalogue.forRequest();
+    expect(log.lines.filter((l) => l.message.includes("MAX_TOOLS_PER_REQUEST"))).toHaveLength(1);
+
+    // The listing for /tools shows every tool, grouped by source.
+    const groups = catalogue.groups();
+    expect(groups.map((g) => g.source)).toEqual(["built-in", "first", "second"]);
+    expect(groups[1]).toMatchObject({ state: "ready", tools: [{ name: "first__get-sum" }, { name: "first__echo" }] });
+    expect(groups[2]?.tools.map((t) => t.name)).not.toContain("second__get-env");
+  });
+
+  it("a per-chat filter runs before the cap", async () => {
+    ({ source } = startSource(mcpConfig({ e: everythingEntry({ tools: { include: ["echo", "get-sum"] } }) })));
+    await waitReady(source, "e");
+    const catalogue = createToolInventory({ builtIn: builtIn(), mcp: source, maxToolsPerRequest: 16, log: recordingLog() });
+    expect(catalogue.forRequest((name) => name !== "read_url" && name !== "e__echo").map((t) => t.name)).toEqual([
+      "get_weather",
+      "get_news",
+      "get_time",
+      "e__get-sum",
+    ]);
+  });
+});
