@@ -6,13 +6,14 @@
 import type { ChatMessage } from "../contracts/chat-message.js";
 import type { InboundMessage } from "../contracts/inbound-message.js";
 import { chatPacingKey } from "../reply/rate-gate.js";
+import { cutText, cutTextWithMarker } from "../shared/text-cut.js";
 
 const QUOTE_CHARS = 300;
 
 /** Single-line, trimmed speaker name (a name cannot forge a new line of the transcript). */
 function speaker(name: string): string {
   const clean = name.replace(/[\r\n\t]+/g, " ").replace(/:/g, "꞉").trim();
-  return clean === "" ? "someone" : clean.slice(0, 64);
+  return clean === "" ? "someone" : cutText(clean, 64);
 }
 
 /** The history entry for an inbound message. */
@@ -21,7 +22,7 @@ export function toUserMessage(message: InboundMessage): ChatMessage {
   let content = message.text;
   const quoted = message.replyTo?.text?.trim();
   if (quoted) {
-    const cut = quoted.length > QUOTE_CHARS ? quoted.slice(0, QUOTE_CHARS) + "…" : quoted;
+    const cut = cutTextWithMarker(quoted, QUOTE_CHARS, "…");
     const who = message.replyTo?.authorName ? speaker(message.replyTo.authorName) : "an earlier message";
     content = `(replying to ${who}: "${cut.replace(/\s+/g, " ")}")\n${content}`;
   }

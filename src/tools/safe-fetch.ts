@@ -16,6 +16,7 @@ import zlib from "node:zlib";
 import { networkErrorWords } from "./network-error-words.js";
 import { checkAddress, checkHostName, parseIpLiteral } from "./ip-policy.js";
 import { ToolError } from "./tool-error.js";
+import { cutText } from "../shared/text-cut.js";
 
 /** One address a host name resolved to. */
 export interface ResolvedAddress {
@@ -234,7 +235,7 @@ function parseUrl(raw: string, base?: URL): URL {
   try {
     return new URL(raw.trim(), base);
   } catch {
-    throw new SafeFetchError("invalid-url", `invalid URL: ${JSON.stringify(raw.slice(0, 200))}`);
+    throw new SafeFetchError("invalid-url", `invalid URL: ${JSON.stringify(cutText(raw, 200))}`);
   }
 }
 
@@ -346,9 +347,9 @@ function errorCode(err: unknown): string {
   if (err && typeof err === "object") {
     const e = err as { code?: unknown; message?: unknown };
     if (typeof e.code === "string") return networkErrorWords(e.code);
-    if (typeof e.message === "string") return e.message.split("\n")[0]!.slice(0, 120);
+    if (typeof e.message === "string") return cutText(e.message.split("\n")[0]!, 120);
   }
-  return String(err).slice(0, 120);
+  return cutText(String(err), 120);
 }
 
 function formatSeconds(ms: number): string {

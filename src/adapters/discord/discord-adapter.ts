@@ -19,6 +19,7 @@ import { pino, type Logger } from "pino";
 import type { BotGateway } from "../../contracts/bot-gateway.js";
 import { inboundMessageSchema, type InboundMessage } from "../../contracts/inbound-message.js";
 import { mentionsBot, referencedMessage, speakerName, textForModel } from "./discord-addressing.js";
+import { cutText } from "../../shared/text-cut.js";
 import {
   DISCORD_APPLICATION_COMMANDS,
   RESET_DONE_TEXT,
@@ -174,8 +175,8 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
         ? {
             replyTo: {
               messageId: referenced.id,
-              authorName: (referenced.member?.displayName ?? referenced.author.displayName).slice(0, 200),
-              text: textForModel(referenced, botId).slice(0, 4000),
+              authorName: cutText(referenced.member?.displayName ?? referenced.author.displayName, 200),
+              text: cutText(textForModel(referenced, botId), 4000),
             },
           }
         : {}),

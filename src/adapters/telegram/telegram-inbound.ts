@@ -6,12 +6,13 @@
 import type { Message, User } from "grammy/types";
 import { inboundMessageSchema, type InboundMessage } from "../../contracts/inbound-message.js";
 import { realReplyOf, telegramConversationKey, topicOf } from "./telegram-conversation.js";
+import { cutText } from "../../shared/text-cut.js";
 
 /** How a user is called in a shared group conversation: "First Last", else @username, else "User <id>". */
 export function telegramDisplayName(user: Pick<User, "id" | "first_name" | "last_name" | "username">): string {
   const name = [user.first_name, user.last_name].filter((p) => p && p.trim() !== "").join(" ").trim();
   const shown = name !== "" ? name : user.username ? `@${user.username}` : `User ${user.id}`;
-  return shown.slice(0, 200);
+  return cutText(shown, 200);
 }
 
 /** Builds and validates the payload for a question; throws a ZodError if Telegram sent something unexpected. */
@@ -35,8 +36,8 @@ export function toInboundMessage(message: Message, question: string, receivedAt:
       ? {
           replyTo: {
             messageId: String(reply.message_id),
-            ...(replyAuthor ? { authorName: replyAuthor.slice(0, 200) } : {}),
-            ...(replyText ? { text: replyText.slice(0, 4000) } : {}),
+            ...(replyAuthor ? { authorName: cutText(replyAuthor, 200) } : {}),
+            ...(replyText ? { text: cutText(replyText, 4000) } : {}),
           },
         }
       : {}),
