@@ -92,7 +92,7 @@ async function main(): Promise<number> {
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(error.message + "\n");
-      return 2;
+      return 1;
     }
     throw error;
   }

@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   try {
     config = loadConfig();
   } catch (error) {
-    if (error instanceof ConfigError) fail(error.message);
+    if (error instanceof ConfigError) fail(error.message, 1);
     throw error;
   }
   const level = role === "chat" && config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL;
