@@ -110,6 +110,7 @@ async function main(): Promise<void> {
       port: config.HTTP_PORT,
       registry: metrics.registry,
       checks,
+      logger,
       ...(config.ADMIN_TOKEN ? { admin: { token: config.ADMIN_TOKEN, handler: createAdminHandler(config, redis) } } : {}),
       ...(bots?.telegramWebhook ? { routes: [bots.telegramWebhook] } : {}),
     });
