@@ -21,6 +21,8 @@ export const inboundMessageSchema = z.object({
   author: z.object({
     id: z.string().min(1).max(100),
     displayName: z.string().min(1).max(200),
+    /** The platform handle (Telegram @username, without the @), when the user has one. */
+    username: z.string().max(64).optional(),
   }),
   text: z.string().min(1),
   /** The message this one replies to, if any (its text gives the model context). */

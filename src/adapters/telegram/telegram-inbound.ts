@@ -30,7 +30,7 @@ export function toInboundMessage(message: Message, question: string, receivedAt:
     ...(threadId !== undefined ? { threadId: String(threadId) } : {}),
     messageId: String(message.message_id),
     chatType: message.chat.type === "private" ? "private" : "group",
-    author: { id: String(from.id), displayName: telegramDisplayName(from) },
+    author: { id: String(from.id), displayName: telegramDisplayName(from), ...(from.username ? { username: from.username } : {}) },
     text: question,
     ...(reply
       ? {
