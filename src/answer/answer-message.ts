@@ -36,6 +36,8 @@ export interface AnswerDeps {
   logger: Logger;
   metrics?: Metrics;
   now?: () => number;
+  /** Applied to the whole reply before it is split into messages (the secret scrubber). */
+  transformReply?: (markdown: string) => string;
 }
 
 const GENERIC_FAILURE = "⚠️ Something went wrong while answering — please try again.";
@@ -124,6 +126,7 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
         // A retry continues this message: only the last attempt writes the failure into it.
         failureLine: (error) => (ctx.isFinalAttempt ? failureLineFor(error) : undefined),
         logger: log,
+        ...(deps.transformReply ? { transform: deps.transformReply } : {}),
       });
       if (cancelKindOf(ctx.signal) === "shutdown") throw new JobCancelledError("shutdown");
       const finish = result.finish;

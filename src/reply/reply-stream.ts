@@ -73,6 +73,11 @@ export interface StreamReplyOptions {
   /** A draft is re-sent after this long without a change, before the platform drops it (default 20 s; Telegram keeps 30 s). */
   draftKeepAliveMs?: number;
   logger?: { warn(obj: object, msg?: string): void };
+  /**
+   * Applied to each rendered segment of the view before it is split into messages (e.g. secret
+   * scrubbing: a secret cut in two by a split would pass a check of each message alone).
+   */
+  transform?(markdown: string): string;
 }
 
 /** How a reply ended. */
@@ -302,7 +307,8 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
 
   /** Re-renders the view and hands it to the editors; `final` gives every remaining message its last text. */
   const render = (final: boolean) => {
-    const segments = renderReplyViewSegments(state, { showReasoning: opts.showReasoning });
+    const rendered = renderReplyViewSegments(state, { showReasoning: opts.showReasoning });
+    const segments = opts.transform ? rendered.map((segment) => opts.transform!(segment)) : rendered;
     const rest = remainderOf(segments, seal);
     if (rest.text.trim() !== "") {
       const pieces = splitMarkdownPieces(rest.text, { limit, measure, ...(seal.fence ? { openFence: seal.fence } : {}) });

@@ -72,8 +72,8 @@ describe("log redaction", () => {
     for (const secret of [tg.token, secretHalf, API_KEY, ADMIN_TOKEN, JSON.stringify(ADMIN_TOKEN).slice(1, -1)]) {
       for (let i = 0; i + 12 <= secret.length; i++) expect(text, `piece of ${secret}`).not.toContain(secret.slice(i, i + 12));
     }
-    // The encoded form keeps only the public bot id.
-    expect(text).toContain("hook?t=7000000001%3A[redacted]");
+    // The URL-encoded form is a secret as a whole, like the token it encodes.
+    expect(text).toContain("hook?t=[redacted] with admin [redacted]");
     // What an operator needs is still there.
     expect(text).toContain("Network request for 'sendMessage' failed");
     expect(text).toContain("Incorrect API key provided: [redacted]");
