@@ -14,6 +14,8 @@
  *   P:running:CK           job id answering in that conversation right now (short TTL, refreshed)
  *   P:cancel               pub/sub channel of /stop requests
  *   P:history:CK[:tokens]  conversation history and its token total (src/history/history-store.ts)
+ *   P:ratelimit:PL:U:M     messages (and courtesy replies) of user U on platform PL in minute M
+ *   P:outsider:PL:U:M      refusals told to a user not on the allow lists in minute M
  *
  * Hash tags: the conversation key is escaped so it can never contribute a `{…}` hash tag of its own.
  * With a prefix such as `{chatbot}` every key above (BullMQ's included) lands in one Redis Cluster slot,
@@ -61,4 +63,14 @@ export function queueKeys(prefix: string): QueueKeys {
     running: (ck) => `${prefix}:running:${keyPart(ck)}`,
     cancelChannel: () => `${prefix}:cancel`,
   };
+}
+
+/** The per-user, per-minute counter of messages and courtesy replies (USER_RATE_LIMIT). */
+export function userRateKey(prefix: string, platform: string, userId: string, minute: number): string {
+  return `${prefix}:ratelimit:${keyPart(platform)}:${keyPart(userId)}:${minute}`;
+}
+
+/** The per-minute counter of refusals told to one user who is not on the allow lists. */
+export function outsiderRefusalKey(prefix: string, platform: string, userId: string, minute: number): string {
+  return `${prefix}:outsider:${keyPart(platform)}:${keyPart(userId)}:${minute}`;
 }

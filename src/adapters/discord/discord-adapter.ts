@@ -102,11 +102,13 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     return true;
   };
 
-  const reply = async (message: Message, content: string): Promise<void> => {
+  const reply = async (message: Message, content: string, counted = false): Promise<void> => {
     // Waits for the channel's shared budget (an answer may be streaming there) without holding up
     // the messages behind it.
     void (async () => {
       try {
+        // Counted against the user's per-minute limit: a flood of refused messages gets silence, not replies.
+        if (!counted && gateway.mayReply && !(await gateway.mayReply("discord", message.author.id))) return;
         await gateway.replySlot?.("discord", message.channelId);
         await message.reply({ content, allowedMentions: { parse: [], repliedUser: false } });
       } catch (error) {
@@ -151,7 +153,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
         await reply(message, await runCommand(command === "unknown" ? "help" : command, message.channelId));
       } catch (error) {
         log.error({ err: error, command }, "discord: command failed");
-        await reply(message, UNAVAILABLE_TEXT);
+        await reply(message, UNAVAILABLE_TEXT, true);
       }
       return;
     }
@@ -193,11 +195,11 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     } catch (error) {
       // Discord will not redeliver: tell the user instead of dropping the question silently.
       log.error({ err: error, messageId: message.id }, "discord: enqueue failed");
-      await reply(message, UNAVAILABLE_TEXT);
+      await reply(message, UNAVAILABLE_TEXT, true);
       return;
     }
     if (result.status === "refused") {
-      if (result.reason !== undefined) await reply(message, result.reason);
+      if (result.reason !== undefined) await reply(message, result.reason, true);
     } else log.debug({ jobId: result.jobId, status: result.status }, "discord: message enqueued");
   };
 

@@ -112,13 +112,22 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
     (opts.allowedChats.length === 0 || opts.allowedChats.includes(String(chatId))) &&
     (opts.allowedUsers.length === 0 || (userId !== undefined && opts.allowedUsers.includes(String(userId))));
 
-  /** Sends a short non-model answer under the user's message, in its topic. */
-  const answer = async (ctx: Context, message: Message, text: string): Promise<void> => {
+  /**
+   * Sends a short non-model answer under the user's message, in its topic. It counts against the
+   * user's per-minute limit first (`counted`: the limiter itself refused this message, so it was
+   * counted already; `outsider`: at most one a minute), so a flood cannot spend the bot's send budget.
+   */
+  const answer = async (ctx: Context, message: Message, text: string, kind: "reply" | "counted" | "outsider" = "reply"): Promise<void> => {
     const thread = topicOf(message);
+    const userId = message.from?.id;
     // A courtesy reply waits for the chat's shared budget (an answer may be streaming there), but it
     // must neither hold up the updates behind it nor be lost silently: it runs on its own.
     void bestEffort(
       (async () => {
+        const mayReply = opts.gateway.mayReply;
+        if (kind !== "counted" && mayReply && userId !== undefined) {
+          if (!(await mayReply("telegram", String(userId), { outsider: kind === "outsider" }))) return;
+        }
         await opts.gateway.replySlot?.("telegram", String(message.chat.id));
         return ctx.api.sendMessage(message.chat.id, text, {
           ...(thread !== undefined ? { message_thread_id: thread } : {}),
@@ -188,7 +197,7 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
     if (!allowed(message.chat.id, message.from?.id)) {
       log.info({ chatId: message.chat.id, userId: message.from?.id }, "not on the allow lists");
       // Groups are ignored silently; a private chat gets told once per message.
-      if (message.chat.type === "private") await answer(ctx, message, "Sorry, this bot is private and not available to you.");
+      if (message.chat.type === "private") await answer(ctx, message, "Sorry, this bot is private and not available to you.", "outsider");
       return;
     }
     switch (verdict.kind) {
@@ -205,7 +214,7 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
         const inbound = toInboundMessage(message, verdict.text, now());
         const result = await enqueueDurably(inbound);
         log.debug({ chatId: inbound.chatId, messageId: inbound.messageId, status: result.status }, "offered to the queue");
-        if (result.status === "refused" && result.reason !== undefined) await answer(ctx, message, result.reason);
+        if (result.status === "refused" && result.reason !== undefined) await answer(ctx, message, result.reason, "counted");
         return;
       }
     }
