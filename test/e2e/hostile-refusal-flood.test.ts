@@ -30,9 +30,9 @@ describe("refusal floods, Telegram", () => {
     const tg = rig.tg!;
     await awayFromMinuteBoundary();
     for (let i = 0; i < 10; i++) tg.userSays(privateChat(outsider), outsider, `let me in ${i}`);
-    await tg.waitFor(() => tg.pendingUpdateIds().length === 0, { label: "every update handled" });
+    await tg.waitFor(() => tg.pendingUpdateIds().length === 0, { what: "every update handled" });
     // Courtesy replies run on their own after the update is handled, paced about one a second.
-    await tg.waitFor(() => tg.botMessages(outsider.id).length >= 1, { label: "the first refusal" });
+    await tg.waitFor(() => tg.botMessages(outsider.id).length >= 1, { what: "the first refusal" });
     await sleep(2500);
     const refusals = tg.botMessages(outsider.id).filter((m) => m.text.includes("this bot is private"));
     expect(refusals).toHaveLength(1);
@@ -45,9 +45,9 @@ describe("refusal floods, Telegram", () => {
     await awayFromMinuteBoundary();
     for (let i = 0; i < 4; i++) tg.userSays(privateChat(member), member, `this message is much too long for the bot ${i}`);
     for (let i = 0; i < 4; i++) tg.userSays(privateChat(member), member, `/nosuchcommand${i}`);
-    await tg.waitFor(() => tg.pendingUpdateIds().length === 0, { label: "every update handled" });
+    await tg.waitFor(() => tg.pendingUpdateIds().length === 0, { what: "every update handled" });
     // Private-chat pacing sends about one a second: wait for three, then long enough for more to show.
-    await tg.waitFor(() => tg.botMessages(member.id).length >= 3, { label: "three refusals" });
+    await tg.waitFor(() => tg.botMessages(member.id).length >= 3, { what: "three refusals" });
     await sleep(2500);
     const replies = tg.botMessages(member.id).map((m) => m.text);
     expect(replies).toHaveLength(3);
