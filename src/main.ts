@@ -16,6 +16,7 @@ import { configuredSecrets } from "./security/configured-secrets.js";
 import { createMetrics } from "./observability/metrics.js";
 import { startOpsServer, type HealthCheck } from "./observability/http-server.js";
 import { createAdminHandler } from "./observability/admin-dashboard.js";
+import { installProcessGuards } from "./app/process-guards.js";
 
 const ROLES = ["all", "bots", "worker", "chat"] as const;
 type Role = (typeof ROLES)[number];
@@ -55,6 +56,9 @@ async function main(): Promise<void> {
     name: role,
     secrets: configuredSecrets(config),
   });
+  // From here on nothing unhandled crashes the role or reaches stderr unscrubbed.
+  let onUncaught: (() => void) | undefined;
+  installProcessGuards(logger, { onUncaughtException: () => (onUncaught ? onUncaught() : process.exit(1)) });
   const metrics = createMetrics({ defaults: true });
 
   let redis;
@@ -84,6 +88,7 @@ async function main(): Promise<void> {
     redis.disconnect();
     process.exit(code);
   };
+  onUncaught = () => void shutdown("uncaught exception", 1);
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
   process.once("SIGINT", () => void shutdown("SIGINT"));
 

@@ -51,6 +51,11 @@ export interface TelegramAdapterOptions {
   pollingTimeoutSeconds?: number;
   /** Backoff while the queue refuses to take a message (Redis down); default 250 ms doubling to 5 s. */
   enqueueRetry?: { initialDelayMs?: number; maxDelayMs?: number };
+  /**
+   * Webhook mode: an update still being handled after this long is answered 503 (Telegram delivers it
+   * again; the queue's dedupe keeps a late success from being answered twice); default 10 s.
+   */
+  webhookTimeoutMs?: number;
   /** How long stop() waits for updates being handled; default 10 s. */
   stopTimeoutMs?: number;
   /** Called when polling ends on its own (wrong token, another instance polling: 401/409). */
@@ -267,8 +272,20 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
       res.end();
       return;
     }
+    // Our own deadline, not grammY's: its timeout leaves the late rejection of the update unhandled.
+    const handling = webhookHandler(req, res);
+    const timeoutMs = opts.webhookTimeoutMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), timeoutMs)));
     try {
-      await webhookHandler(req, res);
+      if ((await Promise.race([handling, late])) === "late") {
+        log.warn({ timeoutMs }, "webhook update still being handled; answered 503 so Telegram delivers it again");
+        if (!res.headersSent) {
+          res.statusCode = 503;
+          res.end();
+        }
+        handling.catch((err: unknown) => log.error({ err: errorText(err) }, "webhook update failed after its deadline"));
+      }
     } catch (err) {
       // Not enqueued: a 5xx makes Telegram deliver this update again later.
       log.error({ err: errorText(err) }, "webhook update failed");
@@ -276,6 +293,8 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
         res.statusCode = 500;
         res.end();
       }
+    } finally {
+      clearTimeout(timer);
     }
   };
 
@@ -292,7 +311,7 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
         log.warn({ err: errorText(err) }, "setMyCommands failed; the command menu may be stale");
       }
       if (opts.webhook) {
-        webhookHandler = webhookCallback(bot, "http", { secretToken: webhookSecret, onTimeout: "throw", timeoutMilliseconds: 10_000 }) as (
+        webhookHandler = webhookCallback(bot, "http", { secretToken: webhookSecret, timeoutMilliseconds: Infinity }) as (
           req: IncomingMessage,
           res: ServerResponse,
         ) => Promise<void>;
