@@ -36,7 +36,7 @@ describe("process guards", () => {
     let exited = false;
     (proc as unknown as { exit: () => void }).exit = () => void (exited = true);
     const remove = installProcessGuards(createLogger({ level: "info", secrets: [], destination: out.stream }), { process: proc });
-    proc.emit("unhandledRejection", botError());
+    (proc as unknown as EventEmitter).emit("unhandledRejection", botError());
     remove();
     expect(exited).toBe(false);
     expect(out.text()).toContain("unhandled promise rejection");
@@ -54,7 +54,7 @@ describe("process guards", () => {
       onUncaughtException: (error) => seen.push(error),
     });
     const error = botError();
-    proc.emit("uncaughtException", error);
+    (proc as unknown as EventEmitter).emit("uncaughtException", error);
     remove();
     expect(seen).toEqual([error]);
     expect(out.text()).toContain("uncaught exception");
