@@ -4,25 +4,12 @@
  * to the role's shutdown. A grammY BotError carries the update's context, bot token included.
  */
 import { EventEmitter } from "node:events";
-import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
+import { logSink } from "../support/log-sink.js";
 import { createLogger } from "../../src/observability/logger.js";
 import { errorSummary, installProcessGuards } from "../../src/app/process-guards.js";
 
 const TOKEN = "7000000001:AAGuardTestTokenValue_12345";
-
-function sink(): { stream: Writable; text(): string } {
-  let text = "";
-  return {
-    stream: new Writable({
-      write(chunk: Buffer, _enc, done) {
-        text += chunk.toString();
-        done();
-      },
-    }),
-    text: () => text,
-  };
-}
 
 /** An error shaped like grammY's BotError: its context holds the API client and so the token. */
 function botError(): Error {
@@ -31,7 +18,7 @@ function botError(): Error {
 
 describe("process guards", () => {
   it("log a stray rejection without the error's properties and keep the process alive", () => {
-    const out = sink();
+    const out = logSink();
     const proc = new EventEmitter() as unknown as NodeJS.Process;
     let exited = false;
     (proc as unknown as { exit: () => void }).exit = () => void (exited = true);
@@ -46,7 +33,7 @@ describe("process guards", () => {
   });
 
   it("hand an uncaught exception to the role's shutdown", () => {
-    const out = sink();
+    const out = logSink();
     const proc = new EventEmitter() as unknown as NodeJS.Process;
     const seen: unknown[] = [];
     const remove = installProcessGuards(createLogger({ level: "info", secrets: [TOKEN], destination: out.stream }), {
