@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_OPTIONS, parseBenchArgs, wordsAt } from "./bench-options.js";
 
 describe("parseBenchArgs", () => {
-  it("runs the four levels of issue 7 by default", () => {
+  it("runs the four levels by default", () => {
     expect(parseBenchArgs([])).toEqual(DEFAULT_OPTIONS);
     expect(DEFAULT_OPTIONS.levels).toEqual([1, 10, 100, 500]);
   });

@@ -1,9 +1,10 @@
 /**
  * The figures of one level: per chat kind (latencies, writes, violations) from the
  * fakes' records, and per level (CPU per token, peak memory, Redis commands per
- * job) from the waves' samples. Targets come from issue 7 and the bot's own pacing.
+ * job) from the waves' samples. Targets come from the benchmark brief (bench/README.md) and the bot's own pacing.
  */
-import { DISCORD_DEFAULT_INTERVAL_MS, TELEGRAM_GROUP_INTERVAL_MS, TELEGRAM_PRIVATE_INTERVAL_MS } from "../src/app/pacing.js";
+import { DISCORD_DEFAULT_EDIT_INTERVAL_MS as DISCORD_DEFAULT_INTERVAL_MS } from "../src/adapters/discord/discord-pacing.js";
+import { TELEGRAM_GROUP_EDIT_INTERVAL_MS as TELEGRAM_GROUP_INTERVAL_MS, TELEGRAM_PRIVATE_EDIT_INTERVAL_MS as TELEGRAM_PRIVATE_INTERVAL_MS } from "../src/adapters/telegram/telegram-pacing.js";
 import type { BenchConversation, ChatPlatforms, ViolationCount } from "./chat-platforms.js";
 import { conversationFigures, type ChatKind, type ConversationFigures } from "./conversation-figures.js";
 import type { ModelTap } from "./model-tap.js";
@@ -25,7 +26,7 @@ export function planLevel(level: number): ChatKind[][] {
   return [Array.from({ length: level }, (_, i) => KINDS[i % KINDS.length] as ChatKind)];
 }
 
-/** The bot's pacing interval per chat kind (src/app/pacing.ts; Discord's equals what the fake's 5-per-5 s headers teach). */
+/** The bot's pacing interval per chat kind (the adapters' pacing rules; Discord's equals what the fake's 5-per-5 s headers teach). */
 export function intervalOf(kind: ChatKind): number {
   switch (kind) {
     case "tg-private":
@@ -37,7 +38,7 @@ export function intervalOf(kind: ChatKind): number {
   }
 }
 
-/** The targets of issue 7. */
+/** The targets the benchmark holds the bot to. */
 export const TARGETS = {
   firstSignP50Ms: 25,
   firstSignP99Ms: 100,

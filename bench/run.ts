@@ -113,34 +113,9 @@ async function run(options: BenchOptions, redisUrl: string): Promise<LevelFigure
     const results: LevelFigures[] = [];
     const trace: TraceEntry[] = [];
     for (const [index, level] of options.levels.entries()) {
-      const words = wordsAt(options, level);
-      const waves: WaveTotals[] = [];
-      const asked: BenchConversation[] = [];
-      if (options.cpuProfDir) await worker.startProfile();
-      for (const kinds of plans[index] ?? []) {
-        progress(`level ${level}: ${kinds.length} conversation${kinds.length === 1 ? "" : "s"} (${[...new Set(kinds)].join(", ")})…`);
-        const conversations = newConversations(kinds, words);
-        asked.push(...conversations);
-        waves.push(await runWave(context, conversations, words));
-      }
-      const kinds = KINDS.map((kind) => kindFigures(kind, asked.filter((c) => c.kind === kind), platforms, tap, words)).filter((k) => k.conversations > 0);
-      const profile = options.cpuProfDir ? join(options.cpuProfDir, `worker-level-${level}.cpuprofile`) : undefined;
-      if (profile) await worker.stopProfile(profile);
-      const machine = { loadAverage: loadavg()[0] ?? 0, cores: availableParallelism(), modelPace: modelPace(asked, tap) };
-      const figures = levelFigures(level, words, waves, kinds, machine);
-      const pace = machine.modelPace.p50;
-      if (pace !== undefined && pace < 0.9 * options.tokensPerSecond) {
-        figures.notes.push(
-          `the fake model managed ${pace.toFixed(1)} of ${options.tokensPerSecond} tokens/s: the machine was the bound at this level, so its ` +
-            "latencies are inflated (CPU per token, peak RSS and Redis per job still hold)",
-        );
-      }
-      if (options.tracePath) trace.push(...traceOf(level, asked, waves, platforms, tap));
-      if (worker.warnings > 0) figures.notes.push(`the worker has logged ${worker.warnings} warnings so far`);
-      results.push(figures);
-      if (profile) figures.notes.push("the worker was being profiled: its CPU figure includes the profiler's overhead");
-      process.stdout.write(`\n${formatLevel(figures)}\n`);
-      if (profile) process.stdout.write(`${formatProfileSummary(profile, entry.codeRoot)}\n`);
+      const measured = await measureLevel({ options, context, worker, platforms, tap, entry, newConversations }, level, plans[index] ?? []);
+      results.push(measured.figures);
+      if (options.tracePath) trace.push(...measured.trace);
     }
     process.stdout.write(`\n${formatVerdicts(results)}\n`);
     if (options.tracePath) {
@@ -152,6 +127,50 @@ async function run(options: BenchOptions, redisUrl: string): Promise<LevelFigure
     process.off("SIGINT", interrupted);
     await cleanup();
   }
+}
+
+/** What measuring one level needs from the run. */
+interface LevelRun {
+  options: BenchOptions;
+  context: WaveContext;
+  worker: RoleProcess;
+  platforms: ChatPlatforms;
+  tap: ModelTap;
+  entry: RoleEntry;
+  newConversations(kinds: readonly ChatKind[], words: number): BenchConversation[];
+}
+
+/** Runs one level's waves and prints its figures (and profile). */
+async function measureLevel(run: LevelRun, level: number, waveKinds: readonly (readonly ChatKind[])[]): Promise<{ figures: LevelFigures; trace: TraceEntry[] }> {
+  const { options, context, worker, platforms, tap, entry } = run;
+  const words = wordsAt(options, level);
+  const waves: WaveTotals[] = [];
+  const asked: BenchConversation[] = [];
+  if (options.cpuProfDir) await worker.startProfile();
+  for (const kinds of waveKinds) {
+    progress(`level ${level}: ${kinds.length} conversation${kinds.length === 1 ? "" : "s"} (${[...new Set(kinds)].join(", ")})…`);
+    const conversations = run.newConversations(kinds, words);
+    asked.push(...conversations);
+    waves.push(await runWave(context, conversations, words));
+  }
+  const kinds = KINDS.map((kind) => kindFigures(kind, asked.filter((c) => c.kind === kind), platforms, tap, words)).filter((k) => k.conversations > 0);
+  const profile = options.cpuProfDir ? join(options.cpuProfDir, `worker-level-${level}.cpuprofile`) : undefined;
+  if (profile) await worker.stopProfile(profile);
+  const machine = { loadAverage: loadavg()[0] ?? 0, cores: availableParallelism(), modelPace: modelPace(asked, tap) };
+  const figures = levelFigures(level, words, waves, kinds, machine);
+  const pace = machine.modelPace.p50;
+  if (pace !== undefined && pace < 0.9 * options.tokensPerSecond) {
+    figures.notes.push(
+      `the fake model managed ${pace.toFixed(1)} of ${options.tokensPerSecond} tokens/s: the machine was the bound at this level, so its ` +
+        "latencies are inflated (CPU per token, peak RSS and Redis per job still hold)",
+    );
+  }
+  const trace = options.tracePath ? traceOf(level, asked, waves, platforms, tap) : [];
+  if (worker.warnings > 0) figures.notes.push(`the worker has logged ${worker.warnings} warnings so far`);
+  if (profile) figures.notes.push("the worker was being profiled: its CPU figure includes the profiler's overhead");
+  process.stdout.write(`\n${formatLevel(figures)}\n`);
+  if (profile) process.stdout.write(`${formatProfileSummary(profile, entry.codeRoot)}\n`);
+  return { figures, trace };
 }
 
 function printHeader(options: BenchOptions, redis: BenchRedis, concurrency: number, entry: RoleEntry): void {

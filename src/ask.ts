@@ -6,10 +6,8 @@
  */
 import { ConfigError, loadConfig } from "./config/load-config.js";
 import { assertNever, type AgentEvent } from "./contracts/agent-events.js";
-import { createModelClient } from "./agent/model-client.js";
 import { ModelError } from "./agent/model-error.js";
-import { runAgent } from "./agent/run-agent.js";
-import { createTools } from "./tools/index.js";
+import { agentFromConfig } from "./app/agent-from-config.js";
 
 /** Where ask writes, injectable so the renderer stays testable. */
 interface Terminal {
@@ -100,22 +98,11 @@ async function main(): Promise<number> {
   const controller = new AbortController();
   process.once("SIGINT", () => controller.abort());
   const renderer = createRenderer({ write: (t) => process.stdout.write(t), color: process.stdout.isTTY === true }, config.SHOW_REASONING !== "off");
-  const deps = {
-    client: createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: config.MODEL_TIMEOUT_MS }),
-    model: config.MODEL,
-    modelServer: config.MODEL_SERVER,
-    enableThinking: config.ENABLE_THINKING,
-    maxToolRounds: config.MAX_TOOL_ROUNDS,
-    maxTokens: config.MODEL_MAX_TOKENS,
-    toolTimeoutMs: config.TOOL_TIMEOUT_MS,
-    tools: createTools({ weatherApiBase: config.WEATHER_API_BASE, newsRssUrl: config.NEWS_RSS_URL, allowHosts: config.READ_URL_ALLOW_HOSTS }),
-    ...(config.MODEL_TEMPERATURE !== undefined ? { temperature: config.MODEL_TEMPERATURE } : {}),
-    ...(config.MODEL_TOP_P !== undefined ? { topP: config.MODEL_TOP_P } : {}),
-  };
+  const agent = agentFromConfig(config);
 
   try {
     let reason = "stop";
-    for await (const event of runAgent(deps, { messages: [{ role: "user", content: question }], signal: controller.signal })) {
+    for await (const event of agent.run([{ role: "user", content: question }], controller.signal)) {
       renderer.render(event);
       if (event.type === "finish") reason = event.reason;
     }

@@ -1,5 +1,5 @@
 /**
- * The streaming ReAct loop (SPEC §2): one streamed request per round, the
+ * The streaming ReAct loop: one streamed request per round, the
  * round's tool calls run concurrently, their results go back paired by
  * `tool_call_id`, until the model answers, the answer is cut, the round fuse
  * blows, or the signal aborts. Output is one AgentEvent stream ending with

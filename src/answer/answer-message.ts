@@ -15,8 +15,7 @@ import { modelUnavailableLine, type ShowReasoning } from "../reply/reply-view.js
 import type { ReplyPortFactory } from "../contracts/reply-port.js";
 import type { Platform } from "../contracts/inbound-message.js";
 import type { GiveUpHandler, MessageProcessor } from "../queue/message-worker.js";
-import { cancelKindOf, JobCancelledError } from "../queue/cancel-bus.js";
-import { UnrecoverableError } from "bullmq";
+import { cancelKindOf } from "../queue/cancel-bus.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { pacingKey, toUserMessage } from "./user-message.js";
@@ -31,8 +30,6 @@ export interface AnswerDeps {
   ports: Partial<Record<Platform, ReplyPortFactory>>;
   gate: RateGate;
   showReasoning: ShowReasoning;
-  /** Marks a job's reply complete right after its turn is in history, so a crash then cannot append it twice. */
-  markAnswered(jobId: string): Promise<void>;
   logger: Logger;
   metrics?: Metrics;
   now?: () => number;
@@ -98,7 +95,7 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
 
   const process: MessageProcessor = async (message, ctx) => {
     const factory = deps.ports[message.platform];
-    if (!factory) throw new UnrecoverableError(`no reply port for platform ${message.platform} in this worker`);
+    if (!factory) throw new MissingPortError(message.platform);
     const port = factory(message);
     const startedAt = now();
     const log = deps.logger.child({ jobId: ctx.jobId, conversation: message.conversationKey, attempt: ctx.attempt });
@@ -128,7 +125,8 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
         logger: log,
         ...(deps.transformReply ? { transform: deps.transformReply } : {}),
       });
-      if (cancelKindOf(ctx.signal) === "shutdown") throw new JobCancelledError("shutdown");
+      // Handed to another process, which continues this reply: nothing goes into history here.
+      if (cancelKindOf(ctx.signal) === "shutdown") return "interrupted";
       const finish = result.finish;
       const turn: ChatMessage[] = [user, ...(finish?.messages ?? [])];
       if (!finish && result.stopped) {
@@ -138,18 +136,17 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
       }
       const stored = await deps.history.append(message.conversationKey, turn, { askedAt: message.receivedAt });
       if (!stored) log.info("conversation was reset while answering: turn not stored");
-      await deps.markAnswered(ctx.jobId);
-      // The job's outcome line (info) is written by the worker role (observability/job-outcomes.ts).
+      await ctx.markAnswered();
+      // The job's outcome line (info) is written where the queue runtime announces outcomes (observability/job-outcomes.ts).
       log.debug(
         { finish: result.stopped ? "stopped" : (finish?.reason ?? "unknown"), rounds: finish?.rounds, messages: result.messageIds.length, ms: now() - startedAt },
         "answered",
       );
+      return result.stopped ? "stopped" : "answered";
     } catch (error) {
-      if (error instanceof ModelError && !error.retryable) {
-        // Retrying cannot help (context too long, bad request): say so now, in the same message.
-        log.warn({ err: error }, "model refused the request");
-        throw new UnrecoverableError(error.message);
-      }
+      // Retrying cannot help (context too long, bad request): the runtime gives up at once (the error says
+      // `retryable: false`) and the give-up handler says why, in the same message.
+      if (error instanceof ModelError && !error.retryable) log.warn({ err: error }, "model refused the request");
       throw error;
     } finally {
       deps.metrics?.activeConversations.dec();
@@ -166,15 +163,23 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
   return { process, onGiveUp };
 }
 
+/** This worker has no reply port for the message's platform: no attempt can answer it. */
+export class MissingPortError extends Error {
+  override readonly name = "MissingPortError";
+  readonly retryable = false;
+  constructor(platform: string) {
+    super(`no reply port for platform ${platform} in this worker`);
+  }
+}
+
 /** A short, useful line for the user; details stay in the log. */
 export function failureLineFor(error: unknown): string {
-  if (error instanceof UnrecoverableError && /context|too long|exceeds/i.test(error.message)) {
-    return "⚠️ This conversation is too long for the model — send /reset to start over.";
-  }
   if (error instanceof ModelError) {
     if (error.code === "context-exceeded") return "⚠️ This conversation is too long for the model — send /reset to start over.";
-    return modelUnavailableLine();
+    // A refusal no retry gets past (bad key, bad request) is ours to fix, not the user's to wait out.
+    return error.retryable ? modelUnavailableLine() : GENERIC_FAILURE;
   }
-  if (error instanceof UnrecoverableError) return GENERIC_FAILURE;
+  // Anything else that says no retry can help (a bug, a payload no attempt can answer).
+  if ((error as { retryable?: unknown } | null | undefined)?.retryable === false) return GENERIC_FAILURE;
   return modelUnavailableLine();
 }

@@ -23,7 +23,7 @@ export function withSecretsScrubbed(port: ReplyPort, scrubber: SecretScrubber): 
     checked.add(text);
     if (checked.size > VERIFIED_TEXTS) checked.delete(checked.values().next().value as string);
   };
-  const leaks = (content: RenderedText) => scrubber.hasLoosely(visibleText(content)) || scrubber.has(content.text);
+  const leaks = (content: RenderedText) => scrubber.hasLoosely(visibleText(port, content)) || scrubber.has(content.text);
   const clean = (content: RenderedText): RenderedText =>
     checked.has(content.text) || !scrubber.has(content.text) ? content : { ...content, text: scrubber.scrub(content.text) };
 
@@ -39,9 +39,10 @@ export function withSecretsScrubbed(port: ReplyPort, scrubber: SecretScrubber): 
         return rendered;
       }
       // The secret only appears once markup is applied or ignored (`123:AA**BB**`): show the visible text, scrubbed.
-      const fallback = port.format(scrubber.scrub(withoutFormatting(visibleText(rendered))));
+      const fallback = port.format(scrubber.scrub(withoutFormatting(visibleText(port, rendered))));
       return leaks(fallback) ? port.format(REDACTED) : fallback;
     },
+    ...(port.visibleText ? { visibleText: port.visibleText.bind(port) } : {}),
     send: (content, opts) => port.send(clean(content), opts),
     edit: (messageId, content, opts) => port.edit(messageId, clean(content), opts),
   };

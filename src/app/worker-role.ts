@@ -7,11 +7,8 @@
 import { Api } from "grammy";
 import type { Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
-import { createModelClient } from "../agent/model-client.js";
-import { runAgent } from "../agent/run-agent.js";
-import { createTools } from "../tools/index.js";
+import { agentFromConfig } from "./agent-from-config.js";
 import { historyStoreFor } from "./history-for-config.js";
-import { createReplyJournalStore } from "../queue/reply-journal-store.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
 import { createRedisRateGate } from "../reply/redis-rate-gate.js";
 import type { ReplyPortFactory } from "../contracts/reply-port.js";
@@ -26,7 +23,8 @@ import { scrubbingPortFactory } from "../answer/secret-scrubbing-port.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { createJobOutcomes } from "../observability/job-outcomes.js";
-import { meteredDiscordFetch, telegramRequestMeter } from "../observability/platform-request-meter.js";
+import { meteredDiscordFetch } from "../adapters/discord/discord-request-meter.js";
+import { telegramRequestMeter } from "../adapters/telegram/telegram-request-meter.js";
 import { createQueueDepthSource } from "../observability/queue-depth.js";
 import { pacingGlobalFor, pacingIntervalFor } from "./pacing.js";
 import { redisOptions } from "../redis/connection.js";
@@ -54,15 +52,8 @@ export async function startWorkerRole(
   options: WorkerRoleOptions = {},
 ): Promise<WorkerRole> {
   const { logger, metrics } = deps;
-  const client = createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: config.MODEL_TIMEOUT_MS });
-  const tools = createTools({
-    weatherApiBase: config.WEATHER_API_BASE,
-    newsRssUrl: config.NEWS_RSS_URL,
-    allowHosts: config.READ_URL_ALLOW_HOSTS,
-    timeoutMs: config.TOOL_TIMEOUT_MS,
-  });
+  const agent = agentFromConfig(config);
   const history = historyStoreFor(config, redis);
-  const journals = createReplyJournalStore({ redis, prefix: config.KEY_PREFIX });
 
   const ports: Partial<Record<Platform, ReplyPortFactory>> = { ...options.extraPorts };
   let discordPorts: DiscordReplyPortFactory | undefined;
@@ -94,40 +85,24 @@ export async function startWorkerRole(
 
   const { process, onGiveUp } = createAnswerProcessor({
     history,
-    agent: (messages, signal) =>
-      runAgent(
-        {
-          client,
-          model: config.MODEL,
-          modelServer: config.MODEL_SERVER,
-          enableThinking: config.ENABLE_THINKING,
-          maxToolRounds: config.MAX_TOOL_ROUNDS,
-          maxTokens: config.MODEL_MAX_TOKENS,
-          ...(config.MODEL_TEMPERATURE !== undefined ? { temperature: config.MODEL_TEMPERATURE } : {}),
-          ...(config.MODEL_TOP_P !== undefined ? { topP: config.MODEL_TOP_P } : {}),
-          toolTimeoutMs: config.TOOL_TIMEOUT_MS,
-          tools,
-        },
-        { messages, signal },
-      ),
+    agent: agent.run,
     ports: safePorts,
     gate,
     showReasoning: config.SHOW_REASONING,
-    markAnswered: (jobId) => journals.markFinal(jobId),
     logger,
     metrics,
     // The whole reply, before it is split: a secret across two messages is whole only here.
     transformReply: (markdown) => scrubber.scrub(markdown),
   });
 
-  const outcomes = createJobOutcomes({ logger, metrics });
   const worker = createMessageWorker({
     connection: () => new RedisClient(config.REDIS_URL, redisOptions()),
     prefix: config.KEY_PREFIX,
     concurrency: config.WORKER_CONCURRENCY,
+    process,
+    onGiveUp,
     // One log line and one chatbot_jobs_total count per job outcome.
-    process: outcomes.observe(process),
-    onGiveUp: outcomes.observeGiveUp(onGiveUp),
+    onOutcome: createJobOutcomes({ logger, metrics }),
     logger,
     lockDurationMs: config.QUEUE_LOCK_MS,
     stalledIntervalMs: config.QUEUE_STALLED_CHECK_MS,

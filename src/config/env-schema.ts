@@ -1,5 +1,5 @@
 /**
- * The one schema of the environment (SPEC §7). Everything that reads a setting
+ * The one schema of the environment. Everything that reads a setting
  * gets it from the parsed Config, never from process.env.
  */
 import { z } from "zod";

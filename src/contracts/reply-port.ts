@@ -26,6 +26,11 @@ export interface ReplyPort {
   /** Renders Markdown from the model into the platform's format (must never produce text the platform rejects). */
   format(markdown: string): RenderedText;
   /**
+   * What a user sees of rendered content: its length is what `limits.maxLength` counts (Telegram counts
+   * the text after entity parsing). Absent: the text as sent.
+   */
+  visibleText?(content: RenderedText): string;
+  /**
    * Posts a new message; returns its id. The first message of a reply (`continuation: false`)
    * replies to / threads under the user's message. `final: false` lets a port show a Stop button.
    */

@@ -18,7 +18,7 @@
  */
 import type { Redis } from "ioredis";
 import type { ChatMessage } from "../contracts/chat-message.js";
-import { keyPart } from "../redis/keys.js";
+import { historyKeys } from "../redis/keys.js";
 import { redisScript } from "../redis/script.js";
 import { estimateMessageTokens } from "./token-estimate.js";
 import { repairToolPairs } from "./tool-pairs.js";
@@ -155,9 +155,9 @@ export function createHistoryStore(opts: {
   estimateTokens?: (message: ChatMessage) => number;
 }): HistoryStore {
   const estimate = opts.estimateTokens ?? estimateMessageTokens;
-  const listKey = (ck: string): string => `${opts.prefix}:history:${keyPart(ck)}`;
-  const tokensKey = (ck: string): string => `${listKey(ck)}:tokens`;
-  const resetKey = (ck: string): string => `${listKey(ck)}:reset`;
+  const listKey = (ck: string): string => historyKeys(opts.prefix, ck).list;
+  const tokensKey = (ck: string): string => historyKeys(opts.prefix, ck).tokens;
+  const resetKey = (ck: string): string => historyKeys(opts.prefix, ck).reset;
 
   return {
     async load(conversationKey) {

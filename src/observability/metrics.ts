@@ -2,7 +2,7 @@
  * Prometheus metrics (prom-client) on a registry of our own (no global
  * singleton), so tests and several roles in one process do not collide.
  *
- * The series an operator watches (issue 7, "Observe"):
+ * The series an operator watches:
  *   chatbot_messages_in_total{platform,outcome}          messages offered by the adapters (queued, duplicate, refused, rate_limited)
  *   chatbot_jobs_total{outcome}                          job attempts: done, cancelled (/stop), retried, failed (given up), interrupted (shutdown)
  *   chatbot_queue_depth{state}                           read from Redis on every scrape: waiting, active, delayed, failed, unanswered

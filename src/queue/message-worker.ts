@@ -11,46 +11,30 @@
  * back with the same attempt number and the same reply journal.
  *
  * Shutdown: `close()` stops taking jobs, lets in-flight jobs finish for `graceMs`,
- * then aborts them (signal reason JobCancelledError("shutdown")); an aborted job is
- * moved back to wait at once, not marked final, and another process continues it
- * with the same journal, so the user sees one answer.
+ * then aborts them through BullMQ's job signals (our reason: JobCancelledError("shutdown"));
+ * an aborted job is moved back to wait at once, not marked final, and another process
+ * continues it with the same journal, so the user sees one answer.
+ *
+ * The pieces: job-attempt.ts (one attempt and how it ends), repair-sweep.ts (stuck
+ * conversations), this file (connections, BullMQ wiring, ordering checks, close).
  */
-import { DelayedError, type Job, Queue, UnrecoverableError, WaitingError, Worker } from "bullmq";
+import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from "bullmq";
 import { Redis } from "ioredis";
-import type { ReplyJournal } from "../contracts/reply-journal.js";
-import { type CancelKind, createCancelBus, JobCancelledError } from "./cancel-bus.js";
-import { createConversationOrder } from "./conversation-order.js";
+import type { JobOutcomeEvent } from "../contracts/job-outcome.js";
 import { type InboundMessage, inboundMessageSchema } from "../contracts/inbound-message.js";
-import { DEFAULT_DEDUPE_TTL_SECONDS, DEFAULT_PAYLOAD_TTL_SECONDS } from "./message-queue.js";
 import { QUEUE_NAME, queueKeys } from "../redis/keys.js";
+import { type CancelKind, createCancelBus } from "./cancel-bus.js";
+import { createConversationOrder } from "./conversation-order.js";
+import { runAttempt, type AttemptDeps } from "./job-attempt.js";
+import type { GiveUpHandler, JobContext, MessageProcessor } from "./job-context.js";
+import { DEFAULT_DEDUPE_TTL_SECONDS, DEFAULT_PAYLOAD_TTL_SECONDS } from "./message-queue.js";
+import { errorSummary, silentLogger, type QueueLogger } from "./queue-logger.js";
+import { createRepairSweep } from "./repair-sweep.js";
 import { createReplyJournalStore } from "./reply-journal-store.js";
-import { createRunnerHeartbeat, type RunnerClaim } from "./runner-heartbeat.js";
+import { createRunnerHeartbeat } from "./runner-heartbeat.js";
 
-/** What the processor knows about the job it runs. */
-export interface JobContext {
-  jobId: string;
-  /** 1 for the first try; a stalled-and-recovered job keeps its number. */
-  attempt: number;
-  /** A failure now means giving up (onGiveUp runs next). */
-  isFinalAttempt: boolean;
-  /** Aborted by /stop or shutdown; `cancelKindOf(signal)` tells which. */
-  signal: AbortSignal;
-  /** Message ids this job's reply already sent (from earlier attempts), persisted in Redis. */
-  journal: ReplyJournal;
-}
-
-/** Answers one message. Throw for transient failures (retried); return when the reply is complete or stopped. */
-export type MessageProcessor = (message: InboundMessage, ctx: JobContext) => Promise<void>;
-
-/** Runs once when a message is given up on (e.g. shows "model unavailable" in the reply). */
-export type GiveUpHandler = (message: InboundMessage, ctx: JobContext, error: unknown) => Promise<void>;
-
-/** The log calls the runtime makes (a pino Logger fits). */
-export interface QueueLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
+export type { GiveUpHandler, JobContext, MessageProcessor, ProcessResult } from "./job-context.js";
+export type { QueueLogger } from "./queue-logger.js";
 
 /** Options of createMessageWorker. */
 export interface MessageWorkerOptions {
@@ -83,6 +67,8 @@ export interface MessageWorkerOptions {
   defaultGraceMs?: number;
   process: MessageProcessor;
   onGiveUp: GiveUpHandler;
+  /** Told once per attempt how it ended (logs and metrics subscribe here). */
+  onOutcome?(event: JobOutcomeEvent): void;
   logger?: QueueLogger;
 }
 
@@ -98,29 +84,22 @@ export interface MessageWorker {
 
 // After grace + this, close() stops waiting for a processor that ignores its signal.
 const HARD_CLOSE_EXTRA_MS = 5_000;
-const SWEEP_PAGE = 1000;
 
-interface InFlight {
-  abort(kind: CancelKind): void;
-}
-
-const silentLogger: QueueLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
-function errorSummary(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+async function quit(connection: Redis): Promise<void> {
+  try {
+    await Promise.race([connection.quit(), new Promise((_, reject) => setTimeout(reject, 2000).unref())]);
+  } catch {
+    connection.disconnect();
+  }
 }
 
 /** Starts a worker on the message queue of `prefix`. */
 export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
   const log = opts.logger ?? silentLogger;
-  const attempts = Math.max(1, opts.attempts ?? 4);
-  const backoffMs = opts.backoffMs ?? 2000;
-  const maxBackoffMs = opts.maxBackoffMs ?? 60_000;
   const keys = queueKeys(opts.prefix);
-
   const makeConnection =
     typeof opts.connection === "string"
-      ? // Workers wait out Redis restarts instead of failing jobs half-way (issue 6).
+      ? // Workers wait out Redis restarts instead of failing jobs half-way.
         (() => new Redis(opts.connection as string, { maxRetriesPerRequest: null }))
       : opts.connection;
   const commands = makeConnection();
@@ -153,13 +132,15 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
     beatMs: heartbeatMs,
     onError: (error) => log.warn({ err: errorSummary(error) }, "runner heartbeat failed"),
   });
-  const inFlight = new Map<string, InFlight>();
+  const running = new Set<string>();
   let closing: Promise<void> | undefined;
-  let sweeping: Promise<void> | undefined;
-
-  async function failuresSoFar(jobId: string): Promise<number> {
-    return Number((await commands.get(keys.failures(jobId))) ?? 0) || 0;
-  }
+  const onOutcome = (event: JobOutcomeEvent) => {
+    try {
+      opts.onOutcome?.(event);
+    } catch (error) {
+      log.warn({ jobId: event.jobId, err: errorSummary(error) }, "outcome listener failed");
+    }
+  };
 
   async function giveUp(message: InboundMessage, ctx: JobContext, error: unknown): Promise<void> {
     try {
@@ -170,83 +151,24 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
     }
   }
 
-  /** One attempt of the caller's processor, with retry / give-up / shutdown handling. */
-  async function attempt(job: Job, token: string | undefined, message: InboundMessage, jobId: string): Promise<void> {
-    const controller = new AbortController();
-    let cancel: CancelKind | undefined;
-    const abort = (kind: CancelKind): void => {
-      if (cancel) return;
-      cancel = kind;
-      controller.abort(new JobCancelledError(kind));
-    };
+  const attemptDeps: AttemptDeps = {
+    commands,
+    keys,
+    journals,
+    bus,
+    runners,
+    attempts: Math.max(1, opts.attempts ?? 4),
+    backoffMs: opts.backoffMs ?? 2000,
+    maxBackoffMs: opts.maxBackoffMs ?? 60_000,
+    process: opts.process,
+    giveUp,
+    cancelJob: (jobId: string, kind: CancelKind) => worker.cancelJob(jobId, kind),
+    onOutcome,
+    log,
+    now: Date.now,
+  };
 
-    inFlight.set(jobId, { abort });
-    let runner: RunnerClaim | undefined;
-    let running: { release(): Promise<void> } | undefined;
-    let ctx!: JobContext;
-    let outcome: { ok: true; cancel?: CancelKind } | { ok: false; error: unknown; cancel?: CancelKind };
-    try {
-      // Independent round trips, issued together so they share one pipeline: the job's first visible request
-      // (typing, placeholder) waits for all of them (job-start-latency.test.ts: 9 trips before, under 4 now).
-      const [failures, journal, claimed, tracked] = await Promise.allSettled([
-        failuresSoFar(jobId),
-        journals.load(jobId),
-        runners.claim(jobId),
-        bus.track(message.conversationKey, jobId, () => abort("stop")),
-      ]);
-      // Whatever succeeded is released in `finally`, even if a sibling failed.
-      if (claimed.status === "fulfilled") runner = claimed.value;
-      if (tracked.status === "fulfilled") running = tracked.value;
-      for (const settled of [failures, journal, claimed, tracked]) if (settled.status === "rejected") throw settled.reason;
-      const attemptNo = (failures as PromiseFulfilledResult<number>).value + 1;
-      ctx = {
-        jobId,
-        attempt: attemptNo,
-        isFinalAttempt: attemptNo >= attempts,
-        signal: controller.signal,
-        journal: (journal as PromiseFulfilledResult<ReplyJournal>).value,
-      };
-      // `cancel` is read when the processor settles: an abort that comes later does not change the outcome.
-      outcome = await opts.process(message, ctx).then(
-        () => ({ ok: true as const, cancel }),
-        (error: unknown) => ({ ok: false as const, error, cancel }),
-      );
-    } finally {
-      inFlight.delete(jobId);
-      // Both before the job is handed on (moveToWait / moveToDelayed below): the next run must not wait for this one.
-      await Promise.all([
-        running?.release().catch((error: unknown) => log.warn({ jobId, err: errorSummary(error) }, "release failed")),
-        runner?.release().catch((error: unknown) => log.warn({ jobId, err: errorSummary(error) }, "runner release failed")),
-      ]);
-    }
-    const { attempt: attemptNo, isFinalAttempt } = ctx;
-
-    if (outcome.cancel === "shutdown") {
-      // Not final: hand the job to another process now instead of waiting for the lock to expire.
-      try {
-        await job.moveToWait(token);
-      } catch (error) {
-        log.warn({ jobId, err: errorSummary(error) }, "could not move job back to wait; it will be recovered as stalled");
-      }
-      log.info({ jobId }, "job interrupted by shutdown, handed back to the queue");
-      throw new WaitingError();
-    }
-    if (!outcome.ok && outcome.cancel !== "stop") {
-      const unrecoverable = outcome.error instanceof UnrecoverableError;
-      if (!isFinalAttempt && !unrecoverable) {
-        await commands.set(keys.failures(jobId), String(attemptNo), "EX", 7 * 24 * 3600);
-        const delay = Math.min(maxBackoffMs, backoffMs * 2 ** (attemptNo - 1));
-        log.warn({ jobId, attempt: attemptNo, delay, err: errorSummary(outcome.error) }, "job failed, retrying");
-        await job.moveToDelayed(Date.now() + delay, token);
-        throw new DelayedError();
-      }
-      log.warn({ jobId, attempt: attemptNo, err: errorSummary(outcome.error) }, "job failed, giving up");
-      await giveUp(message, ctx, outcome.error);
-    }
-    await journals.markFinal(jobId);
-  }
-
-  async function processJob(job: Job, token?: string): Promise<string> {
+  async function processJob(job: Job, token: string | undefined, signal?: AbortSignal): Promise<string> {
     const jobId = job.id;
     if (!jobId) throw new UnrecoverableError("job without id");
     const parsed = inboundMessageSchema.safeParse(job.data);
@@ -274,7 +196,12 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
         await job.moveToDelayed(Date.now() + heartbeatMs * 4, token);
         throw new DelayedError();
       }
-      await attempt(job, token, message, jobId);
+      running.add(jobId);
+      try {
+        await runAttempt(attemptDeps, job, token, message, signal);
+      } finally {
+        running.delete(jobId);
+      }
     }
     await order.advance(ck, jobId);
     await commands.del(keys.failures(jobId));
@@ -291,92 +218,41 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
   });
   worker.on("error", (error: Error) => log.warn({ err: errorSummary(error) }, "worker error"));
   worker.on("stalled", (jobId: string) => log.warn({ jobId }, "stalled job recovered"));
+
+  const sweep = createRepairSweep({ commands, keys, queue, order, journals, giveUp, onOutcome, closing: () => closing !== undefined, log });
   // A job BullMQ failed for good blocks its conversation until swept: sweep now rather than at the next tick.
-  worker.on("failed", () => void runSweep());
-
-  /** Gives up on a head job BullMQ failed by itself (stalled too often, runtime errors). */
-  async function giveUpOnFailedHead(job: Job, ck: string): Promise<void> {
-    const jobId = job.id as string;
-    const claimed = await commands.set(keys.giveUp(jobId), "1", "EX", 300, "NX");
-    if (claimed !== "OK") return;
-    const parsed = inboundMessageSchema.safeParse(job.data);
-    if (parsed.success && !(await journals.isFinal(jobId))) {
-      const ctx: JobContext = {
-        jobId,
-        attempt: (await failuresSoFar(jobId)) + 1,
-        isFinalAttempt: true,
-        signal: new AbortController().signal,
-        journal: await journals.load(jobId),
-      };
-      log.warn({ jobId, reason: job.failedReason }, "job failed in the queue, giving up");
-      await giveUp(parsed.data, ctx, new Error(job.failedReason || "job failed"));
-      await journals.markFinal(jobId);
-    }
-    await order.advance(ck, jobId);
-  }
-
-  /** Puts every stuck conversation back in motion: missing head jobs re-added, failed ones given up. */
-  async function sweep(): Promise<void> {
-    for (const ck of await order.pendingConversations(SWEEP_PAGE)) {
-      if (closing) return;
-      try {
-        const headId = await commands.lindex(keys.order(ck), 0);
-        const job = headId ? await queue.getJob(headId) : undefined;
-        const state = job ? await job.getState() : "missing";
-        if (job && state === "failed") await giveUpOnFailedHead(job, ck);
-        else if (job && headId && state === "completed") await order.advance(ck, headId);
-        else if (!job) await order.ensureHead(ck);
-      } catch (error) {
-        log.warn({ conversationKey: ck, err: errorSummary(error) }, "repair sweep failed for a conversation");
-      }
-    }
-  }
-
-  function runSweep(): Promise<void> {
-    sweeping ??= sweep()
-      .catch((error: unknown) => log.warn({ err: errorSummary(error) }, "repair sweep failed"))
-      .finally(() => {
-        sweeping = undefined;
-      });
-    return sweeping;
-  }
+  worker.on("failed", () => void sweep.run());
   const repairEvery = opts.repairIntervalMs ?? 30_000;
-  const sweepTimer = repairEvery > 0 ? setInterval(() => void runSweep(), repairEvery) : undefined;
+  const sweepTimer = repairEvery > 0 ? setInterval(() => void sweep.run(), repairEvery) : undefined;
   sweepTimer?.unref();
-  const readyPromise = worker.waitUntilReady().then(() => runSweep());
+  const readyPromise = worker.waitUntilReady().then(() => sweep.run());
   readyPromise.catch(() => undefined);
 
-  async function quit(connection: Redis): Promise<void> {
+  /** Stops taking jobs, gives running ones `graceMs`, then aborts them; gives up waiting after a hard deadline. */
+  async function drain(graceMs: number): Promise<void> {
+    const workerClosed = worker.close();
+    const graceTimer = setTimeout(() => worker.cancelAllJobs("shutdown"), graceMs);
+    let hardTimer: NodeJS.Timeout | undefined;
+    const hardDeadline = new Promise<void>((resolve) => {
+      hardTimer = setTimeout(resolve, graceMs + HARD_CLOSE_EXTRA_MS);
+    });
     try {
-      await Promise.race([connection.quit(), new Promise((_, reject) => setTimeout(reject, 2000).unref())]);
-    } catch {
-      connection.disconnect();
+      await Promise.race([workerClosed.catch(() => undefined), hardDeadline]);
+    } finally {
+      clearTimeout(graceTimer);
+      clearTimeout(hardTimer);
     }
+    if (running.size > 0) log.error({ jobs: [...running] }, "jobs ignored their abort signal; they will be recovered as stalled");
   }
 
   return {
     ready: () => readyPromise,
-    running: () => inFlight.size,
+    running: () => running.size,
     close(closeOpts = {}) {
       closing ??= (async () => {
-        const graceMs = closeOpts.graceMs ?? opts.defaultGraceMs ?? 10_000;
         if (sweepTimer) clearInterval(sweepTimer);
-        const workerClosed = worker.close();
-        const graceTimer = setTimeout(() => {
-          for (const job of inFlight.values()) job.abort("shutdown");
-        }, graceMs);
-        let hardTimer: NodeJS.Timeout | undefined;
-        const hardDeadline = new Promise<void>((resolve) => {
-          hardTimer = setTimeout(resolve, graceMs + HARD_CLOSE_EXTRA_MS);
-        });
-        try {
-          await Promise.race([workerClosed.catch(() => undefined), hardDeadline]);
-        } finally {
-          clearTimeout(graceTimer);
-          clearTimeout(hardTimer);
-        }
-        if (inFlight.size > 0) log.error({ jobs: [...inFlight.keys()] }, "jobs ignored their abort signal; they will be recovered as stalled");
-        await sweeping;
+        await drain(closeOpts.graceMs ?? opts.defaultGraceMs ?? 10_000);
+        await sweep.current();
         await bus.close();
         await queue.close().catch(() => undefined);
         await quit(workerConnection);

@@ -1,5 +1,5 @@
 /**
- * Every Redis key and channel the queue side uses, in one place, all under KEY_PREFIX.
+ * Every Redis key and channel of the bot, in one place, all under KEY_PREFIX.
  *
  * Layout (P = KEY_PREFIX, CK = conversation key with `%`, `{`, `}` escaped, J = job id):
  *   P:inbound:*            BullMQ's own keys (BullMQ `prefix` = P, queue name "inbound")
@@ -13,8 +13,9 @@
  *   P:runner:J             the run answering job J right now and its heartbeat (runner-heartbeat.ts)
  *   P:running:CK           job id answering in that conversation right now (short TTL, refreshed)
  *   P:cancel               pub/sub channel of /stop requests
- *   P:history:CK[:tokens]  conversation history and its token total (src/history/history-store.ts)
- *   P:ratelimit:PL:U:M     messages (and courtesy replies) of user U on platform PL in minute M
+ *   P:history:CK[:tokens|:reset]  conversation history, its token total and its last reset (history-store.ts)
+ *   P:rate:chat:K, P:rate:finals:K, P:rate:global:G  the shared edit budget per pacing key K and bot-wide budget G
+ *   P:ratelimit:PL:U:M     messages (and courtesy replies) of user U on platform PL in minute M (the per-user limit)
  *   P:outsider:PL:U:M      refusals told to a user not on the allow lists in minute M
  *
  * Hash tags: the conversation key is escaped so it can never contribute a `{…}` hash tag of its own.
@@ -65,7 +66,22 @@ export function queueKeys(prefix: string): QueueKeys {
   };
 }
 
-/** The per-user, per-minute counter of messages and courtesy replies (USER_RATE_LIMIT). */
+/** The keys of one conversation's history. */
+export function historyKeys(prefix: string, conversationKey: string): { list: string; tokens: string; reset: string } {
+  const list = `${prefix}:history:${keyPart(conversationKey)}`;
+  return { list, tokens: `${list}:tokens`, reset: `${list}:reset` };
+}
+
+/** The keys of the shared edit budget (reply/redis-rate-gate.ts). */
+export function rateKeys(prefix: string): { chat(chatKey: string): string; finals(chatKey: string): string; global(budget: string): string } {
+  return {
+    chat: (chatKey) => `${prefix}:rate:chat:${keyPart(chatKey)}`,
+    finals: (chatKey) => `${prefix}:rate:finals:${keyPart(chatKey)}`,
+    global: (budget) => `${prefix}:rate:global:${keyPart(budget)}`,
+  };
+}
+
+/** The counter of one user's messages (and courtesy replies) in one minute (ingress/limited-gateway.ts). */
 export function userRateKey(prefix: string, platform: string, userId: string, minute: number): string {
   return `${prefix}:ratelimit:${keyPart(platform)}:${keyPart(userId)}:${minute}`;
 }

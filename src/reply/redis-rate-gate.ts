@@ -32,16 +32,13 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
-import { keyPart } from "../redis/keys.js";
+import type { GlobalBudget } from "../contracts/platform-pacing.js";
+import { rateKeys } from "../redis/keys.js";
 import { redisScript } from "../redis/script.js";
 import { createLocalRateGate, type RateGate, type RequestKind } from "./rate-gate.js";
 import { abortableSleep } from "../shared/abortable-sleep.js";
 
-/** A bot-wide budget: every chat mapped to the same key shares `perSecond`. */
-export interface GlobalBudget {
-  key: string;
-  perSecond: number;
-}
+export type { GlobalBudget };
 
 /** One granted slot, for metrics and tests. */
 export interface RateGrant {
@@ -371,9 +368,10 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
   const clock = () => (opts.now ? String(Math.round(opts.now())) : "");
   const local = createLocalRateGate({ minIntervalMs: (key) => opts.intervalFor(key), ...(opts.now ? { now: opts.now } : {}) });
 
-  const chatHash = (chatKey: string) => `${prefix}:rate:chat:${keyPart(chatKey)}`;
-  const finalsSet = (chatKey: string) => `${prefix}:rate:finals:${keyPart(chatKey)}`;
-  const globalHash = (key: string) => `${prefix}:rate:global:${keyPart(key)}`;
+  const keys = rateKeys(prefix);
+  const chatHash = keys.chat;
+  const finalsSet = keys.finals;
+  const globalHash = keys.global;
 
   const timings = new Map<number, BucketTiming>();
   /** At most `perSecond` grants in any window of `windowMs`: floor(W/T) + burst ≤ perSecond. */

@@ -1,17 +1,16 @@
 /**
- * How long a rendered message is in the platform's own terms: Telegram counts
- * the visible text after entity parsing, everything else counts the text sent.
- * Both in UTF-16 code units (Telegram's unit; an upper bound for code points).
+ * How long a rendered message is in the platform's own terms: the port says what a user sees of it
+ * (Telegram counts the visible text after entity parsing), else the text sent counts. Both in UTF-16
+ * code units (Telegram's unit; an upper bound for code points).
  */
-import type { RenderedText } from "../contracts/reply-port.js";
-import { telegramVisibleText } from "../adapters/telegram/telegram-html.js";
+import type { RenderedText, ReplyPort } from "../contracts/reply-port.js";
 
 /** The text a user sees for rendered content. */
-export function visibleText(content: RenderedText): string {
-  return content.parseMode === "HTML" ? telegramVisibleText(content.text) : content.text;
+export function visibleText(port: Pick<ReplyPort, "visibleText">, content: RenderedText): string {
+  return port.visibleText ? port.visibleText(content) : content.text;
 }
 
 /** The length a platform checks against `ReplyLimits.maxLength`. */
-export function renderedLength(content: RenderedText): number {
-  return visibleText(content).length;
+export function renderedLength(port: Pick<ReplyPort, "visibleText">, content: RenderedText): number {
+  return visibleText(port, content).length;
 }

@@ -20,14 +20,18 @@
  *   messages are edited in order and new ones are only sent beyond them.
  * - An abort flushes what is there with a "stopped" note; a failing event
  *   stream flushes what is there (plus an optional failure line) and rethrows.
+ *
+ * The pieces: view-layout.ts (what is sealed, what is live), message-chain.ts (the
+ * messages, their journal and top-down landing), reply-surfaces.ts (the live tail as
+ * the last message or as a draft); this file drives them from the agent's events.
  */
 import type { AgentEvent } from "../contracts/agent-events.js";
 import type { RenderedText, ReplyPort } from "../contracts/reply-port.js";
-import { closingFor, fenceAfter, type OpenFence } from "../shared/code-fence.js";
-import { splitMarkdownPieces } from "./message-splitter.js";
-import { createLocalRateGate, draftPacingKey, type RateGate } from "./rate-gate.js";
-import { renderedLength, visibleText } from "./rendered-length.js";
 import type { ReplyJournal } from "../contracts/reply-journal.js";
+import { createMessageChain, type MessageChain } from "./message-chain.js";
+import { createLocalRateGate, type RateGate } from "./rate-gate.js";
+import { renderedLength, visibleText } from "./rendered-length.js";
+import { createDraftSurface, createMessageSurface, type LiveSurface } from "./reply-surfaces.js";
 import {
   applyAgentEvent,
   emptyReplyView,
@@ -37,9 +41,11 @@ import {
   renderReplyViewSegments,
   stopReplyView,
   withFailureLine,
+  type ReplyViewState as ReplyView,
   type ShowReasoning,
 } from "./reply-view.js";
-import { createThrottledEditor, type RequestSpacing, type ThrottledEditor } from "./throttled-editor.js";
+import type { RequestSpacing } from "./throttled-editor.js";
+import { layoutView, UNSEALED, type SealPoint } from "./view-layout.js";
 
 /** The agent's last event: why it ended and what goes into the history. */
 export type FinishEvent = Extract<AgentEvent, { type: "finish" }>;
@@ -95,296 +101,99 @@ export interface StreamReplyResult {
 /** What replaces the text of a message left over from an earlier attempt that the new answer does not need. */
 export const SUPERSEDED_TEXT = "⋯";
 
-/** Everything before segment `seg`, offset `offset` of the view is in earlier (final) messages. */
-interface SealPoint {
-  seg: number;
-  offset: number;
-  /** A code fence open at that point (the next message reopens it). */
-  fence?: OpenFence;
-}
-
-interface Slot {
-  id?: string;
-  recorded: boolean;
-  /** Settles when the slot's id is in the journal (the next message waits for it, so ids stay in order). */
-  idKnown: Promise<void>;
-  failIdKnown(error: unknown): void;
-  editor: ThrottledEditor<RenderedText>;
-  /** Settles (never rejects) once the message's final text landed or failed: the next message waits for it. */
-  finalLanded?: Promise<void>;
-  landed: boolean;
-}
-
-const sameRendered = (a: RenderedText, b: RenderedText) => a.text === b.text && a.parseMode === b.parseMode;
-const isBlank = (content: RenderedText) => visibleText(content).trim() === "";
 const ABORTED = Symbol("aborted");
 
-/** Streams an answer into the chat; resolves when its final text is visible (see the module comment). */
-export async function streamReply(opts: StreamReplyOptions): Promise<StreamReplyResult> {
-  const { port, chatKey, journal, gate, signal } = opts;
-  const now = opts.now ?? Date.now;
-  const limit = port.limits.maxLength;
-  // The splitter measures the whole live tail first and the live text is then formatted once more: one
-  // remembered result makes that the same work (formatting is most of the cost of a redraw).
-  let lastFormat: { markdown: string; rendered: RenderedText; visible?: string } | undefined;
+/** Formatting with a memory of the last text: the splitter measures the live tail and it is then formatted once more. */
+function memoFormat(port: ReplyPort) {
+  let last: { markdown: string; rendered: RenderedText; visible?: string } | undefined;
   const formatted = (markdown: string) => {
-    if (lastFormat?.markdown !== markdown) lastFormat = { markdown, rendered: port.format(markdown) };
-    return lastFormat;
+    if (last?.markdown !== markdown) last = { markdown, rendered: port.format(markdown) };
+    return last;
   };
-  const format = (markdown: string): RenderedText => formatted(markdown).rendered;
-  /** What the user would see of `markdown` once formatted (its length is what the platform's limit counts). */
-  const visibleOf = (markdown: string): string => {
-    const known = formatted(markdown);
-    return (known.visible ??= visibleText(known.rendered));
+  return {
+    format: (markdown: string): RenderedText => formatted(markdown).rendered,
+    /** What the user would see of `markdown` once formatted (its length is what the platform's limit counts). */
+    visibleOf(markdown: string): string {
+      const known = formatted(markdown);
+      return (known.visible ??= visibleText(port, known.rendered));
+    },
   };
+}
+
+/** The reply's state as events arrive, and its rendering into the chain and the live surface. */
+function createReplyRenderer(opts: StreamReplyOptions, chain: MessageChain, surface: () => LiveSurface) {
+  const { port } = opts;
+  const { format, visibleOf } = memoFormat(port);
   const measure = (markdown: string): number => visibleOf(markdown).length;
-  // Read on every request: a port learns its pacing from the platform's answers (Discord's rate-limit headers).
-  const spacing: RequestSpacing = {
-    get minIntervalMs() {
-      return port.limits.minEditIntervalMs;
-    },
-  };
-  const existing = [...journal.messageIds];
-  const ids: string[] = [...existing];
-  const slots: Slot[] = [];
-  const finals: Promise<void>[] = [];
-  const draft = port.draft?.bind(port);
-  const draftId = opts.draftId ?? 1 + Math.floor(Math.random() * 2_147_483_646);
-  // Rendering (and measuring) is the costly part; an editor sends at most once per interval anyway.
-  const renderDelayMs = opts.renderDelayMs ?? Math.min(250, Math.max(40, Math.floor(port.limits.minEditIntervalMs / 4)));
-  const keepAliveMs = opts.draftKeepAliveMs ?? 20_000;
-
-  let state = emptyReplyView();
-  let seal: SealPoint = { seg: 0, offset: 0 };
+  const isBlank = (content: RenderedText) => visibleText(port, content).trim() === "";
+  let state: ReplyView = emptyReplyView();
+  let seal: SealPoint = UNSEALED;
   let current = 0;
-  let firstVisible = false;
-  let renderTimer: ReturnType<typeof setTimeout> | undefined;
-  let keepAliveTimer: ReturnType<typeof setTimeout> | undefined;
-  let renderFailure: { error: unknown } | undefined;
-  let ending = false;
-  /** Events changed the view since it was last rendered. */
-  let viewStale = false;
 
-  const markVisible = () => {
-    if (firstVisible) return;
-    firstVisible = true;
-    opts.onFirstVisible?.();
-  };
-
-  /** Pull mode: the editor holding a slot asks for the view now; it is rendered only if something changed. */
-  const produce = () => {
-    if (!viewStale) return;
-    viewStale = false;
-    try {
-      render(false);
-    } catch (error) {
-      renderFailure ??= { error }; // surfaced by the event loop below
-    }
-  };
-
-  const editorBase = { chatKey, gate, equals: sameRendered, spacing, now, produce, ...(signal ? { signal } : {}) };
-
-  const slotAt = (index: number): Slot => {
-    const known = slots[index];
-    if (known) return known;
-    let markKnown!: () => void;
-    let failKnown!: (error: unknown) => void;
-    const idKnown = new Promise<void>((resolve, reject) => {
-      markKnown = resolve;
-      failKnown = reject;
-    });
-    idKnown.catch(() => undefined); // observed through the next message's apply, not here
-    const recorded = index < existing.length;
-    const slot: Slot = {
-      ...(recorded ? { id: existing[index] } : {}),
-      recorded,
-      idKnown,
-      failIdKnown: failKnown,
-      landed: false,
-      editor: createThrottledEditor<RenderedText>({
-        ...editorBase,
-        apply: async (content, { final, signal: requestSignal }) => {
-          const sendOpts = { continuation: index > 0, final, ...(requestSignal ? { signal: requestSignal } : {}) };
-          let fresh = false;
-          if (slot.id === undefined) {
-            if (index > 0) await slotAt(index - 1).idKnown;
-            slot.id = await port.send(content, sendOpts);
-            fresh = true;
-          }
-          if (!slot.recorded) {
-            // Recorded before anything else happens to this reply, so a retried job finds it.
-            ids[index] = slot.id;
-            await journal.record([...ids]);
-            slot.recorded = true;
-            markKnown();
-          }
-          if (!fresh) await port.edit(slot.id, content, sendOpts);
-          markVisible();
-        },
-      }),
-    };
-    if (recorded) markKnown();
-    slots[index] = slot;
-    return slot;
-  };
-
-  /** Resolves when the message before `index` has its final text (messages fill top to bottom). */
-  const previousLanded = (index: number): Promise<void> | undefined => {
-    const prev = index > 0 ? slots[index - 1] : undefined;
-    return prev && !prev.landed ? prev.finalLanded : undefined;
-  };
-
-  const finalise = (index: number, content: RenderedText) => {
-    const slot = slotAt(index);
-    const before = previousLanded(index);
-    // The reader sees the reply fill from the top: a continuation's last text never lands before the
-    // text of the message above it.
-    const done = before ? before.then(() => slot.editor.flush(content)) : slot.editor.flush(content);
-    slot.finalLanded = done.then(
-      () => undefined,
-      () => undefined,
-    );
-    void slot.finalLanded.then(() => {
-      slot.landed = true;
-    });
-    // A message whose final text cannot land must not leave the next one waiting for its id forever.
-    done.catch((error: unknown) => slot.failIdKnown(error));
-    finals.push(done);
-  };
-
-  const armKeepAlive = () => {
-    if (keepAliveTimer !== undefined) clearTimeout(keepAliveTimer);
-    keepAliveTimer = undefined;
-    if (ending) return; // the answer is being sent as a message: no draft may follow it
-    keepAliveTimer = setTimeout(() => {
-      keepAliveTimer = undefined;
-      draftEditor?.refresh();
-    }, keepAliveMs);
-  };
-
-  // Drafts are previews, not messages: their own pace and budget, so the messages' slots stay for the finals.
-  const draftSpacing: RequestSpacing = {
-    get minIntervalMs() {
-      return port.limits.draftIntervalMs ?? port.limits.minEditIntervalMs;
-    },
-  };
-  const draftEditor = draft
-    ? createThrottledEditor<RenderedText>({
-        ...editorBase,
-        chatKey: draftPacingKey(chatKey),
-        spacing: draftSpacing,
-        apply: async (content, { signal: requestSignal }) => {
-          await draft(draftId, content, requestSignal ? { signal: requestSignal } : {});
-          markVisible();
-        },
-        onApplied: armKeepAlive,
-      })
-    : undefined;
-
-  // A continuation's live text waits (newest wins) until the message above it has its final text.
-  let heldBack: { index: number; content: RenderedText } | undefined;
-  const showLive = (content: RenderedText) => {
-    if (draftEditor) {
-      draftEditor.update(content);
-      return;
-    }
-    const index = current;
-    const before = previousLanded(index);
-    if (!before) {
-      slotAt(index).editor.update(content);
-      return;
-    }
-    const waiting = heldBack !== undefined && heldBack.index === index;
-    heldBack = { index, content };
-    if (waiting) return;
-    void before.then(() => {
-      const held = heldBack;
-      if (!held || held.index !== index || ending) return;
-      heldBack = undefined;
-      slotAt(index).editor.update(held.content);
-    });
-  };
-
-  /** Re-renders the view and hands it to the editors; `final` gives every remaining message its last text. */
+  /** Re-renders the view and hands it on; `final` gives every remaining message its last text. */
   const render = (final: boolean) => {
     const rendered = renderReplyViewSegments(state, { showReasoning: opts.showReasoning });
     const segments = opts.transform ? rendered.map((segment) => opts.transform!(segment)) : rendered;
-    const rest = remainderOf(segments, seal);
-    if (rest.text.trim() !== "") {
-      const pieces = splitMarkdownPieces(rest.text, { limit, measure, ...(seal.fence ? { openFence: seal.fence } : {}) });
-      let k = 0;
-      for (; k < pieces.length - 1; k++) {
-        const piece = pieces[k]!;
-        if (rest.text.slice(piece.end).trim() === "") break; // only whitespace beyond: nothing to continue with
-        const content = format(piece.text);
-        // A platform refuses an empty message (e.g. a piece that is only an empty code block in Telegram).
-        finalise(current, isBlank(content) ? port.format(SUPERSEDED_TEXT) : content);
-        current++;
-        seal = rest.pointAt(piece.end);
-      }
-      const liveMarkdown = pieces[k]!.text;
-      const live = format(liveMarkdown);
-      if (visibleOf(liveMarkdown).trim() !== "") {
-        if (final) {
-          finalise(current, live);
-          current++;
-        } else {
-          showLive(live);
-        }
-        return;
-      }
+    const layout = layoutView(segments, seal, { limit: port.limits.maxLength, measure });
+    for (const piece of layout.sealed) {
+      const content = format(piece.markdown);
+      // A platform refuses an empty message (e.g. a piece that is only an empty code block in Telegram).
+      chain.finalise(current, isBlank(content) ? port.format(SUPERSEDED_TEXT) : content);
+      current++;
+      seal = piece.seal;
+    }
+    if (layout.live !== undefined && visibleOf(layout.live).trim() !== "") {
+      const live = format(layout.live);
+      if (final) chain.finalise(current++, live);
+      else surface().show(current, live);
+      return;
     }
     // Nothing to show beyond what earlier messages hold.
     if (current > 0) {
       // A message opened for text that vanished since (a "thinking" line) still needs a final state.
-      if (final && slots[current]) {
-        finalise(current, port.format(SUPERSEDED_TEXT));
-        current++;
-      }
+      if (final && chain.has(current)) chain.finalise(current++, port.format(SUPERSEDED_TEXT));
       return;
     }
     const placeholder = port.format(PLACEHOLDER);
-    if (!final) showLive(placeholder);
-    else if (!draftEditor || existing.length > 0) {
-      finalise(0, placeholder);
+    if (!final) surface().show(0, placeholder);
+    else if (!surface().drafts || chain.existing.length > 0) {
+      chain.finalise(0, placeholder);
       current = 1;
     }
   };
 
-  const scheduleRender = () => {
-    if (renderTimer !== undefined) return;
-    renderTimer = setTimeout(() => {
-      renderTimer = undefined;
-      produce();
-    }, renderDelayMs);
+  return {
+    render,
+    get state() {
+      return state;
+    },
+    set state(next: ReplyView) {
+      state = next;
+    },
+    /** The index of the live message. */
+    current: () => current,
+    /** Messages of an earlier attempt that this answer does not need any more. */
+    supersedeLeftovers() {
+      for (let index = current; index < chain.existing.length; index++) chain.finalise(index, port.format(SUPERSEDED_TEXT));
+    },
   };
+}
 
-  /** The view changed: the live editor pulls it when it has a slot (a held-back continuation is rendered on a timer). */
-  const invalidate = () => {
-    viewStale = true;
-    if (draftEditor) draftEditor.invalidate();
-    else if (!previousLanded(current)) slotAt(current).editor.invalidate();
-    else scheduleRender();
-  };
+/** Whether an event changes what the view shows (a collapsed or hidden reasoning delta does not). */
+function changesView(before: ReplyView, after: ReplyView, event: AgentEvent, showReasoning: ShowReasoning): boolean {
+  if (after === before) return false;
+  if (event.type === "reasoning-delta" && showReasoning !== "full") return after.blocks.length !== before.blocks.length;
+  return true;
+}
 
-  /** Whether an event changes what the view shows (a collapsed or hidden reasoning delta does not). */
-  const changesView = (before: typeof state, after: typeof state, event: AgentEvent) => {
-    if (after === before) return false;
-    if (event.type === "reasoning-delta" && opts.showReasoning !== "full") return after.blocks.length !== before.blocks.length;
-    return true;
-  };
-
-  // --- something visible at once -------------------------------------------------------------
-  port.typing?.(signal ? { signal } : {}).catch((error: unknown) => opts.logger?.warn({ err: error }, "typing indicator failed"));
-  if (draftEditor) draftEditor.update(port.format(PLACEHOLDER));
-  else if (existing.length === 0) slotAt(0).editor.update(port.format(PLACEHOLDER));
-  else markVisible(); // a retried job: its message is already there
-
-  // --- the events ------------------------------------------------------------------------------
-  let finish: FinishEvent | undefined;
-  let stopped = false;
-  let streamError: { error: unknown } | undefined;
-  const iterator = opts.events[Symbol.asyncIterator]();
+/** Reads the agent's events into the view until they end, fail, or the signal aborts. */
+async function consumeEvents(
+  events: AsyncIterable<AgentEvent>,
+  signal: AbortSignal | undefined,
+  onEvent: (event: AgentEvent) => void,
+  renderFailed: () => { error: unknown } | undefined,
+): Promise<{ stopped: boolean; streamError?: { error: unknown } }> {
+  const iterator = events[Symbol.asyncIterator]();
   let onAbort: (() => void) | undefined;
   const aborted = signal
     ? new Promise<typeof ABORTED>((resolve) => {
@@ -395,106 +204,136 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
     : undefined;
   try {
     for (;;) {
-      if (renderFailure) throw renderFailure.error;
+      const failure = renderFailed();
+      if (failure) throw failure.error;
       const next = iterator.next();
       const step = aborted ? await Promise.race([next, aborted]) : await next;
       if (step === ABORTED) {
-        stopped = true;
         // The loop is being cancelled by the same signal; whatever it still yields or throws is moot.
         next.catch(() => undefined);
         iterator.return?.(undefined)?.catch(() => undefined);
-        break;
+        return { stopped: true };
       }
-      if (step.done) break;
-      const before = state;
-      state = applyAgentEvent(state, step.value);
-      if (step.value.type === "finish") finish = step.value;
-      if (changesView(before, state, step.value)) invalidate();
+      if (step.done) return { stopped: false };
+      onEvent(step.value);
     }
   } catch (error) {
-    if (signal?.aborted) stopped = true;
-    else streamError = { error };
+    if (signal?.aborted) return { stopped: true };
+    return { stopped: false, streamError: { error } };
   } finally {
     if (onAbort) signal?.removeEventListener("abort", onAbort);
-    if (renderTimer !== undefined) clearTimeout(renderTimer);
-    renderTimer = undefined;
   }
-  if (finish?.reason === "aborted") stopped = true;
+}
+
+/** Streams an answer into the chat; resolves when its final text is visible (see the module comment). */
+export async function streamReply(opts: StreamReplyOptions): Promise<StreamReplyResult> {
+  const { port, chatKey, journal, gate, signal } = opts;
+  const now = opts.now ?? Date.now;
+  // Rendering (and measuring) is the costly part; an editor sends at most once per interval anyway.
+  const renderDelayMs = opts.renderDelayMs ?? Math.min(250, Math.max(40, Math.floor(port.limits.minEditIntervalMs / 4)));
+  // Read on every request: a port learns its pacing from the platform's answers (Discord's rate-limit headers).
+  const spacing: RequestSpacing = {
+    get minIntervalMs() {
+      return port.limits.minEditIntervalMs;
+    },
+  };
+  let firstVisible = false;
+  const markVisible = () => {
+    if (firstVisible) return;
+    firstVisible = true;
+    opts.onFirstVisible?.();
+  };
+  let ending = false;
+  /** Events changed the view since it was last rendered. */
+  let viewStale = false;
+  let renderFailure: { error: unknown } | undefined;
+  /** Pull mode: the editor holding a slot asks for the view now; it is rendered only if something changed. */
+  const produce = () => {
+    if (!viewStale) return;
+    viewStale = false;
+    try {
+      renderer.render(false);
+    } catch (error) {
+      renderFailure ??= { error }; // surfaced by the event loop
+    }
+  };
+  const editor = { chatKey, gate, now, produce, ...(signal ? { signal } : {}) };
+  const chain = createMessageChain({ port, journal, editor: { ...editor, spacing }, onVisible: markVisible });
+  const draft = port.draft?.bind(port);
+  const surface: LiveSurface = draft
+    ? createDraftSurface({
+        draft,
+        draftId: opts.draftId ?? 1 + Math.floor(Math.random() * 2_147_483_646),
+        limits: () => port.limits,
+        editor,
+        keepAliveMs: opts.draftKeepAliveMs ?? 20_000,
+        onVisible: markVisible,
+      })
+    : createMessageSurface(chain, { onVisible: markVisible, ending: () => ending });
+  const renderer = createReplyRenderer(opts, chain, () => surface);
+
+  let renderTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The view changed: the live editor pulls it when it has a slot (a held-back continuation is rendered on a timer). */
+  const invalidate = () => {
+    viewStale = true;
+    if (surface.invalidate(renderer.current()) || renderTimer !== undefined) return;
+    renderTimer = setTimeout(() => {
+      renderTimer = undefined;
+      produce();
+    }, renderDelayMs);
+  };
+
+  // --- something visible at once -------------------------------------------------------------
+  port.typing?.(signal ? { signal } : {}).catch((error: unknown) => opts.logger?.warn({ err: error }, "typing indicator failed"));
+  surface.begin(port.format(PLACEHOLDER));
+
+  // --- the events ------------------------------------------------------------------------------
+  let finish: FinishEvent | undefined;
+  const consumed = await consumeEvents(
+    opts.events,
+    signal,
+    (event) => {
+      const before = renderer.state;
+      renderer.state = applyAgentEvent(before, event);
+      if (event.type === "finish") finish = event;
+      if (changesView(before, renderer.state, event, opts.showReasoning)) invalidate();
+    },
+    () => renderFailure,
+  );
+  if (renderTimer !== undefined) clearTimeout(renderTimer);
+  const stopped = consumed.stopped || finish?.reason === "aborted";
+  const { streamError } = consumed;
 
   // --- the final text --------------------------------------------------------------------------
-  if (stopped) state = stopReplyView(state);
+  if (stopped) renderer.state = stopReplyView(renderer.state);
   if (streamError) {
     const line = opts.failureLine?.(streamError.error);
-    if (line) state = withFailureLine(state, line);
+    if (line) renderer.state = withFailureLine(renderer.state, line);
   }
   ending = true;
   viewStale = false; // from here on only the final render below shows the view (no late intermediate pull)
-  if (keepAliveTimer !== undefined) clearTimeout(keepAliveTimer);
-  keepAliveTimer = undefined;
-  // A draft landing after the message would show a stale preview: let the last one finish first.
-  await draftEditor?.cancel();
+  await surface.end();
   let renderError: { error: unknown } | undefined;
   try {
-    render(true);
-    // Messages of an earlier attempt that this answer does not need any more.
-    for (let index = current; index < existing.length; index++) finalise(index, port.format(SUPERSEDED_TEXT));
+    renderer.render(true);
+    renderer.supersedeLeftovers();
   } catch (error) {
     renderError = { error };
   }
-  const settled = await Promise.allSettled(finals);
-  const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  const { failed } = await chain.settle();
   if (streamError) {
-    if (failed || renderError) {
-      opts.logger?.warn({ err: failed?.reason ?? renderError?.error }, "could not flush the reply after the event stream failed");
+    if (failed !== undefined || renderError) {
+      opts.logger?.warn({ err: failed ?? renderError?.error }, "could not flush the reply after the event stream failed");
     }
     throw streamError.error;
   }
   if (renderError) throw renderError.error;
-  if (failed) throw failed.reason;
+  if (failed !== undefined) throw failed;
   return {
-    messageIds: [...ids],
-    text: renderReplyView(state, { showReasoning: opts.showReasoning }),
+    messageIds: chain.ids(),
+    text: renderReplyView(renderer.state, { showReasoning: opts.showReasoning }),
     ...(finish ? { finish } : {}),
     stopped,
-  };
-}
-
-/** The view from a seal point on, and how to turn an offset in it back into a seal point. */
-function remainderOf(segments: readonly string[], seal: SealPoint): { text: string; pointAt(offset: number): SealPoint } {
-  let text = "";
-  const parts: { at: number; seg: number; from: number; length: number }[] = [];
-  for (let s = seal.seg; s < segments.length; s++) {
-    const segment = segments[s] as string;
-    const from = s === seal.seg ? Math.min(seal.offset, segment.length) : 0;
-    const body = segment.slice(from);
-    if (body === "") continue;
-    if (text !== "") {
-      // Same joining as the whole view: a fence left open by a segment is closed before the next.
-      const open = fenceAfter(text, seal.fence);
-      text += open ? `${closingFor(text, open)}\n\n` : "\n\n";
-    }
-    parts.push({ at: text.length, seg: s, from, length: body.length });
-    text += body;
-  }
-  return {
-    text,
-    pointAt(offset) {
-      for (let i = parts.length - 1; i >= 0; i--) {
-        const part = parts[i]!;
-        if (offset >= part.at) {
-          const into = Math.min(offset - part.at, part.length);
-          const fence = fenceAfter(text.slice(0, part.at + into), seal.fence);
-          return { seg: part.seg, offset: part.from + into, ...(fence ? { fence } : {}) };
-        }
-        const previous = parts[i - 1];
-        if (previous && offset >= previous.at + previous.length) {
-          // Inside the separator: continue at the start of this part.
-          const fence = fenceAfter(text.slice(0, part.at), seal.fence);
-          return { seg: part.seg, offset: part.from, ...(fence ? { fence } : {}) };
-        }
-      }
-      return seal;
-    },
   };
 }
 
@@ -512,29 +351,15 @@ export interface ShowFailureOptions {
  * first message when the journal has none. For the worker's give-up path, where no stream is running.
  */
 export async function showFailure(port: ReplyPort, journal: ReplyJournal, line: string, opts: ShowFailureOptions = {}): Promise<void> {
-  const ids = [...journal.messageIds];
-  const continuation = ids.length > 1;
-  let target = ids[ids.length - 1];
-  let recorded = target !== undefined;
   let content = port.format(opts.previousMarkdown?.trim() ? joinSegments([opts.previousMarkdown, line]) : line);
-  if (renderedLength(content) > port.limits.maxLength) content = port.format(line);
-  const editor = createThrottledEditor<RenderedText>({
-    chatKey: opts.chatKey ?? "failure",
-    gate: opts.gate ?? createLocalRateGate({ minIntervalMs: 0 }),
-    equals: sameRendered,
-    apply: async (rendered, { final }) => {
-      const sendOpts = { final, continuation, ...(opts.signal ? { signal: opts.signal } : {}) };
-      let fresh = false;
-      if (target === undefined) {
-        target = await port.send(rendered, sendOpts);
-        fresh = true;
-      }
-      if (!recorded) {
-        await journal.record([...ids, target]);
-        recorded = true;
-      }
-      if (!fresh) await port.edit(target, rendered, sendOpts);
-    },
+  if (renderedLength(port, content) > port.limits.maxLength) content = port.format(line);
+  // The same chain as a streamed reply: the last message of the journal is edited, or a first one is sent and recorded.
+  const chain = createMessageChain({
+    port,
+    journal,
+    editor: { chatKey: opts.chatKey ?? "failure", gate: opts.gate ?? createLocalRateGate({ minIntervalMs: 0 }) },
   });
-  await editor.flush(content, opts.signal ? { signal: opts.signal } : {});
+  chain.finalise(Math.max(0, chain.existing.length - 1), content, opts.signal);
+  const { failed } = await chain.settle();
+  if (failed !== undefined) throw failed;
 }

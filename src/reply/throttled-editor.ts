@@ -129,36 +129,78 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
     f?.reject(error);
   };
 
+  /** Waits for the chat's spacing and a gate slot; false when the wait was cut short (look again at what is wanted). */
+  const awaitSlot = async (job: { final: boolean }): Promise<boolean> => {
+    const kind: RequestKind = job.final ? "final" : "intermediate";
+    const upgrade = job.final ? undefined : new AbortController();
+    const signal = job.final ? final?.signal : upgrade && opts.signal ? AbortSignal.any([opts.signal, upgrade.signal]) : upgrade?.signal;
+    upgradeWait = upgrade ? () => upgrade.abort() : undefined;
+    try {
+      const spacing = opts.spacing;
+      if (spacing?.lastStartAt !== undefined) {
+        await abortableSleep(spacing.lastStartAt + spacing.minIntervalMs - now(), signal);
+      }
+      await opts.gate.acquire(opts.chatKey, kind, signal);
+      return true;
+    } catch (error) {
+      // flush() or cancel() arrived while an intermediate waited: look again at what is wanted now.
+      if (upgrade?.signal.aborted && !opts.signal?.aborted) return false;
+      // Aborted while waiting: an intermediate is simply dropped; a final fails its flush.
+      if (job.final) failFinal(error);
+      else {
+        pending = undefined;
+        stale = false;
+      }
+      return false;
+    } finally {
+      upgradeWait = undefined;
+    }
+  };
+
+  /** Sends the same content again after `ms` (an intermediate is kept only if nothing newer is pending). */
+  const retryAfter = async (ms: number, isFinal: boolean, content: T): Promise<void> => {
+    if (!isFinal && pending === undefined) pending = content;
+    try {
+      await abortableSleep(ms, isFinal ? final?.signal : opts.signal);
+    } catch (abortReason) {
+      if (isFinal) failFinal(abortReason);
+      else pending = undefined;
+    }
+  };
+
+  /** Failures of one request: 429 → wait it out, refused content → never again, else a few retries with backoff. */
+  const onRequestFailed = async (error: unknown, isFinal: boolean, content: T, counts: { transient: number; rateWaits: number }): Promise<void> => {
+    if (error instanceof RateLimitedError) {
+      opts.gate.backoff?.(opts.chatKey, error.retryAfterMs);
+      if (++counts.rateWaits > maxRateWaits) {
+        counts.rateWaits = 0;
+        if (isFinal) failFinal(error);
+        return;
+      }
+      await retryAfter(error.retryAfterMs, isFinal, content);
+      return;
+    }
+    if (error instanceof RejectedContentError) {
+      // Sending the same text again cannot help; a newer text may.
+      if (isFinal) failFinal(error);
+      else rejected = content;
+      return;
+    }
+    if (!isFinal && opts.signal?.aborted) return; // a cancelled intermediate is just dropped
+    if (++counts.transient > maxTransient) {
+      counts.transient = 0;
+      if (isFinal) failFinal(error);
+      return;
+    }
+    await retryAfter(transientDelay(counts.transient), isFinal, content);
+  };
+
   const pump = async (): Promise<void> => {
-    let transientFailures = 0;
-    let rateWaits = 0;
+    const counts = { transient: 0, rateWaits: 0 };
     for (;;) {
       const job = nextJob();
       if (!job) return;
-      const kind: RequestKind = job.final ? "final" : "intermediate";
-      const upgrade = job.final ? undefined : new AbortController();
-      const signal = job.final ? final?.signal : upgrade && opts.signal ? AbortSignal.any([opts.signal, upgrade.signal]) : upgrade?.signal;
-      upgradeWait = upgrade ? () => upgrade.abort() : undefined;
-
-      try {
-        const spacing = opts.spacing;
-        if (spacing?.lastStartAt !== undefined) {
-          await abortableSleep(spacing.lastStartAt + spacing.minIntervalMs - now(), signal);
-        }
-        await opts.gate.acquire(opts.chatKey, kind, signal);
-      } catch (error) {
-        // flush() or cancel() arrived while an intermediate waited: look again at what is wanted now.
-        if (upgrade?.signal.aborted && !opts.signal?.aborted) continue;
-        // Aborted while waiting: an intermediate is simply dropped; a final fails its flush.
-        if (job.final) failFinal(error);
-        else {
-          pending = undefined;
-          stale = false;
-        }
-        continue;
-      } finally {
-        upgradeWait = undefined;
-      }
+      if (!(await awaitSlot(job))) continue;
 
       // Pull mode: render now, with the slot in hand, so the request carries the freshest content.
       if (!job.final && stale && !closed) {
@@ -184,50 +226,15 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
         failure = { error };
       }
       opts.gate.settled?.(opts.chatKey);
-      if (!failure) {
-        visible = content;
-        visibleFinal = current.final;
-        transientFailures = 0;
-        rateWaits = 0;
-        opts.onApplied?.(content, current.final);
-      } else {
-        const error = failure.error;
-        if (error instanceof RateLimitedError) {
-          opts.gate.backoff?.(opts.chatKey, error.retryAfterMs);
-          if (++rateWaits > maxRateWaits) {
-            rateWaits = 0;
-            if (current.final) failFinal(error);
-            continue;
-          }
-          if (!current.final && pending === undefined) pending = content;
-          try {
-            await abortableSleep(error.retryAfterMs, current.final ? final?.signal : opts.signal);
-          } catch (abortReason) {
-            if (current.final) failFinal(abortReason);
-            else pending = undefined;
-          }
-          continue;
-        }
-        if (error instanceof RejectedContentError) {
-          // Sending the same text again cannot help; a newer text may.
-          if (current.final) failFinal(error);
-          else rejected = content;
-          continue;
-        }
-        if (!current.final && opts.signal?.aborted) continue; // a cancelled intermediate is just dropped
-        if (++transientFailures > maxTransient) {
-          transientFailures = 0;
-          if (current.final) failFinal(error);
-          continue;
-        }
-        if (!current.final && pending === undefined) pending = content;
-        try {
-          await abortableSleep(transientDelay(transientFailures), current.final ? final?.signal : opts.signal);
-        } catch (abortReason) {
-          if (current.final) failFinal(abortReason);
-          else pending = undefined;
-        }
+      if (failure) {
+        await onRequestFailed(failure.error, current.final, content, counts);
+        continue;
       }
+      visible = content;
+      visibleFinal = current.final;
+      counts.transient = 0;
+      counts.rateWaits = 0;
+      opts.onApplied?.(content, current.final);
     }
   };
 

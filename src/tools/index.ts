@@ -1,5 +1,5 @@
 /**
- * The bot's tool set (SPEC §3): get_weather, get_news, get_time, read_url,
+ * The bot's tool set: get_weather, get_news, get_time, read_url,
  * built from configuration and injected I/O.
  */
 import { createGetNewsTool } from "./get-news.js";

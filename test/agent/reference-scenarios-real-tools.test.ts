@@ -1,5 +1,5 @@
 /**
- * The two reference scenarios of issue 2 with the bot's REAL tools (createTools) over real HTTP
+ * The two reference scenarios (parallel weather calls; news then read_url) with the bot's REAL tools (createTools) over real HTTP
  * to the fake web server (wttr-style weather, a news RSS feed, article pages): what the model is
  * sent each round, and what the tools fetched and when.
  */

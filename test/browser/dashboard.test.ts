@@ -14,6 +14,7 @@ import { createMessageQueue, type MessageQueue } from "../../src/queue/message-q
 import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
 import { launchChromium, type TestBrowser } from "./chromium.js";
+import { inboundMessage } from "../support/inbound-message.js";
 
 const TOKEN = "dash-Adm1n-token-0123456789";
 
@@ -25,16 +26,7 @@ let browser: TestBrowser | undefined;
 let base = "";
 
 function message(chat: number, messageId: number, text: string): InboundMessage {
-  return {
-    platform: "telegram",
-    conversationKey: `tg:${chat}`,
-    chatId: String(chat),
-    messageId: String(messageId),
-    chatType: "private",
-    author: { id: String(chat), displayName: `User ${chat}` },
-    text,
-    receivedAt: Date.now(),
-  };
+  return inboundMessage({ chatId: String(chat), messageId: String(messageId), author: { id: String(chat), displayName: `User ${chat}` }, text });
 }
 
 beforeEach(async () => {

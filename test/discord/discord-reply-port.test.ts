@@ -8,6 +8,7 @@ import { createDiscordRestClient, DiscordApiError, type DiscordRestClient } from
 import { RateLimitedError, RejectedContentError, type ReplyPort } from "../../src/contracts/reply-port.js";
 import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
+import { inboundMessage } from "../support/inbound-message.js";
 
 let discord: FakeDiscord;
 let rest: DiscordRestClient;
@@ -16,17 +17,15 @@ let factory: DiscordReplyPortFactory;
 /** A question from Alice in #general, as the adapter would have queued it. */
 function question(channelId: string, text = "what's up?"): InboundMessage {
   const said = discord.userSays({ channelId, content: text, mentionsBot: true });
-  return {
+  return inboundMessage({
     platform: "discord",
-    conversationKey: `dc:${channelId}`,
     chatId: channelId,
     messageId: said.id,
     chatType: "group",
     guildId: discord.ids.guild,
     author: { id: discord.users.alice.id, displayName: "Alice" },
     text,
-    receivedAt: Date.now(),
-  };
+  });
 }
 
 async function start(options: Parameters<typeof startFakeDiscord>[0] = {}): Promise<void> {

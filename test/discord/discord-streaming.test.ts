@@ -14,6 +14,7 @@ import { createMemoryReplyJournal } from "../../src/contracts/reply-journal.js";
 import { streamReply } from "../../src/reply/reply-stream.js";
 import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
+import { inboundMessage } from "../support/inbound-message.js";
 
 let discord: FakeDiscord;
 
@@ -37,17 +38,15 @@ test("a 6000-character answer with code and @everyone lands as ≥3 paced messag
   discord = await startFakeDiscord({ messageWriteLimit: { limit: 5, windowMs: 250 } });
   const channelId = discord.ids.general;
   const said = discord.userSays({ channelId, content: "explain everything", mentionsBot: true });
-  const message: InboundMessage = {
+  const message: InboundMessage = inboundMessage({
     platform: "discord",
-    conversationKey: `dc:${channelId}`,
     chatId: channelId,
     messageId: said.id,
     chatType: "group",
     guildId: discord.ids.guild,
     author: { id: discord.users.alice.id, displayName: "Alice" },
     text: "explain everything",
-    receivedAt: Date.now(),
-  };
+  });
   const paragraph = (i: number) => `Paragraph ${i}: ${"lorem ipsum dolor sit amet ".repeat(12).trim()}.`;
   const code = ["```ts", ...Array.from({ length: 60 }, (_, i) => `const value${i} = ${i} * 2; // line ${i}`), "```"].join("\n");
   const text = [

@@ -1,5 +1,5 @@
 /**
- * Faults of the model server (issue 6), end to end: a Telegram private chat, the whole bot
+ * Faults of the model server, end to end: a Telegram private chat, the whole bot
  * in this process, short queue timings (test/support/fault-kit.ts). Each test injects one
  * fault and reads the chat as the user would: one bot message, replying to the question,
  * holding the whole answer (or the "model unavailable" line once retries ran out).

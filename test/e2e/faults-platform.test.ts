@@ -1,5 +1,5 @@
 /**
- * Platform faults (issue 6): 429 storms and 5xx answers on the requests that put an answer
+ * Platform faults: 429 storms and 5xx answers on the requests that put an answer
  * into a chat (Telegram sendMessageDraft / sendMessage / editMessageText, Discord POST /
  * PATCH of channel messages). The whole bot runs in this process against the fakes. Each
  * test checks what the user ends with (the final text, in one message) and how the bot

@@ -1,5 +1,5 @@
 /**
- * Redis restarted under load (issue 6). The whole bot runs on a private, durable redis-server
+ * Redis restarted under load. The whole bot runs on a private, durable redis-server
  * (test/support/private-redis.ts), with two workers sharing it. 20 questions from 10 Telegram
  * users are in flight, each answer mid-stream, when Redis is killed; it stays away for longer
  * than the queue's lock (so BullMQ hands the running jobs out again) and is started again.

@@ -1,5 +1,5 @@
 /**
- * A worker process dies or is stopped mid-answer (issue 6). The adapter runs in this process;
+ * A worker process dies or is stopped mid-answer. The adapter runs in this process;
  * the answering worker is a real child process (`src/main.ts worker`, test/support/stack-process.ts)
  * with short queue timings through the environment (QUEUE_LOCK_MS…). A second worker (in this
  * process) is ready to take over. What the user must see: the answer completes exactly once,

@@ -1,5 +1,5 @@
 /**
- * Access control through the real stack (SPEC §7): TELEGRAM_ALLOWED_CHATS /
+ * Access control through the real stack: TELEGRAM_ALLOWED_CHATS /
  * TELEGRAM_ALLOWED_USERS and DISCORD_ALLOWED_GUILDS / DISCORD_ALLOWED_CHANNELS.
  * Outsiders write first; insiders write after them. Once the insiders' answers are
  * visible (and Telegram's offset shows every update handled), outsiders must have got

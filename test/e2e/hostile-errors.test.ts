@@ -1,5 +1,5 @@
 /**
- * Errors as users see them (SPEC §8): short and useful, never the internals. The model
+ * Errors as users see them: short and useful, never the internals. The model
  * server fails in ways that put internals in the error itself (a Python traceback with
  * file paths and an internal URL in a 500, an echoed key in a 401, a context overflow),
  * or does not answer at all. The chat gets one line that says what to do; the details

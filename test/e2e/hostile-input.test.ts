@@ -1,5 +1,5 @@
 /**
- * Bad and abusive input through the real stack (SPEC §8): the per-user rate limit,
+ * Bad and abusive input through the real stack: the per-user rate limit,
  * over-long and empty messages, unknown commands, and names and texts that try to
  * forge the transcript. What each gets is checked where a user would notice it (the
  * chat) and where it would cost something (requests to the model, jobs in Redis).

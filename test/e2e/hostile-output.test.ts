@@ -1,5 +1,5 @@
 /**
- * Output safety end to end (SPEC §5, §8): whatever the model writes, the chat shows it as
+ * Output safety end to end: whatever the model writes, the chat shows it as
  * text. Raw HTML and Telegram's own tags never become formatting, mention links never
  * mention anyone, `@everyone`/role/user pings never notify anyone on Discord, and the
  * bot's secrets (platform token, API key, admin token) never appear in any text sent to

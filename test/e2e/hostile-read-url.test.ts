@@ -1,5 +1,5 @@
 /**
- * A web page that tries to turn the bot against its own network (SPEC §3, §8), end to end:
+ * A web page that tries to turn the bot against its own network, end to end:
  * the model reads the fake web's `/inject` page, which tells it to fetch
  * http://127.0.0.1:6379 (Redis); the obedient fake model then asks for that and for every
  * other spelling of a private address it could try, plus a private decoy that would answer.

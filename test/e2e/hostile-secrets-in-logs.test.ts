@@ -1,5 +1,5 @@
 /**
- * Secrets never reach the log, and errors reach the user short (SPEC §8), with the bot run
+ * Secrets never reach the log, and errors reach the user short, with the bot run
  * exactly as deployed: `src/main.ts all` as a child process, its pino output captured.
  * Requests fail with a secret inside the error: the model server rejects the key and
  * echoes it (as hosted APIs do), and Telegram's connection breaks under the worker's

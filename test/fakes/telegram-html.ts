@@ -100,6 +100,133 @@ function checkedLink(url: string): string | undefined {
   return undefined;
 }
 
+/** Reads a start tag from `begin` (its `<`): the tag, the one attribute that matters, and where its `>` is. */
+function readStartTag(bytes: Uint8Array, begin: number): { tag: string; argument: string; end: number } {
+  const n = bytes.length;
+  const at = (k: number) => (k < n ? (bytes[k] as number) : 0);
+  let i = begin + 1;
+  while (!isSpace(at(i)) && at(i) !== 0x3e) i++;
+  if (at(i) === 0 && i >= n) throw new TelegramHtmlError(`Unclosed start tag at byte offset ${begin}`);
+  const tag = Buffer.from(bytes.subarray(begin + 1, i)).toString("utf8").toLowerCase();
+  if (!ALLOWED_TAGS.has(tag)) throw new TelegramHtmlError(`Unsupported start tag "${tag}" at byte offset ${begin}`);
+
+  let argument = "";
+  while (at(i) !== 0x3e) {
+    while (i < n && isSpace(at(i))) i++;
+    if (at(i) === 0x3e) break;
+    const attrBegin = i;
+    while (!isSpace(at(i)) && ![0x3d, 0x3e, 0x2f, 0x22, 0x27].includes(at(i))) i++;
+    const attr = Buffer.from(bytes.subarray(attrBegin, i)).toString("utf8");
+    if (attr === "") throw new TelegramHtmlError(`Empty attribute name in the tag "${tag}" at byte offset ${begin}`);
+    while (i < n && isSpace(at(i))) i++;
+    if (at(i) !== 0x3d /* = */) {
+      if (i >= n) throw new TelegramHtmlError(`Unclosed start tag "${tag}" at byte offset ${begin}`);
+      if (tag === "blockquote" && attr === "expandable") argument = "1";
+      continue;
+    }
+    i++;
+    while (i < n && isSpace(at(i))) i++;
+    if (i >= n) throw new TelegramHtmlError(`Unclosed start tag "${tag}" at byte offset ${begin}`);
+    let value: string;
+    if (at(i) !== 0x27 && at(i) !== 0x22) {
+      const tokenBegin = i;
+      while (isAlnum(at(i)) || at(i) === 0x2e || at(i) === 0x2d) i++;
+      value = Buffer.from(bytes.subarray(tokenBegin, i)).toString("utf8").toLowerCase();
+      if (!isSpace(at(i)) && at(i) !== 0x3e) throw new TelegramHtmlError(`Unexpected end of name token at byte offset ${tokenBegin}`);
+    } else {
+      const quote = at(i++);
+      const valueBytes: number[] = [];
+      while (i < n && at(i) !== quote) {
+        if (at(i) === 0x26) {
+          const { code, next } = decodeEntity(bytes, i);
+          if (code !== 0) {
+            valueBytes.push(...Buffer.from(String.fromCodePoint(code), "utf8"));
+            i = next;
+            continue;
+          }
+        }
+        valueBytes.push(at(i++));
+      }
+      if (at(i) === quote && i < n) i++;
+      value = Buffer.from(valueBytes).toString("utf8");
+    }
+    if (i >= n) throw new TelegramHtmlError(`Unclosed start tag at byte offset ${begin}`);
+    if (tag === "a" && attr === "href") argument = value;
+    else if (tag === "code" && attr === "class" && value.startsWith("language-")) argument = value.slice(9);
+    else if (tag === "span" && attr === "class" && value.startsWith("tg-")) argument = value.slice(3);
+    else if (tag === "tg-emoji" && attr === "emoji-id") argument = value;
+    else if (tag === "blockquote" && attr === "expandable") argument = "1";
+  }
+  if (tag === "span" && argument !== "spoiler") {
+    throw new TelegramHtmlError(`Tag "span" must have class "tg-spoiler" at byte offset ${begin}`);
+  }
+  return { tag, argument, end: i };
+}
+
+/** The entity a closed tag makes, if any (`<pre><code class="language-x">` merge into one `pre`). */
+function closeEntity(entities: MessageEntity[], top: OpenTag, offset: number, length: number, linkText: () => string): void {
+  const last = entities[entities.length - 1];
+  switch (top.tag) {
+    case "b":
+    case "strong":
+      entities.push({ type: "bold", offset, length });
+      break;
+    case "i":
+    case "em":
+      entities.push({ type: "italic", offset, length });
+      break;
+    case "u":
+    case "ins":
+      entities.push({ type: "underline", offset, length });
+      break;
+    case "s":
+    case "strike":
+    case "del":
+      entities.push({ type: "strikethrough", offset, length });
+      break;
+    case "tg-spoiler":
+    case "span":
+      entities.push({ type: "spoiler", offset, length });
+      break;
+    case "tg-emoji":
+      if (!/^[1-9]\d*$/.test(top.argument)) throw new TelegramHtmlError("Invalid custom emoji identifier specified");
+      entities.push({ type: "custom_emoji", offset, length, custom_emoji_id: top.argument });
+      break;
+    case "tg-time":
+      break; // formatted dates are not modelled; tdlib drops them without a unix attribute too
+    case "a": {
+      const url = top.argument || linkText();
+      const userId = linkUserId(url);
+      if (userId !== undefined) {
+        entities.push({ type: "text_mention", offset, length, user: { id: userId, is_bot: false, first_name: "" } });
+      } else {
+        const checked = checkedLink(url);
+        if (checked) entities.push({ type: "text_link", offset, length, url: checked });
+      }
+      break;
+    }
+    case "pre":
+      if (last && last.type === "code" && last.offset === offset && last.length === length && (last as { language?: string }).language) {
+        const language = (last as { language?: string }).language as string;
+        entities[entities.length - 1] = { type: "pre", offset, length, language };
+      } else {
+        entities.push({ type: "pre", offset, length });
+      }
+      break;
+    case "code":
+      if (last && last.type === "pre" && last.offset === offset && last.length === length && top.argument) {
+        entities[entities.length - 1] = { type: "pre", offset, length, language: top.argument };
+      } else {
+        // The language is kept for a moment so an enclosing <pre> can claim it; dropped below otherwise.
+        entities.push({ type: "code", offset, length, ...(top.argument ? { language: top.argument } : {}) } as MessageEntity);
+      }
+      break;
+    case "blockquote":
+      entities.push({ type: top.argument ? "expandable_blockquote" : "blockquote", offset, length });
+      break;
+  }
+}
+
 /**
  * Parses Telegram HTML into visible text and entities, or throws TelegramHtmlError with
  * the Bot API's own message (e.g. `Unsupported start tag "p" at byte offset 0`).
@@ -137,62 +264,9 @@ export function parseTelegramHtml(html: string): ParsedText {
 
     const begin = i++;
     if (at(i) !== 0x2f /* / */) {
-      while (!isSpace(at(i)) && at(i) !== 0x3e) i++;
-      if (at(i) === 0 && i >= n) throw new TelegramHtmlError(`Unclosed start tag at byte offset ${begin}`);
-      const tag = Buffer.from(bytes.subarray(begin + 1, i)).toString("utf8").toLowerCase();
-      if (!ALLOWED_TAGS.has(tag)) throw new TelegramHtmlError(`Unsupported start tag "${tag}" at byte offset ${begin}`);
-
-      let argument = "";
-      while (at(i) !== 0x3e) {
-        while (i < n && isSpace(at(i))) i++;
-        if (at(i) === 0x3e) break;
-        const attrBegin = i;
-        while (!isSpace(at(i)) && ![0x3d, 0x3e, 0x2f, 0x22, 0x27].includes(at(i))) i++;
-        const attr = Buffer.from(bytes.subarray(attrBegin, i)).toString("utf8");
-        if (attr === "") throw new TelegramHtmlError(`Empty attribute name in the tag "${tag}" at byte offset ${begin}`);
-        while (i < n && isSpace(at(i))) i++;
-        if (at(i) !== 0x3d /* = */) {
-          if (i >= n) throw new TelegramHtmlError(`Unclosed start tag "${tag}" at byte offset ${begin}`);
-          if (tag === "blockquote" && attr === "expandable") argument = "1";
-          continue;
-        }
-        i++;
-        while (i < n && isSpace(at(i))) i++;
-        if (i >= n) throw new TelegramHtmlError(`Unclosed start tag "${tag}" at byte offset ${begin}`);
-        let value: string;
-        if (at(i) !== 0x27 && at(i) !== 0x22) {
-          const tokenBegin = i;
-          while (isAlnum(at(i)) || at(i) === 0x2e || at(i) === 0x2d) i++;
-          value = Buffer.from(bytes.subarray(tokenBegin, i)).toString("utf8").toLowerCase();
-          if (!isSpace(at(i)) && at(i) !== 0x3e) throw new TelegramHtmlError(`Unexpected end of name token at byte offset ${tokenBegin}`);
-        } else {
-          const quote = at(i++);
-          const valueBytes: number[] = [];
-          while (i < n && at(i) !== quote) {
-            if (at(i) === 0x26) {
-              const { code, next } = decodeEntity(bytes, i);
-              if (code !== 0) {
-                valueBytes.push(...Buffer.from(String.fromCodePoint(code), "utf8"));
-                i = next;
-                continue;
-              }
-            }
-            valueBytes.push(at(i++));
-          }
-          if (at(i) === quote && i < n) i++;
-          value = Buffer.from(valueBytes).toString("utf8");
-        }
-        if (i >= n) throw new TelegramHtmlError(`Unclosed start tag at byte offset ${begin}`);
-        if (tag === "a" && attr === "href") argument = value;
-        else if (tag === "code" && attr === "class" && value.startsWith("language-")) argument = value.slice(9);
-        else if (tag === "span" && attr === "class" && value.startsWith("tg-")) argument = value.slice(3);
-        else if (tag === "tg-emoji" && attr === "emoji-id") argument = value;
-        else if (tag === "blockquote" && attr === "expandable") argument = "1";
-      }
-      if (tag === "span" && argument !== "spoiler") {
-        throw new TelegramHtmlError(`Tag "span" must have class "tg-spoiler" at byte offset ${begin}`);
-      }
-      open.push({ tag, argument, utf16Offset: utf16, outStart: out.length });
+      const start = readStartTag(bytes, begin);
+      i = start.end;
+      open.push({ tag: start.tag, argument: start.argument, utf16Offset: utf16, outStart: out.length });
       continue;
     }
 
@@ -209,66 +283,7 @@ export function parseTelegramHtml(html: string): ParsedText {
     if (utf16 > top.utf16Offset) {
       const offset = top.utf16Offset;
       const length = utf16 - offset;
-      const last = entities[entities.length - 1];
-      switch (top.tag) {
-        case "b":
-        case "strong":
-          entities.push({ type: "bold", offset, length });
-          break;
-        case "i":
-        case "em":
-          entities.push({ type: "italic", offset, length });
-          break;
-        case "u":
-        case "ins":
-          entities.push({ type: "underline", offset, length });
-          break;
-        case "s":
-        case "strike":
-        case "del":
-          entities.push({ type: "strikethrough", offset, length });
-          break;
-        case "tg-spoiler":
-        case "span":
-          entities.push({ type: "spoiler", offset, length });
-          break;
-        case "tg-emoji":
-          if (!/^[1-9]\d*$/.test(top.argument)) throw new TelegramHtmlError("Invalid custom emoji identifier specified");
-          entities.push({ type: "custom_emoji", offset, length, custom_emoji_id: top.argument });
-          break;
-        case "tg-time":
-          break; // formatted dates are not modelled; tdlib drops them without a unix attribute too
-        case "a": {
-          const url = top.argument || Buffer.from(out.slice(top.outStart)).toString("utf8");
-          const userId = linkUserId(url);
-          if (userId !== undefined) {
-            entities.push({ type: "text_mention", offset, length, user: { id: userId, is_bot: false, first_name: "" } });
-          } else {
-            const checked = checkedLink(url);
-            if (checked) entities.push({ type: "text_link", offset, length, url: checked });
-          }
-          break;
-        }
-        case "pre":
-          if (last && last.type === "code" && last.offset === offset && last.length === length && (last as { language?: string }).language) {
-            const language = (last as { language?: string }).language as string;
-            entities[entities.length - 1] = { type: "pre", offset, length, language };
-          } else {
-            entities.push({ type: "pre", offset, length });
-          }
-          break;
-        case "code":
-          if (last && last.type === "pre" && last.offset === offset && last.length === length && top.argument) {
-            entities[entities.length - 1] = { type: "pre", offset, length, language: top.argument };
-          } else {
-            // The language is kept for a moment so an enclosing <pre> can claim it; dropped below otherwise.
-            entities.push({ type: "code", offset, length, ...(top.argument ? { language: top.argument } : {}) } as MessageEntity);
-          }
-          break;
-        case "blockquote":
-          entities.push({ type: top.argument ? "expandable_blockquote" : "blockquote", offset, length });
-          break;
-      }
+      closeEntity(entities, top, offset, length, () => Buffer.from(out.slice(top.outStart)).toString("utf8"));
     }
     open.pop();
   }

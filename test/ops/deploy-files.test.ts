@@ -1,6 +1,6 @@
 /**
  * docker-compose.yml and the Dockerfile, checked against the code they deploy (Docker
- * itself cannot run here): the compose file parses, has the services issue 7 names, keeps
+ * itself cannot run here): the compose file parses, has the services a deployment needs, keeps
  * Redis durable and the worker scalable, names only settings the bot reads and roles
  * main.ts knows, points the bot at the right service addresses, and every service has a
  * health check; the image is multi-stage and runs what package.json builds.

@@ -10,7 +10,8 @@ import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
 import { createDiscordRestClient } from "../../src/adapters/discord/discord-rest-client.js";
 import { RateLimitedError } from "../../src/contracts/reply-port.js";
 import { createMetrics, type Metrics } from "../../src/observability/metrics.js";
-import { discordRequestKind, meteredDiscordFetch, telegramRequestMeter } from "../../src/observability/platform-request-meter.js";
+import { discordRequestKind, meteredDiscordFetch } from "../../src/adapters/discord/discord-request-meter.js";
+import { telegramRequestMeter } from "../../src/adapters/telegram/telegram-request-meter.js";
 
 let tg: FakeTelegram | undefined;
 let discord: FakeDiscord | undefined;

@@ -1,5 +1,5 @@
 /**
- * Redis restarted under load (issue 6): a private redis-server with an fsync'd AOF on a
+ * Redis restarted under load: a private redis-server with an fsync'd AOF on a
  * free port is stopped and started again while a worker answers and an adapter enqueues.
  * Nothing accepted is lost, nothing is answered twice, conversations stay in order.
  */

@@ -11,6 +11,7 @@ import {
 import { chatPacingKey, draftPacingKey } from "../../src/reply/rate-gate.js";
 import { createTelegramReplyPortFactory } from "../../src/adapters/telegram/telegram-reply-port.js";
 import type { InboundMessage } from "../../src/contracts/inbound-message.js";
+import { inboundMessage } from "../support/inbound-message.js";
 
 describe("pacing of drafts", () => {
   const interval = pacingIntervalFor();
@@ -36,16 +37,7 @@ describe("pacing of drafts", () => {
 
 describe("Telegram port limits", () => {
   const api = new Api("123:token", { apiRoot: "http://127.0.0.1:9" }); // never called: only the limits are read
-  const message = (chatType: "private" | "group", chatId: string): InboundMessage => ({
-    platform: "telegram",
-    conversationKey: `tg:${chatId}`,
-    chatId,
-    messageId: "1",
-    chatType,
-    author: { id: "1001", displayName: "Alice" },
-    text: "hi",
-    receivedAt: 0,
-  });
+  const message = (chatType: "private" | "group", chatId: string): InboundMessage => inboundMessage({ chatType, chatId, receivedAt: 0 });
 
   it("advertises the draft interval the gate uses, only where drafts are streamed", () => {
     const withDrafts = createTelegramReplyPortFactory({ api, useDrafts: true });

@@ -8,9 +8,8 @@
  * the advertised length or with HTML Telegram would reject is refused, an edit
  * that changes nothing is counted. It can be told to fail the next N requests.
  */
-import { markdownToTelegramHtml } from "../../src/adapters/telegram/telegram-html.js";
+import { markdownToTelegramHtml, telegramVisibleText } from "../../src/adapters/telegram/telegram-html.js";
 import { toDiscordMarkdown } from "../../src/adapters/discord/discord-markdown.js";
-import { renderedLength, visibleText } from "../../src/reply/rendered-length.js";
 import {
   RateLimitedError,
   RejectedContentError,
@@ -72,6 +71,10 @@ export interface RecordingReplyPort extends ReplyPort {
   /** The next `count` requests fail with `make()` (after their latency). */
   failNext(count: number, make: () => Error): void;
 }
+
+
+/** What a user sees of rendered content (Telegram counts the text after entity parsing). */
+const visibleText = (content: RenderedText): string => (content.parseMode === "HTML" ? telegramVisibleText(content.text) : content.text);
 
 /** Creates the recording port (see the module comment). */
 export function createRecordingReplyPort(opts: RecordingPortOptions = {}): RecordingReplyPort {
@@ -138,7 +141,7 @@ export function createRecordingReplyPort(opts: RecordingPortOptions = {}): Recor
         request.outcome = error instanceof RateLimitedError ? "rate-limited" : error instanceof RejectedContentError ? "rejected" : "failed";
         throw error;
       }
-      const length = renderedLength(request.content);
+      const length = visibleText(request.content).length;
       if (length > limits.maxLength) {
         violations.push(`${request.kind} of ${length} characters (limit ${limits.maxLength})`);
         request.outcome = "rejected";
@@ -180,6 +183,7 @@ export function createRecordingReplyPort(opts: RecordingPortOptions = {}): Recor
   const port: RecordingReplyPort = {
     limits,
     format,
+    ...(flavour === "telegram" ? { visibleText } : {}),
     async send(content: RenderedText, o: SendOptions): Promise<string> {
       const request: RecordedRequest = {
         kind: "send",

@@ -393,7 +393,7 @@ describe("streamReply freshness and render cost", () => {
     await settle(promise);
 
     const drafts = port.requests.filter((r) => r.kind === "draft");
-    const visible = (r: (typeof drafts)[number]) => visibleText(r.content);
+    const visible = (r: (typeof drafts)[number]) => visibleText(port, r.content);
     // A word is on screen within about a draft interval: drafts ~260 ms apart while the model writes.
     const gaps = drafts.slice(1).map((d, i) => d.start - drafts[i]!.start);
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(250);

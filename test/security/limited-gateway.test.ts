@@ -10,6 +10,7 @@ import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import { createMetrics } from "../../src/observability/metrics.js";
 import { createRecordingGateway } from "../telegram/recording-gateway.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
+import { inboundMessage } from "../support/inbound-message.js";
 
 let redis: TestRedis | undefined;
 afterEach(async () => {
@@ -20,16 +21,15 @@ afterEach(async () => {
 let seq = 0;
 function message(userId: string, platform: InboundMessage["platform"] = "telegram"): InboundMessage {
   seq++;
-  return {
+  return inboundMessage({
     platform,
     conversationKey: `tg:${userId}`,
     chatId: userId,
     messageId: String(seq),
-    chatType: "private",
     author: { id: userId, displayName: `user ${userId}` },
     text: `question ${seq}`,
     receivedAt: 0,
-  };
+  });
 }
 
 describe("per-user rate limit", () => {

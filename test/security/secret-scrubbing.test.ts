@@ -69,6 +69,7 @@ function telegramLikePort(): ReplyPort & { sent: RenderedText[] } {
     sent,
     limits: { maxLength: 4096, minEditIntervalMs: 0 },
     format: (md) => ({ text: markdownToTelegramHtml(md), parseMode: "HTML" }),
+    visibleText: (content) => (content.parseMode === "HTML" ? telegramVisibleText(content.text) : content.text),
     send: async (content) => {
       sent.push(content);
       return String(sent.length);

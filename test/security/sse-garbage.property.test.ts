@@ -1,5 +1,5 @@
 /**
- * Fuzzing the model stream with garbage (SPEC §8: nothing a server or proxy sends can
+ * Fuzzing the model stream with garbage (nothing a server or proxy sends can
  * crash the worker). A valid answer is interleaved with what real servers and proxies
  * also put on the wire: SSE comments and keep-alives, empty events, `retry:`/`id:`/`event:`
  * lines, JSON that is not a chunk, chunks with vendor fields, and then cut into random

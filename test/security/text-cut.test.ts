@@ -12,7 +12,7 @@ import { speakerName } from "../../src/adapters/discord/discord-addressing.js";
 import { createToolRunner } from "../../src/agent/tool-runner.js";
 import { defineTool } from "../../src/tools/tool.js";
 import { z } from "zod";
-import type { InboundMessage } from "../../src/contracts/inbound-message.js";
+import { inboundMessage } from "../support/inbound-message.js";
 
 const LONE_HALF = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 /** One letter then emoji: every even cut falls between the halves of an emoji. */
@@ -39,20 +39,8 @@ describe("cutText", () => {
 });
 
 describe("the cuts of user and tool text", () => {
-  const inbound = (over: Partial<InboundMessage>): InboundMessage => ({
-    platform: "telegram",
-    conversationKey: "tg:-1",
-    chatId: "-1",
-    messageId: "1",
-    chatType: "group",
-    author: { id: "7", displayName: "Ann" },
-    text: "hi",
-    receivedAt: 0,
-    ...over,
-  });
-
   it("the speaker name (64) and the quoted reply (300) keep whole emoji", () => {
-    const message = toUserMessage(inbound({ author: { id: "7", displayName: odd(60) }, replyTo: { messageId: "0", authorName: odd(60), text: odd(400) } }));
+    const message = toUserMessage(inboundMessage({ chatType: "group", author: { id: "7", displayName: odd(60) }, replyTo: { messageId: "0", authorName: odd(60), text: odd(400) } }));
     expect(LONE_HALF.test(String(message.content))).toBe(false);
     expect(String(message.content)).toContain("a😀");
   });

@@ -1,7 +1,7 @@
 /**
  * Shared pieces of the fault-injection suite (test/e2e/faults-*.test.ts): short queue
  * timings so recoveries happen in seconds, bounded polling, and the audit that turns a
- * fake Telegram chat into the two numbers issue 6 asks for: messages lost, answers duplicated.
+ * fake Telegram chat into the two numbers that matter: messages lost, answers duplicated.
  */
 import type { FakeTelegram } from "../fakes/telegram-server.js";
 import type { Metrics } from "../../src/observability/metrics.js";

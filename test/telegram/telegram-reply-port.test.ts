@@ -5,14 +5,11 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Api, GrammyError, HttpError } from "grammy";
 import { RateLimitedError, RejectedContentError, type ReplyPort } from "../../src/contracts/reply-port.js";
-import {
-  createTelegramReplyPortFactory,
-  STOP_CALLBACK_DATA,
-  TELEGRAM_GROUP_EDIT_INTERVAL_MS,
-  TELEGRAM_PRIVATE_EDIT_INTERVAL_MS,
-} from "../../src/adapters/telegram/telegram-reply-port.js";
+import { createTelegramReplyPortFactory, STOP_CALLBACK_DATA } from "../../src/adapters/telegram/telegram-reply-port.js";
+import { TELEGRAM_GROUP_EDIT_INTERVAL_MS, TELEGRAM_PRIVATE_EDIT_INTERVAL_MS } from "../../src/adapters/telegram/telegram-pacing.js";
 import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import { privateChat, startFakeTelegram, type FakeChat, type FakeTelegram, type FakeUser } from "../fakes/telegram-server.js";
+import { inboundMessage } from "../support/inbound-message.js";
 
 const alice: FakeUser = { id: 1001, first_name: "Alice" };
 let fake: FakeTelegram | undefined;
@@ -29,9 +26,7 @@ async function setup(opts: { chat?: FakeChat; threadId?: number; useDrafts?: boo
   fake.addChat(chat);
   const threadId = opts.threadId ?? (chat.type === "supergroup" && chat.is_forum ? fake.createForumTopic(chat.id, "Topic", alice) : undefined);
   const said = fake.userSays(chat, alice, "question?", threadId !== undefined ? { threadId } : {});
-  const inbound: InboundMessage = {
-    platform: "telegram",
-    conversationKey: threadId !== undefined ? `tg:${chat.id}:${threadId}` : `tg:${chat.id}`,
+  const inbound: InboundMessage = inboundMessage({
     chatId: String(chat.id),
     ...(threadId !== undefined ? { threadId: String(threadId) } : {}),
     messageId: String(said.message.message_id),
@@ -39,7 +34,7 @@ async function setup(opts: { chat?: FakeChat; threadId?: number; useDrafts?: boo
     author: { id: String(alice.id), displayName: "Alice" },
     text: "question?",
     receivedAt: clock,
-  };
+  });
   const api = new Api(fake.token, { apiRoot: fake.apiRoot });
   const factory = createTelegramReplyPortFactory({ api, useDrafts: opts.useDrafts ?? false, ...(opts.toHtml ? { toHtml: opts.toHtml } : {}) });
   const port: ReplyPort = factory(inbound);
@@ -170,16 +165,7 @@ describe("Telegram reply port", () => {
     expect(port.limits.minEditIntervalMs).toBe(TELEGRAM_GROUP_EDIT_INTERVAL_MS);
     const factory = createTelegramReplyPortFactory({ api: new Api("1:x"), useDrafts: false });
     expect(() =>
-      factory({
-        platform: "discord",
-        conversationKey: "dc:1",
-        chatId: "1",
-        messageId: "1",
-        chatType: "group",
-        author: { id: "1", displayName: "x" },
-        text: "x",
-        receivedAt: 0,
-      }),
+      factory(inboundMessage({ platform: "discord", chatId: "1", chatType: "group" })),
     ).toThrow(/discord/);
   });
 });

@@ -30,7 +30,7 @@ afterAll(async () => {
 const byName = (name: string) => tools.find((t) => t.name === name)!;
 
 describe("createTools", () => {
-  it("builds the four tools of SPEC §3, each with a per-tool timeout for network work", () => {
+  it("builds the four built-in tools, each with a per-tool timeout for network work", () => {
     expect(tools.map((t) => t.name)).toEqual(["get_weather", "get_news", "get_time", "read_url"]);
     for (const name of ["get_weather", "get_news", "read_url"]) expect(byName(name).timeoutMs).toBeGreaterThan(0);
   });

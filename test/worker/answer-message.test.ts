@@ -9,17 +9,16 @@ import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import type { JobContext } from "../../src/queue/message-worker.js";
 import { createAnswerProcessor, type AgentRunner } from "../../src/answer/answer-message.js";
 import { createRecordingReplyPort, type RecordingReplyPort } from "../reply/recording-reply-port.js";
+import { inboundMessage } from "../support/inbound-message.js";
 
-const message: InboundMessage = {
+const message: InboundMessage = inboundMessage({
   platform: "discord",
-  conversationKey: "dc:42",
   chatId: "42",
   messageId: "7",
   chatType: "group",
   author: { id: "u1", displayName: "Ada" },
   text: "what is the weather?",
-  receivedAt: Date.now(),
-};
+});
 
 function deferred<T>() {
   let resolve!: (value: T) => void;
@@ -67,7 +66,6 @@ function setup() {
     ports: { discord: () => port },
     gate: createLocalRateGate({ minIntervalMs: 0 }),
     showReasoning: "collapsed",
-    markAnswered: async () => undefined,
     logger: pino({ level: "silent" }),
   });
   const ctx = (isFinalAttempt: boolean): JobContext => ({
@@ -76,6 +74,7 @@ function setup() {
     isFinalAttempt,
     signal: new AbortController().signal,
     journal: createMemoryReplyJournal(),
+    markAnswered: async () => undefined,
   });
   return { port, load, appended, modelSaw, process, ctx, loads: () => loads };
 }

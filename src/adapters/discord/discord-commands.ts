@@ -5,7 +5,7 @@
 
 import { ApplicationIntegrationType, InteractionContextType, type ChatInputApplicationCommandData } from "discord.js";
 
-/** A command the bot understands; anything else starting with "/" gets the help text (SPEC §8). */
+/** A command the bot understands; anything else starting with "/" gets the help text (an unknown command is answered with help, never ignored). */
 export type DiscordCommand = "reset" | "stop" | "help";
 
 /** What a message that starts with "/word" asks for; undefined when it is not a command at all. */

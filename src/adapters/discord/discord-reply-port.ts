@@ -10,12 +10,10 @@ import { toDiscordMarkdown } from "./discord-markdown.js";
 import { RejectedContentError, type RenderedText, type ReplyPort, type ReplyPortFactory, type SendOptions } from "../../contracts/reply-port.js";
 import { DiscordApiError, type DiscordRestClient } from "./discord-rest-client.js";
 import { stopButtonRow } from "./discord-stop-button.js";
+import { DISCORD_DEFAULT_EDIT_INTERVAL_MS } from "./discord-pacing.js";
 
 /** Discord's per-message limit, in characters (Discord counts code points; UTF-16 length is never less). */
 export const DISCORD_MAX_MESSAGE_LENGTH = 2000;
-
-/** Spacing used until the first X-RateLimit-* headers arrive: 5 writes per 5 s per channel. */
-export const DISCORD_DEFAULT_EDIT_INTERVAL_MS = 1000;
 
 const SUPPRESS_EMBEDS = 1 << 2;
 

@@ -19,6 +19,7 @@ import { toInboundMessage } from "./telegram-inbound.js";
 import { retryAfterTransformer } from "./retry-after-transformer.js";
 import { abortableSleep } from "../../shared/abortable-sleep.js";
 import { STOP_CALLBACK_DATA } from "./telegram-reply-port.js";
+import { handleWebhookWithDeadline } from "./webhook-deadline.js";
 
 /** The subset of a pino logger the adapter writes to. */
 export type TelegramLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
@@ -272,30 +273,7 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
       res.end();
       return;
     }
-    // Our own deadline, not grammY's: its timeout leaves the late rejection of the update unhandled.
-    const handling = webhookHandler(req, res);
-    const timeoutMs = opts.webhookTimeoutMs ?? 10_000;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), timeoutMs)));
-    try {
-      if ((await Promise.race([handling, late])) === "late") {
-        log.warn({ timeoutMs }, "webhook update still being handled; answered 503 so Telegram delivers it again");
-        if (!res.headersSent) {
-          res.statusCode = 503;
-          res.end();
-        }
-        handling.catch((err: unknown) => log.error({ err: errorText(err) }, "webhook update failed after its deadline"));
-      }
-    } catch (err) {
-      // Not enqueued: a 5xx makes Telegram deliver this update again later.
-      log.error({ err: errorText(err) }, "webhook update failed");
-      if (!res.headersSent) {
-        res.statusCode = 500;
-        res.end();
-      }
-    } finally {
-      clearTimeout(timer);
-    }
+    await handleWebhookWithDeadline(webhookHandler, req, res, { timeoutMs: opts.webhookTimeoutMs ?? 10_000, log, errorText });
   };
 
   return {

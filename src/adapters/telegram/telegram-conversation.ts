@@ -1,5 +1,5 @@
 /**
- * Where a Telegram message belongs: its conversation (history key, SPEC §4) and the
+ * Where a Telegram message belongs: its conversation (its history key) and the
  * topic replies must go to. Forum topics are conversations of their own; the reply
  * threads of ordinary supergroups are not (their messages carry a message_thread_id
  * too, but without is_topic_message, and the group shares one context).

@@ -12,30 +12,14 @@ import { GrammyError, HttpError, type Api } from "grammy";
 import type { InlineKeyboardMarkup } from "grammy/types";
 import { RateLimitedError, RejectedContentError, type RenderedText, type ReplyPort, type ReplyPortFactory, type SendOptions } from "../../contracts/reply-port.js";
 import type { InboundMessage } from "../../contracts/inbound-message.js";
-import { markdownToTelegramHtml } from "./telegram-html.js";
+import { markdownToTelegramHtml, telegramVisibleText } from "./telegram-html.js";
+import { TELEGRAM_DRAFT_INTERVAL_MS, TELEGRAM_GROUP_EDIT_INTERVAL_MS, TELEGRAM_PRIVATE_EDIT_INTERVAL_MS } from "./telegram-pacing.js";
 
 /** callback_data of the Stop button; the adapter answers it with gateway.stop. */
 export const STOP_CALLBACK_DATA = "stop";
 
 /** Telegram's limit: 4096 characters of visible text, counted after entity parsing. */
 export const TELEGRAM_MAX_MESSAGE_LENGTH = 4096;
-
-/**
- * Pacing per chat. Telegram's FAQ: "avoid sending more than one message per second" in a
- * chat and "no more than 20 messages per minute" in a group (= one per 3 s sustained);
- * edits count like messages. 100 ms of margin absorbs request latency jitter, as
- * vercel/chat does (1.1 s / 3.1 s).
- */
-export const TELEGRAM_PRIVATE_EDIT_INTERVAL_MS = 1100;
-/** See TELEGRAM_PRIVATE_EDIT_INTERVAL_MS. */
-export const TELEGRAM_GROUP_EDIT_INTERVAL_MS = 3100;
-
-/**
- * Pacing of drafts in a private chat. sendMessageDraft is a preview that the client animates, not a
- * message: it is not subject to the per-chat message limit, and streaming it a few times a second is
- * what it is for. Kept at 250 ms so a word is on screen within ~0.3 s without flooding the API.
- */
-export const TELEGRAM_DRAFT_INTERVAL_MS = 250;
 
 /** Options of the port factory. */
 export interface TelegramReplyPortOptions {
@@ -124,6 +108,8 @@ function createTelegramReplyPort(opts: TelegramReplyPortOptions, message: Inboun
       if (sources.size > SOURCE_MEMORY) sources.delete(sources.keys().next().value as string);
       return { text, parseMode: "HTML" };
     },
+
+    visibleText: (content) => (content.parseMode === "HTML" ? telegramVisibleText(content.text) : content.text),
 
     async send(content, o) {
       const sent = await withPlainFallback(content, (text, parseMode) =>

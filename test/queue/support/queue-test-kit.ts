@@ -5,19 +5,18 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Redis } from "ioredis";
 import type { InboundMessage } from "../../../src/contracts/inbound-message.js";
+import { inboundMessage } from "../../support/inbound-message.js";
 
 /** A valid terminal message of conversation `ck`; `text` tells the test processors what to do. */
 export function message(ck: string, messageId: string, text = "sleep:10"): InboundMessage {
-  return {
+  return inboundMessage({
     platform: "terminal",
     conversationKey: ck,
     chatId: ck.replace(/[^A-Za-z0-9]/g, "_"),
     messageId,
-    chatType: "private",
     author: { id: "u1", displayName: "Alice" },
     text,
-    receivedAt: Date.now(),
-  };
+  });
 }
 
 /** Polls `check` every 20 ms until it returns a truthy value or `timeoutMs` passes (then throws with `what`). */

@@ -1,0 +1,40 @@
+/**
+ * The one place configuration becomes the agent: the model client, the tools and the loop's
+ * settings. Every role that answers (worker, terminal chat, `npm run ask`) gets its agent here, so
+ * they cannot drift apart.
+ */
+import type { Config } from "../config/env-schema.js";
+import type { ChatMessage } from "../contracts/chat-message.js";
+import type { AgentEvent } from "../contracts/agent-events.js";
+import { createModelClient } from "../agent/model-client.js";
+import { runAgent, type AgentDeps } from "../agent/run-agent.js";
+import { createTools } from "../tools/index.js";
+
+/** An agent bound to the configured model and tools. */
+export interface ConfiguredAgent {
+  deps: AgentDeps;
+  /** Runs the loop on a conversation. */
+  run(messages: ChatMessage[], signal: AbortSignal): AsyncIterable<AgentEvent>;
+}
+
+/** Builds the agent from the configuration. */
+export function agentFromConfig(config: Config): ConfiguredAgent {
+  const deps: AgentDeps = {
+    client: createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: config.MODEL_TIMEOUT_MS }),
+    model: config.MODEL,
+    modelServer: config.MODEL_SERVER,
+    enableThinking: config.ENABLE_THINKING,
+    maxToolRounds: config.MAX_TOOL_ROUNDS,
+    maxTokens: config.MODEL_MAX_TOKENS,
+    ...(config.MODEL_TEMPERATURE !== undefined ? { temperature: config.MODEL_TEMPERATURE } : {}),
+    ...(config.MODEL_TOP_P !== undefined ? { topP: config.MODEL_TOP_P } : {}),
+    toolTimeoutMs: config.TOOL_TIMEOUT_MS,
+    tools: createTools({
+      weatherApiBase: config.WEATHER_API_BASE,
+      newsRssUrl: config.NEWS_RSS_URL,
+      allowHosts: config.READ_URL_ALLOW_HOSTS,
+      timeoutMs: config.TOOL_TIMEOUT_MS,
+    }),
+  };
+  return { deps, run: (messages, signal) => runAgent(deps, { messages, signal }) };
+}
