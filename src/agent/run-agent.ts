@@ -33,6 +33,8 @@ export interface AgentDeps {
   now?: () => Date;
   /** Replaces the built-in system prompt. */
   systemPrompt?: string;
+  /** The conversation's persona, added to the built-in system prompt. */
+  persona?: string;
   /** Zone the system prompt states the time in (server zone by default). */
   timeZone?: string;
   /** Longest silence between streamed chunks; the client's timeout by default. */
@@ -59,7 +61,13 @@ const DEFAULT_MAX_PARALLEL_CALLS = 8;
 /** Runs the loop; throws ModelError (from `next()`) when the model server fails. */
 export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenerator<AgentEvent, void, undefined> {
   const { signal } = input;
-  const system = deps.systemPrompt ?? buildSystemPrompt({ now: (deps.now ?? (() => new Date()))(), ...(deps.timeZone ? { timeZone: deps.timeZone } : {}) });
+  const system =
+    deps.systemPrompt ??
+    buildSystemPrompt({
+      now: (deps.now ?? (() => new Date()))(),
+      ...(deps.timeZone ? { timeZone: deps.timeZone } : {}),
+      ...(deps.persona ? { persona: deps.persona } : {}),
+    });
   const runner = createToolRunner({
     tools: deps.tools,
     defaultTimeoutMs: deps.toolTimeoutMs,

@@ -10,6 +10,8 @@ export interface SystemPromptOptions {
   now: Date;
   /** IANA zone the date is shown in; the server's zone by default. */
   timeZone?: string;
+  /** The conversation's persona: added after the rules, which it cannot lift. */
+  persona?: string;
 }
 
 /** Builds the system message text. */
@@ -26,6 +28,8 @@ export function buildSystemPrompt(opts: SystemPromptOptions): string {
     "",
     "Always reply in the user's language (中文 or English).",
     'In group chats each user message starts with the speaker\'s name, like "Alice: …".',
+    // Last, and framed as a style: a small model follows the newest words most, and the rules must still win.
+    ...(opts.persona ? ["", `Your persona in this chat (the rules above still apply): ${opts.persona}`] : []),
   ].join("\n");
 }
 

@@ -19,9 +19,11 @@ import { cancelKindOf } from "../queue/cancel-bus.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { pacingKey, toUserMessage } from "./user-message.js";
+import type { ConversationSettings } from "../settings/conversation-settings.js";
+import type { SettingsStore } from "../settings/settings-store.js";
 
-/** Runs the agent loop on a conversation (bound to the model and tools by the caller). */
-export type AgentRunner = (messages: ChatMessage[], signal: AbortSignal) => AsyncIterable<AgentEvent>;
+/** Runs the agent loop on a conversation (bound to the model and tools by the caller), with that conversation's settings when known. */
+export type AgentRunner = (messages: ChatMessage[], signal: AbortSignal, settings?: ConversationSettings) => AsyncIterable<AgentEvent>;
 
 /** What answering needs; built once per worker process. */
 export interface AnswerDeps {
@@ -30,6 +32,8 @@ export interface AnswerDeps {
   ports: Partial<Record<Platform, ReplyPortFactory>>;
   gate: RateGate;
   showReasoning: ShowReasoning;
+  /** Per-conversation settings, read with the history in the same round trip; without it every answer runs on the defaults. */
+  settings?: Pick<SettingsStore, "readAlong">;
   logger: Logger;
   metrics?: Metrics;
   now?: () => number;
@@ -103,11 +107,19 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
     try {
       const user = toUserMessage(message);
       const seen = { text: "" };
-      // History is loaded once the reply engine asks for the first event, i.e. after it has sent the typing
-      // indicator and placeholder: the user sees a sign of life one Redis round trip sooner. A failed load
-      // surfaces as a stream error (retried like a model failure, the placeholder kept in the journal).
+      let showReasoning = deps.showReasoning;
+      // History (and the conversation's settings, same round trip) is loaded once the reply engine asks for
+      // the first event, i.e. after it has sent the typing indicator and placeholder: the user sees a sign of
+      // life one Redis round trip sooner. A failed load surfaces as a stream error (retried like a model
+      // failure, the placeholder kept in the journal). Settings are read once: a change made while this
+      // answer streams applies from the next one.
       const events = observed(
-        async () => deps.agent([...(await deps.history.load(message.conversationKey)), user], ctx.signal),
+        async () => {
+          if (!deps.settings) return deps.agent([...(await deps.history.load(message.conversationKey)), user], ctx.signal);
+          const loaded = await deps.history.loadWith(message.conversationKey, deps.settings.readAlong(message.conversationKey));
+          showReasoning = loaded.also.reasoning;
+          return deps.agent([...loaded.messages, user], ctx.signal, loaded.also);
+        },
         deps,
         seen,
       );
@@ -116,7 +128,10 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
         chatKey: pacingKey(message),
         events,
         journal: ctx.journal,
-        showReasoning: deps.showReasoning,
+        // Read on every render: the conversation's choice is known once the first event is pulled, before any is shown.
+        get showReasoning() {
+          return showReasoning;
+        },
         gate: deps.gate,
         signal: ctx.signal,
         onFirstVisible: () => deps.metrics?.firstVisibleSeconds.observe({ platform: message.platform }, (now() - message.receivedAt) / 1000),

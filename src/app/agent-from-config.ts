@@ -8,13 +8,15 @@ import type { ChatMessage } from "../contracts/chat-message.js";
 import type { AgentEvent } from "../contracts/agent-events.js";
 import { createModelClient } from "../agent/model-client.js";
 import { runAgent, type AgentDeps } from "../agent/run-agent.js";
-import { createTools } from "../tools/index.js";
+import type { ConversationSettings } from "../settings/conversation-settings.js";
+import { agentDepsFor } from "./settings-for-config.js";
+import { builtinToolsFor } from "./tools-for-config.js";
 
 /** An agent bound to the configured model and tools. */
 export interface ConfiguredAgent {
   deps: AgentDeps;
-  /** Runs the loop on a conversation. */
-  run(messages: ChatMessage[], signal: AbortSignal): AsyncIterable<AgentEvent>;
+  /** Runs the loop on a conversation, with that conversation's settings when known. */
+  run(messages: ChatMessage[], signal: AbortSignal, settings?: ConversationSettings): AsyncIterable<AgentEvent>;
 }
 
 /** Builds the agent from the configuration. */
@@ -29,12 +31,7 @@ export function agentFromConfig(config: Config): ConfiguredAgent {
     ...(config.MODEL_TEMPERATURE !== undefined ? { temperature: config.MODEL_TEMPERATURE } : {}),
     ...(config.MODEL_TOP_P !== undefined ? { topP: config.MODEL_TOP_P } : {}),
     toolTimeoutMs: config.TOOL_TIMEOUT_MS,
-    tools: createTools({
-      weatherApiBase: config.WEATHER_API_BASE,
-      newsRssUrl: config.NEWS_RSS_URL,
-      allowHosts: config.READ_URL_ALLOW_HOSTS,
-      timeoutMs: config.TOOL_TIMEOUT_MS,
-    }),
+    tools: builtinToolsFor(config),
   };
-  return { deps, run: (messages, signal) => runAgent(deps, { messages, signal }) };
+  return { deps, run: (messages, signal, settings) => runAgent(agentDepsFor(deps, settings), { messages, signal }) };
 }

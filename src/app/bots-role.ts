@@ -21,11 +21,17 @@ import { redisOptions } from "../redis/connection.js";
 import { createRedisRateGate } from "../reply/redis-rate-gate.js";
 import { chatPacingKey } from "../reply/rate-gate.js";
 import { pacingGlobalFor, pacingIntervalFor } from "./pacing.js";
+import { settingsServiceFor } from "./settings-for-config.js";
+import { builtinToolsFor } from "./tools-for-config.js";
+import { builtinToolCatalogue, type ToolCatalogue } from "../tools/tool-catalogue.js";
+import type { SettingsPort } from "../contracts/settings-port.js";
 
 /** A running bots role. */
 export interface BotsRole {
   gateway: BotGateway;
   queue: MessageQueue;
+  /** The settings commands (the terminal chat uses them too). */
+  settings: SettingsPort;
   /** Mounted on the HTTP server in webhook mode. */
   telegramWebhook?: { path: string; handler(req: IncomingMessage, res: ServerResponse): void };
   close(): Promise<void>;
@@ -36,7 +42,7 @@ export async function startBotsRole(
   config: Config,
   redis: Redis,
   deps: { logger: Logger; metrics: Metrics; onFatal?: (error: unknown) => void },
-  options: { adapters?: boolean } = {},
+  options: { adapters?: boolean; toolCatalogue?: ToolCatalogue } = {},
 ): Promise<BotsRole> {
   const { logger, metrics } = deps;
   const queue = createMessageQueue({ connection: redis, prefix: config.KEY_PREFIX });
@@ -66,6 +72,9 @@ export async function startBotsRole(
     metrics,
   });
 
+  // Other tool sources (MCP servers) plug in through the catalogue option.
+  const settings = settingsServiceFor(config, redis, options.toolCatalogue ?? builtinToolCatalogue(builtinToolsFor(config)), logger);
+
   const started: { stop(): Promise<void> }[] = [];
   let telegram: TelegramAdapter | undefined;
   let discord: DiscordAdapter | undefined;
@@ -80,6 +89,7 @@ export async function startBotsRole(
         token: config.TELEGRAM_BOT_TOKEN,
         apiRoot: config.TELEGRAM_API_ROOT,
         gateway,
+        settings,
         allowedChats: config.TELEGRAM_ALLOWED_CHATS,
         allowedUsers: config.TELEGRAM_ALLOWED_USERS,
         maxInputChars: config.MAX_INPUT_CHARS,
@@ -96,6 +106,7 @@ export async function startBotsRole(
         token: config.DISCORD_BOT_TOKEN,
         apiBase: config.DISCORD_API_BASE,
         gateway,
+        settings,
         allowedGuilds: config.DISCORD_ALLOWED_GUILDS,
         allowedChannels: config.DISCORD_ALLOWED_CHANNELS,
         maxInputChars: config.MAX_INPUT_CHARS,
@@ -113,6 +124,7 @@ export async function startBotsRole(
   return {
     gateway,
     queue,
+    settings,
     ...(config.TELEGRAM_WEBHOOK_URL && webhookTelegram
       ? {
           telegramWebhook: {

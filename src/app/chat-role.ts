@@ -28,6 +28,7 @@ export async function runTerminalChat(config: Config, redis: Redis, deps: { logg
   if (out.isTTY) out.write(`Chatting with ${config.MODEL} at ${config.OPENAI_BASE_URL}. /help for commands, Ctrl-D to leave.\n`);
   const terminal = runTerminalAdapter({
     gateway: bots.gateway,
+    settings: bots.settings,
     input: process.stdin,
     screen,
     session: user,

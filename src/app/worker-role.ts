@@ -9,6 +9,7 @@ import type { Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
 import { agentFromConfig } from "./agent-from-config.js";
 import { historyStoreFor } from "./history-for-config.js";
+import { settingsStoreFor } from "./settings-for-config.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
 import { createRedisRateGate } from "../reply/redis-rate-gate.js";
 import type { ReplyPortFactory } from "../contracts/reply-port.js";
@@ -83,8 +84,10 @@ export async function startWorkerRole(
     safePorts[platform] = scrubbingPortFactory(factory, scrubber);
   }
 
+  const settings = settingsStoreFor(config, redis, logger);
   const { process, onGiveUp } = createAnswerProcessor({
     history,
+    settings,
     agent: agent.run,
     ports: safePorts,
     gate,

@@ -38,6 +38,16 @@ const hostPortList = z
   .transform((v) => v.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean))
   .pipe(z.array(z.string().regex(/^(\[[0-9a-f:.]+\]|[^\s:/]+):\d{1,5}$/, { message: "expected comma-separated host:port pairs" })));
 
+const nameList = z
+  .string()
+  .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
+  .pipe(z.array(z.string().max(200, { message: "expected model names of at most 200 characters" })).min(1, { message: "expected comma-separated model names" }));
+
+const platformIdList = z
+  .string()
+  .transform((v) => v.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean))
+  .pipe(z.array(z.string().regex(/^(tg|dc):\d+$/, { message: "expected comma-separated tg:<id> or dc:<id>" })));
+
 const optionalSecret = z
   .string()
   .transform((v) => v.trim())
@@ -54,6 +64,7 @@ export const envSchema = z.object({
   OPENAI_BASE_URL: url(["http", "https"]).default("http://127.0.0.1:8080/v1"),
   OPENAI_API_KEY: z.string().min(1, { message: "expected a non-empty key" }).default("sk-local"),
   MODEL: z.string().min(1, { message: "expected a model name" }).default("qwen3-1.7b"),
+  MODEL_CHOICES: nameList.optional(),
   MODEL_SERVER: z
     .enum(["llama.cpp", "vllm", "ollama", "lmstudio", "dashscope", "openai"], {
       message: "expected one of llama.cpp, vllm, ollama, lmstudio, dashscope, openai",
@@ -88,6 +99,7 @@ export const envSchema = z.object({
   HTTP_PORT: z.coerce.number({ message: "expected a port number" }).int().min(0).max(65535).default(9464),
   // A short token can be guessed through the dashboard's login.
   ADMIN_TOKEN: optionalSecret.refine((v) => v === undefined || v.length >= 16, { message: "expected at least 16 characters" }),
+  ADMIN_USER_IDS: platformIdList.default([]),
   SHOW_REASONING: z.enum(["off", "collapsed", "full"], { message: "expected off, collapsed or full" }).default("collapsed"),
   TELEGRAM_ALLOWED_CHATS: idList.default([]),
   TELEGRAM_ALLOWED_USERS: idList.default([]),

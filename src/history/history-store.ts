@@ -20,6 +20,7 @@ import type { Redis } from "ioredis";
 import type { ChatMessage } from "../contracts/chat-message.js";
 import { historyKeys } from "../redis/keys.js";
 import { redisScript } from "../redis/script.js";
+import { pipelineReply, type PipelinedRead } from "../redis/pipelined-read.js";
 import { estimateMessageTokens } from "./token-estimate.js";
 import { repairToolPairs } from "./tool-pairs.js";
 
@@ -27,6 +28,8 @@ import { repairToolPairs } from "./tool-pairs.js";
 export interface HistoryStore {
   /** The conversation's messages, oldest first (no system prompt; that is the agent's). */
   load(conversationKey: string): Promise<ChatMessage[]>;
+  /** The same messages plus another store's read, in one round trip (the worker reads the settings this way). */
+  loadWith<T>(conversationKey: string, also: PipelinedRead<T>): Promise<{ messages: ChatMessage[]; also: T }>;
   /**
    * Appends one turn's messages (user message, assistant/tool messages, answer) and trims to the budget.
    * With `askedAt`, a turn whose question is older than the conversation's last `/reset` is dropped
@@ -159,11 +162,19 @@ export function createHistoryStore(opts: {
   const tokensKey = (ck: string): string => historyKeys(opts.prefix, ck).tokens;
   const resetKey = (ck: string): string => historyKeys(opts.prefix, ck).reset;
 
+  const decodeAll = (elements: string[]): ChatMessage[] =>
+    repairToolPairs(elements.map(decodeHistoryElement).filter((m): m is ChatMessage => m !== undefined));
+
   return {
     async load(conversationKey) {
-      const elements = await opts.redis.lrange(listKey(conversationKey), 0, -1);
-      const messages = elements.map(decodeHistoryElement).filter((m): m is ChatMessage => m !== undefined);
-      return repairToolPairs(messages);
+      return decodeAll(await opts.redis.lrange(listKey(conversationKey), 0, -1));
+    },
+
+    async loadWith(conversationKey, also) {
+      const pipeline = opts.redis.pipeline().lrange(listKey(conversationKey), 0, -1);
+      also.queue(pipeline);
+      const results = await pipeline.exec();
+      return { messages: decodeAll(pipelineReply(results, 0) as string[]), also: also.decode(pipelineReply(results, 1)) };
     },
 
     async append(conversationKey, messages, appendOpts = {}) {

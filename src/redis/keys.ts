@@ -17,6 +17,7 @@
  *   P:rate:chat:K, P:rate:finals:K, P:rate:global:G  the shared edit budget per pacing key K and bot-wide budget G
  *   P:ratelimit:PL:U:M     messages (and courtesy replies) of user U on platform PL in minute M (the per-user limit)
  *   P:outsider:PL:U:M      refusals told to a user not on the allow lists in minute M
+ *   P:settings:CK          hash of a conversation's settings that differ from the defaults (no expiry)
  *
  * Hash tags: the conversation key is escaped so it can never contribute a `{…}` hash tag of its own.
  * With a prefix such as `{chatbot}` every key above (BullMQ's included) lands in one Redis Cluster slot,
@@ -89,4 +90,9 @@ export function userRateKey(prefix: string, platform: string, userId: string, mi
 /** The per-minute counter of refusals told to one user who is not on the allow lists. */
 export function outsiderRefusalKey(prefix: string, platform: string, userId: string, minute: number): string {
   return `${prefix}:outsider:${keyPart(platform)}:${keyPart(userId)}:${minute}`;
+}
+
+/** The hash of a conversation's own settings (model, thinking, reasoning, persona, tools switched off). */
+export function conversationSettingsKey(prefix: string, conversationKey: string): string {
+  return `${prefix}:settings:${keyPart(conversationKey)}`;
 }

@@ -6,7 +6,7 @@
  */
 import type { APIMessage } from "discord.js";
 import { startFakeDiscord, type FakeDiscord, type FakeDiscordOptions, type RecordedRequest } from "../fakes/discord-server.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
+import { startFakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions } from "../fakes/openai-server.js";
 import { startFakeWeb, type FakeWeb } from "../fakes/web-server.js";
 import { startStack, type Stack } from "../support/stack.js";
 
@@ -25,12 +25,16 @@ export interface DiscordE2EOptions {
   discord?: FakeDiscordOptions;
   /** Extra environment for the bot. */
   env?: Record<string, string>;
+  /** Options of the fake model server (e.g. the models it lists). */
+  model?: FakeOpenAIOptions;
+  /** Which roles run in the harness's own stack (default both; none, to start and restart them in the test). */
+  roles?: ("bots" | "worker")[];
 }
 
 /** Starts the fakes, then the bot pointed at them; resolves once discord.js is logged in and the worker listens. */
 export async function startDiscordE2E(options: DiscordE2EOptions = {}): Promise<DiscordE2E> {
   const discord = await startFakeDiscord(options.discord);
-  const model = await startFakeOpenAI();
+  const model = await startFakeOpenAI(options.model);
   const web = await startFakeWeb();
   let stack: Stack;
   try {
@@ -44,6 +48,7 @@ export async function startDiscordE2E(options: DiscordE2EOptions = {}): Promise<
         SHOW_REASONING: "off",
         ...options.env,
       },
+      ...(options.roles ? { roles: options.roles } : {}),
     });
   } catch (error) {
     await Promise.allSettled([discord.close(), model.close(), web.close()]);

@@ -67,7 +67,7 @@ describe("Telegram commands, end to end", () => {
     await afterReading(tg, alice.id);
     const { message: reset } = tg.userSays(chat, alice, "/reset");
     const resetAck = await tg.waitFor(() => tg.botMessages(alice.id).find((m) => m.replyToMessageId === reset.message_id), { what: "the /reset answer" });
-    expect(resetAck.text).toBe("🧹 Done: I forgot this conversation.");
+    expect(resetAck.text).toBe("🧹 Done: I forgot this conversation. Its settings stay (/settings reset restores the defaults).");
     await afterReading(tg, alice.id);
     tg.userSays(chat, alice, "Hello?");
     await tg.waitFor(() => tg.visibleText(alice.id).includes("How can I help?"), { timeoutMs: 5000, what: "the answer after /reset" });

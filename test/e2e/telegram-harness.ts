@@ -7,7 +7,7 @@
  */
 import { expect } from "vitest";
 import { startFakeTelegram, type FakeTelegram, type FakeTelegramOptions, type RecordedCall } from "../fakes/telegram-server.js";
-import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "../fakes/openai-server.js";
+import { startFakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions, type RecordedRequest } from "../fakes/openai-server.js";
 import { startFakeWeb, type FakeWeb } from "../fakes/web-server.js";
 import { startStack, type Stack, type StackOptions } from "../support/stack.js";
 
@@ -28,12 +28,14 @@ export interface TelegramE2EOptions {
   worker?: StackOptions["worker"];
   roles?: StackOptions["roles"];
   env?: Record<string, string>;
+  /** Options of the fake model server (e.g. the models it lists). */
+  model?: FakeOpenAIOptions;
 }
 
 /** Starts the fakes and the stack; `close` stops everything it started, in reverse. */
 export async function startTelegramE2E(opts: TelegramE2EOptions = {}): Promise<TelegramE2E> {
   const tg = await startFakeTelegram(opts.fake);
-  const model = await startFakeOpenAI();
+  const model = await startFakeOpenAI(opts.model);
   const web = await startFakeWeb();
   const env = {
     TELEGRAM_BOT_TOKEN: tg.token,

@@ -89,6 +89,25 @@ describe("terminal chat", () => {
     expect(sent.messages.map((m) => m.role)).toEqual(["system", "user"]);
   });
 
+  it("takes the settings commands: the next request carries the model, thinking, persona and tools chosen, also after a restart", async () => {
+    fake.script([textAnswer("Hi!"), textAnswer("Still me.")]);
+    const env = { MODEL_CHOICES: "qwen3-1.7b,qwen3-4b" };
+    const run = await chat("/model qwen3-9b\n/model qwen3-4b\n/think off\n/tools off read_url\n/persona Be brief.\nhello\n", env);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("Unknown model “qwen3-9b”. Choose one of: qwen3-1.7b, qwen3-4b.");
+    expect(run.stdout).toContain("✅ Model here is now qwen3-4b.");
+    expect(run.stdout).toContain("✅ read_url is now off here.");
+    const body = fake.requests[0]!.body;
+    expect(body.model).toBe("qwen3-4b");
+    expect(body.chat_template_kwargs).toEqual({ enable_thinking: false });
+    expect((body.tools ?? []).map((t) => t.function.name).sort()).toEqual(["get_news", "get_time", "get_weather"]);
+    expect(String(body.messages?.[0]?.content)).toContain("Your persona in this chat (the rules above still apply): Be brief.");
+
+    const again = await chat("/settings\nand now?\n", env);
+    expect(again.stdout).toContain("• Model: qwen3-4b\n• Thinking: off\n");
+    expect(fake.requests[1]!.body.model).toBe("qwen3-4b");
+  });
+
   it("stops with a clear message when Redis does not answer", async () => {
     const run = await chat("hi\n", { REDIS_URL: "redis://127.0.0.1:1" });
     expect(run.code).not.toBe(0);

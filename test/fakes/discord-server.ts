@@ -23,7 +23,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
 import {
+  ApplicationCommandOptionType,
   ChannelType,
+  PermissionFlagsBits,
+  PermissionsBitField,
   ComponentType,
   InteractionType,
   MessageFlags,
@@ -169,8 +172,10 @@ export interface FakeDiscord {
   deleteMessage(channelId: string, messageId: string): void;
   /** A user presses a button on a message (INTERACTION_CREATE dispatched); returns the interaction's id and token. */
   clickButton(opts: { channelId: string; messageId: string; customId: string; user?: APIUser }): { id: string; token: string };
-  /** A user runs a registered slash command; returns the interaction's id and token. */
-  runCommand(opts: { channelId: string; name: string; user?: APIUser }): { id: string; token: string };
+  /** A user runs a registered slash command (with option values, as the client sends them); returns the interaction's id and token. */
+  runCommand(opts: { channelId: string; name: string; user?: APIUser; options?: { name: string; value: string }[] }): { id: string; token: string };
+  /** A user types into an autocomplete option of a registered command; the bot's choices arrive as a type 8 response. */
+  autocomplete(opts: { channelId: string; name: string; option: string; typed: string; user?: APIUser }): { id: string; token: string };
   close(): Promise<void>;
 }
 
@@ -228,7 +233,10 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   const typing: { at: number; channelId: string }[] = [];
   const interactionResponses: InteractionResponseRecord[] = [];
   const commands: APIApplicationCommand[] = [];
-  const interactions = new Map<string, { token: string; createdAt: number; acknowledged: boolean; channelId: string; messageId?: string }>();
+  const interactions = new Map<
+    string,
+    { token: string; createdAt: number; acknowledged: boolean; channelId: string; messageId?: string; autocomplete?: boolean }
+  >();
 
   const guildOf = (channel: APIChannel): string | undefined => ("guild_id" in channel ? channel.guild_id : undefined);
   const messagesIn = (channelId: string): APIMessage[] => {
@@ -783,7 +791,13 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         if (interaction.acknowledged) return apiError(400, 40060, "Interaction has already been acknowledged.");
         const type = Number(body?.type);
         const data = body?.data as Record<string, unknown> | undefined;
-        if (![1, 4, 5, 6, 7, 9].includes(type)) return formError("type", "BASE_TYPE_CHOICES", "Value must be one of (1, 4, 5, 6, 7, 9).");
+        if (![1, 4, 5, 6, 7, 8, 9].includes(type)) return formError("type", "BASE_TYPE_CHOICES", "Value must be one of (1, 4, 5, 6, 7, 8, 9).");
+        // An autocomplete interaction takes only choices (8), and choices answer nothing else.
+        if ((type === 8) !== (interaction.autocomplete === true)) return apiError(400, 40004, "Interaction response type invalid for this interaction");
+        if (type === 8) {
+          const choices = (data as { choices?: unknown } | undefined)?.choices;
+          if (!Array.isArray(choices) || choices.length > 25) return formError("data.choices", "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.");
+        }
         if ((type === 6 || type === 7) && !interaction.messageId) return apiError(400, 40004, "Interaction response type invalid for this interaction");
         const ephemeral = ((Number(data?.flags) || 0) & MessageFlags.Ephemeral) !== 0;
         if (type === 4 || type === 7) {
@@ -924,6 +938,13 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   port = (server.address() as AddressInfo).port;
 
   // --- helpers for tests -----------------------------------------------------------------------
+  /** A member's permissions in a channel, as interactions carry them: @everyone's and their roles' (no overwrites in this world); Administrator means all. */
+  const memberPermissions = (roleIds: readonly string[]): string => {
+    let bits = BigInt(world.roles.everyone.permissions);
+    for (const roleId of roleIds) bits |= BigInt(roles.get(roleId)?.permissions ?? "0");
+    return String((bits & PermissionFlagsBits.Administrator) !== 0n ? PermissionsBitField.All : bits);
+  };
+
   const interactionBase = (channelId: string, user: APIUser) => {
     const channel = channels.get(channelId);
     if (!channel) throw new Error(`fake discord: unknown channel ${channelId}`);
@@ -946,7 +967,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
               guild_id: guildId,
               guild: { id: guildId, locale: "en-US", features: [] },
               guild_locale: "en-US",
-              member: { ...(member ?? { user, roles: [], joined_at: new Date(0).toISOString(), deaf: false, mute: false, flags: 0 }), user, permissions: "2248473465835073" },
+              member: {
+                ...(member ?? { user, roles: [], joined_at: new Date(0).toISOString(), deaf: false, mute: false, flags: 0 }),
+                user,
+                permissions: memberPermissions(member?.roles ?? []),
+              },
             }
           : { user }),
         app_permissions: "2248473465835073",
@@ -1088,13 +1113,35 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       return { id: base.id, token: base.token };
     },
 
-    runCommand({ channelId, name, user = world.users.alice }) {
+    runCommand({ channelId, name, user = world.users.alice, options }) {
       const command = commands.find((c) => c.name === name);
       if (!command) throw new Error(`fake discord: command /${name} is not registered (the client would not offer it)`);
+      const known = (command.options ?? []).map((o) => o.name);
+      for (const option of options ?? []) {
+        if (!known.includes(option.name)) throw new Error(`fake discord: /${name} has no option "${option.name}" (the client would not send it)`);
+      }
       const base = interactionBase(channelId, user);
       interactions.set(base.id, { token: base.token, createdAt: now(), acknowledged: false, channelId });
-      const payload = { ...base.common, type: InteractionType.ApplicationCommand, data: { id: command.id, name: command.name, type: command.type } };
+      const data = {
+        id: command.id,
+        name: command.name,
+        type: command.type,
+        ...(options?.length ? { options: options.map((o) => ({ name: o.name, type: ApplicationCommandOptionType.String, value: o.value })) } : {}),
+      };
+      const payload = { ...base.common, type: InteractionType.ApplicationCommand, data };
       gateway.dispatch("INTERACTION_CREATE", () => payload);
+      return { id: base.id, token: base.token };
+    },
+
+    autocomplete({ channelId, name, option, typed, user = world.users.alice }) {
+      const command = commands.find((c) => c.name === name);
+      if (!command) throw new Error(`fake discord: command /${name} is not registered (the client would not offer it)`);
+      const declared = (command.options ?? []).find((o) => o.name === option) as { autocomplete?: boolean } | undefined;
+      if (!declared?.autocomplete) throw new Error(`fake discord: /${name} option "${option}" has no autocomplete (the client would not ask)`);
+      const base = interactionBase(channelId, user);
+      interactions.set(base.id, { token: base.token, createdAt: now(), acknowledged: false, channelId, autocomplete: true });
+      const data = { id: command.id, name: command.name, type: command.type, options: [{ name: option, type: ApplicationCommandOptionType.String, value: typed, focused: true }] };
+      gateway.dispatch("INTERACTION_CREATE", () => ({ ...base.common, type: InteractionType.ApplicationCommandAutocomplete, data }));
       return { id: base.id, token: base.token };
     },
 

@@ -68,6 +68,8 @@ export interface FakeOpenAIOptions {
   handler?: FakeHandler;
   /** The model id the server reports (llama.cpp reports its file name, whatever the request said). */
   modelId?: string;
+  /** Models `GET /v1/models` lists, like llama.cpp's router mode, Ollama or vLLM serving several (default: `modelId` alone). */
+  models?: string[];
 }
 
 /** A running fake. */
@@ -119,7 +121,7 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
     const rawBody = await readBody(req);
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     if (req.method === "GET" && (path === "/health" || path === "/v1/health")) return sendJson(res, 200, { status: "ok" });
-    if (req.method === "GET" && (path === "/v1/models" || path === "/models")) return sendJson(res, 200, modelsBody(modelId));
+    if (req.method === "GET" && (path === "/v1/models" || path === "/models")) return sendJson(res, 200, modelsBody(options.models ?? [modelId]));
     if (req.method !== "POST" || (path !== "/v1/chat/completions" && path !== "/chat/completions")) {
       return sendJson(res, 404, { error: { code: 404, message: "File Not Found", type: "not_found_error" } }, true);
     }
@@ -512,35 +514,31 @@ function timings(promptN: number, predictedN: number, elapsedMs: number): Record
   };
 }
 
-function modelsBody(modelId: string): unknown {
+function modelsBody(modelIds: string[]): unknown {
   return {
-    models: [
-      {
-        name: modelId,
-        model: modelId,
-        modified_at: "",
-        size: "",
-        digest: "",
-        type: "model",
-        description: "",
-        tags: [""],
-        capabilities: ["completion"],
-        parameters: "",
-        details: { parent_model: "", format: "gguf", family: "", families: [""], parameter_size: "", quantization_level: "" },
-      },
-    ],
+    models: modelIds.map((modelId) => ({
+      name: modelId,
+      model: modelId,
+      modified_at: "",
+      size: "",
+      digest: "",
+      type: "model",
+      description: "",
+      tags: [""],
+      capabilities: ["completion"],
+      parameters: "",
+      details: { parent_model: "", format: "gguf", family: "", families: [""], parameter_size: "", quantization_level: "" },
+    })),
     object: "list",
-    data: [
-      {
-        id: modelId,
-        aliases: [modelId],
-        tags: [],
-        object: "model",
-        created: Math.floor(Date.now() / 1000),
-        owned_by: "llamacpp",
-        meta: { vocab_type: 2, n_vocab: 151936, n_ctx: 4096, n_ctx_train: 40960, n_embd: 2048, n_params: 1720574976, size: 1834426368, ftype: "Q8_0" },
-      },
-    ],
+    data: modelIds.map((modelId) => ({
+      id: modelId,
+      aliases: [modelId],
+      tags: [],
+      object: "model",
+      created: Math.floor(Date.now() / 1000),
+      owned_by: "llamacpp",
+      meta: { vocab_type: 2, n_vocab: 151936, n_ctx: 4096, n_ctx_train: 40960, n_embd: 2048, n_params: 1720574976, size: 1834426368, ftype: "Q8_0" },
+    })),
   };
 }
 

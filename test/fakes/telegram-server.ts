@@ -67,6 +67,9 @@ export type InjectedFailure =
   /** The connection is destroyed without an answer (grammY HttpError); `applied` as above. */
   | { networkError: true; applied?: boolean };
 
+/** A member's status in a chat, as getChatMember reports it. */
+export type ChatMemberStatus = "creator" | "administrator" | "member" | "restricted" | "left" | "kicked";
+
 /** One request the fake answered. */
 export interface RecordedCall {
   seq: number;
@@ -248,6 +251,8 @@ export class FakeTelegram {
   private readonly failures = new Map<string, InjectedFailure[]>();
   private readonly callbackQueries = new Map<string, { answered: boolean; answer?: Record<string, unknown> }>();
   private readonly webhookAttempts: WebhookAttempt[] = [];
+  /** `chatId:userId` → the member's status and who they are (getChatMember). */
+  private readonly members = new Map<string, { user: FakeUser; status: ChatMemberStatus }>();
   private queue: QueuedUpdate[] = [];
   private nextUpdateId: number;
   private allowedUpdates: string[] | undefined;
@@ -320,6 +325,7 @@ export class FakeTelegram {
     opts: { replyTo?: number; threadId?: number; entities?: MessageEntity[]; quote?: string } = {},
   ): { updateId: number | undefined; message: Record<string, unknown> } {
     const state = this.chatState(chat);
+    if (!this.members.has(`${chat.id}:${user.id}`)) this.members.set(`${chat.id}:${user.id}`, { user, status: "member" });
     const msg = this.storeMessage(state, {
       from: user,
       text,
@@ -331,6 +337,12 @@ export class FakeTelegram {
     if (opts.quote !== undefined) message.quote = { text: opts.quote, position: 0 };
     if (!this.deliversToBot(state, msg)) return { updateId: undefined, message };
     return { updateId: this.pushUpdate({ message }), message };
+  }
+
+  /** Sets a user's status in a chat (getChatMember); users who wrote in a chat are members by default. */
+  setMemberStatus(chatId: number, user: FakeUser, status: ChatMemberStatus): void {
+    this.requireChat(chatId);
+    this.members.set(`${chatId}:${user.id}`, { user, status });
   }
 
   /** Puts a message from the bot into a chat without an API call (e.g. an earlier answer users can reply to). */
@@ -705,6 +717,8 @@ export class FakeTelegram {
           return this.answerCallbackQuery(p);
         case "deletemessage":
           return this.deleteMessage(p);
+        case "getchatmember":
+          return this.getChatMember(p);
         default:
           return new ApiFailure(404, "Not Found: method not found");
       }
@@ -934,6 +948,32 @@ export class FakeTelegram {
       ...(p.show_alert !== undefined ? { show_alert: bool(p.show_alert) } : {}),
     };
     return true;
+  }
+
+  private getChatMember(p: Record<string, unknown>): unknown {
+    const state = this.chatFromParam(p.chat_id);
+    const userId = int(p.user_id);
+    if (userId === undefined) return bad("user_id is empty");
+    const member = this.members.get(`${state.chat.id}:${userId}`);
+    // Telegram answers this for users it never saw in the chat.
+    if (!member) return bad("PARTICIPANT_ID_INVALID");
+    const user = this.apiUser(member.user);
+    switch (member.status) {
+      case "creator":
+        return { status: "creator", user, is_anonymous: false };
+      case "administrator":
+        return {
+          status: "administrator", user, can_be_edited: false, is_anonymous: false, can_manage_chat: true, can_delete_messages: true,
+          can_manage_video_chats: true, can_restrict_members: true, can_promote_members: false, can_change_info: true, can_invite_users: true,
+          can_post_stories: false, can_edit_stories: false, can_delete_stories: false,
+        };
+      case "restricted":
+        return { status: "restricted", user, is_member: true, until_date: 0, can_send_messages: true };
+      case "kicked":
+        return { status: "kicked", user, until_date: 0 };
+      default:
+        return { status: member.status, user };
+    }
   }
 
   private deleteMessage(p: Record<string, unknown>): unknown {

@@ -32,8 +32,19 @@ describe("classifyTelegramMessage", () => {
   it("leaves other bots' commands and bare unknown commands in groups alone, but answers them in private", () => {
     expect(classifyTelegramMessage(message("/start@other_bot", "group"), me)).toEqual({ kind: "ignore", reason: "other-bot-command" });
     expect(classifyTelegramMessage(message("/weather", "group"), me)).toEqual({ kind: "ignore", reason: "unaddressed" });
-    expect(classifyTelegramMessage(message("/weather", "private"), me)).toEqual({ kind: "command", command: "unknown", name: "weather" });
-    expect(classifyTelegramMessage(message("/RESET@helper_bot", "group"), me)).toEqual({ kind: "command", command: "reset", name: "reset" });
+    expect(classifyTelegramMessage(message("/weather", "private"), me)).toEqual({ kind: "command", command: "unknown", name: "weather", args: "" });
+    expect(classifyTelegramMessage(message("/RESET@helper_bot", "group"), me)).toEqual({ kind: "command", command: "reset", name: "reset", args: "" });
+  });
+
+  it("hands the settings commands their arguments, in groups too", () => {
+    expect(classifyTelegramMessage(message("/model@helper_bot  qwen3-4b ", "group"), me)).toEqual({ kind: "command", command: "model", name: "model", args: "qwen3-4b" });
+    expect(classifyTelegramMessage(message("/persona Talk like a pirate.", "private"), me)).toEqual({
+      kind: "command",
+      command: "persona",
+      name: "persona",
+      args: "Talk like a pirate.",
+    });
+    expect(classifyTelegramMessage(message("/tools", "group"), me)).toEqual({ kind: "command", command: "tools", name: "tools", args: "" });
   });
 
   it("treats a private /ask like any question and ignores non-text messages", () => {

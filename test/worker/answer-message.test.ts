@@ -46,6 +46,9 @@ function setup() {
       loads++;
       return load.promise;
     },
+    loadWith: async () => {
+      throw new Error("not used without settings");
+    },
     append: async (_key, messages) => {
       appended.push([...messages]);
       return true;

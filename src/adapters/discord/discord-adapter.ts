@@ -22,6 +22,7 @@ import { mentionsBot, referencedMessage, speakerName, textForModel } from "./dis
 import { cutText } from "../../shared/text-cut.js";
 import {
   DISCORD_APPLICATION_COMMANDS,
+  DISCORD_SETTINGS_COMMANDS,
   RESET_DONE_TEXT,
   UNAVAILABLE_TEXT,
   discordHelpText,
@@ -31,6 +32,8 @@ import {
   type DiscordCommand,
 } from "./discord-commands.js";
 import { STOP_BUTTON_ID } from "./discord-stop-button.js";
+import type { SettingsPort } from "../../contracts/settings-port.js";
+import { createDiscordSettingsUi } from "./discord-settings.js";
 
 /** What the Discord adapter needs: credentials, the queue seam, and the access rules from config. */
 export interface DiscordAdapterOptions {
@@ -38,6 +41,8 @@ export interface DiscordAdapterOptions {
   /** DISCORD_API_BASE (discord.js `rest.api`); the gateway URL then comes from GET /gateway/bot. */
   apiBase: string;
   gateway: BotGateway;
+  /** The settings commands (/settings, /model, …); without it they get the help text. */
+  settings?: SettingsPort;
   /** Guild ids the bot serves; empty = all. When set, DMs are refused (they belong to no guild). */
   allowedGuilds: string[];
   /** Channel ids the bot serves (a thread counts as its parent channel too); empty = all. */
@@ -102,7 +107,10 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     return true;
   };
 
-  const reply = async (message: Message, content: string, counted = false): Promise<void> => {
+  const settingsUi = options.settings ? createDiscordSettingsUi(options.settings) : undefined;
+
+  /** Replies under a message; `counted`: the limiter itself refused it (already counted), or Redis is down. */
+  const reply = async (message: Message, content: string, components?: unknown[], counted = false): Promise<void> => {
     // Waits for the channel's shared budget (an answer may be streaming there) without holding up
     // the messages behind it.
     void (async () => {
@@ -110,7 +118,11 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
         // Counted against the user's per-minute limit: a flood of refused messages gets silence, not replies.
         if (!counted && gateway.mayReply && !(await gateway.mayReply("discord", message.author.id))) return;
         await gateway.replySlot?.("discord", message.channelId);
-        await message.reply({ content, allowedMentions: { parse: [], repliedUser: false } });
+        await message.reply({
+          content,
+          allowedMentions: { parse: [], repliedUser: false },
+          ...(components?.length ? { components: components as never } : {}),
+        });
       } catch (error) {
         log.warn({ err: error, channelId: message.channelId }, "discord: could not reply");
       }
@@ -147,13 +159,23 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     const text = textForModel(message, botId);
     if (text === "") return;
 
+    if (settingsUi) {
+      try {
+        const key = discordConversationKey(message.channelId);
+        if (await settingsUi.message(message, text, key, (content, components) => reply(message, content, components))) return;
+      } catch (error) {
+        log.error({ err: error }, "discord: settings command failed");
+        await reply(message, UNAVAILABLE_TEXT, undefined, true);
+        return;
+      }
+    }
     const command = parseTextCommand(text);
     if (command) {
       try {
         await reply(message, await runCommand(command === "unknown" ? "help" : command, message.channelId));
       } catch (error) {
         log.error({ err: error, command }, "discord: command failed");
-        await reply(message, UNAVAILABLE_TEXT, true);
+        await reply(message, UNAVAILABLE_TEXT, undefined, true);
       }
       return;
     }
@@ -195,15 +217,19 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     } catch (error) {
       // Discord will not redeliver: tell the user instead of dropping the question silently.
       log.error({ err: error, messageId: message.id }, "discord: enqueue failed");
-      await reply(message, UNAVAILABLE_TEXT, true);
+      await reply(message, UNAVAILABLE_TEXT, undefined, true);
       return;
     }
     if (result.status === "refused") {
-      if (result.reason !== undefined) await reply(message, result.reason, true);
+      if (result.reason !== undefined) await reply(message, result.reason, undefined, true);
     } else log.debug({ jobId: result.jobId, status: result.status }, "discord: message enqueued");
   };
 
   const onInteraction = async (interaction: Interaction): Promise<void> => {
+    if (interaction.isAutocomplete()) {
+      if (settingsUi) await settingsUi.autocomplete(interaction);
+      return;
+    }
     if (!interaction.isButton() && !interaction.isChatInputCommand()) return;
     const channel = interaction.channel as (TextBasedChannel & { isThread(): boolean; parentId?: string | null }) | null;
     const isDm = channel?.type === ChannelType.DM;
@@ -212,11 +238,20 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       return;
     }
     const channelId = interaction.channelId;
+    const key = discordConversationKey(channelId);
     if (interaction.isButton()) {
+      if (settingsUi && (await settingsUi.button(interaction, key))) return;
       if (interaction.customId !== STOP_BUTTON_ID) return;
       // Acknowledge first (Discord allows 3 s); the worker's final edit removes the button.
       await interaction.deferUpdate();
       await gateway.stop(discordConversationKey(channelId));
+      return;
+    }
+    try {
+      if (settingsUi && (await settingsUi.command(interaction, key))) return;
+    } catch (error) {
+      log.error({ err: error, command: interaction.commandName }, "discord: settings command failed");
+      if (!interaction.replied) await interaction.reply({ content: UNAVAILABLE_TEXT, flags: MessageFlags.Ephemeral });
       return;
     }
     const name = interaction.commandName;
@@ -247,7 +282,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, "discord: connected");
       if (options.registerCommands ?? true) {
         try {
-          await client.application?.commands.set(DISCORD_APPLICATION_COMMANDS);
+          await client.application?.commands.set([...DISCORD_APPLICATION_COMMANDS, ...(settingsUi ? DISCORD_SETTINGS_COMMANDS : [])]);
         } catch (error) {
           // Text commands still work; slash commands are a convenience.
           log.warn({ err: error }, "discord: could not register application commands");

@@ -4,6 +4,7 @@
  */
 
 import { ApplicationIntegrationType, InteractionContextType, type ChatInputApplicationCommandData } from "discord.js";
+import { SETTINGS_COMMAND_OPTIONS } from "./discord-settings.js";
 
 /** A command the bot understands; anything else starting with "/" gets the help text (an unknown command is answered with help, never ignored). */
 export type DiscordCommand = "reset" | "stop" | "help";
@@ -19,14 +20,19 @@ export function parseTextCommand(text: string): DiscordCommand | "unknown" | und
 
 /** Application command definitions registered at start (PUT /applications/{id}/commands). */
 export const DISCORD_APPLICATION_COMMANDS: ChatInputApplicationCommandData[] = [
-  { name: "reset", description: "Forget this channel's conversation with the bot" },
+  { name: "reset", description: "Forget this channel's conversation with the bot (its settings stay)" },
   { name: "stop", description: "Stop the answer the bot is writing in this channel" },
   { name: "help", description: "How to talk to the bot" },
-].map((command) => ({
-  ...command,
-  contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
-  integrationTypes: [ApplicationIntegrationType.GuildInstall],
-}));
+].map(inGuildsAndDms);
+
+/** The settings commands' definitions, registered when the adapter has the settings port. */
+export const DISCORD_SETTINGS_COMMANDS: ChatInputApplicationCommandData[] = Object.entries(SETTINGS_COMMAND_OPTIONS)
+  .map(([name, command]) => ({ name, ...command }))
+  .map(inGuildsAndDms);
+
+function inGuildsAndDms(command: Omit<ChatInputApplicationCommandData, "contexts" | "integrationTypes">): ChatInputApplicationCommandData {
+  return { ...command, contexts: [InteractionContextType.Guild, InteractionContextType.BotDM], integrationTypes: [ApplicationIntegrationType.GuildInstall] };
+}
 
 /** The help text (Discord Markdown). */
 export function discordHelpText(botName: string): string {
@@ -35,11 +41,12 @@ export function discordHelpText(botName: string): string {
     `• In a server channel: mention me (@${botName} …) or reply to one of my messages. Everyone in a channel shares one conversation; a thread is a conversation of its own.`,
     "• In a DM: just write.",
     "Commands: `/reset` forget this conversation · `/stop` stop the answer being written · `/help` this text.",
+    "Settings: `/settings` · `/model` · `/think on|off` · `/reasoning off|collapsed|full` · `/persona <text>` · `/tools` (in a server, Manage Server or Manage Channels may change them).",
   ].join("\n");
 }
 
 /** The answer to `/reset`. */
-export const RESET_DONE_TEXT = "🧹 Done: I have forgotten this conversation.";
+export const RESET_DONE_TEXT = "🧹 Done: I have forgotten this conversation. Its settings stay (`/settings reset` restores the defaults).";
 
 /** The answer to `/stop`, depending on whether an answer was being written. */
 export function stopResultText(stopped: boolean): string {

@@ -20,6 +20,10 @@ import { retryAfterTransformer } from "./retry-after-transformer.js";
 import { abortableSleep } from "../../shared/abortable-sleep.js";
 import { STOP_CALLBACK_DATA } from "./telegram-reply-port.js";
 import { handleWebhookWithDeadline } from "./webhook-deadline.js";
+import { isSettingsCommand, type SettingsPort } from "../../contracts/settings-port.js";
+import { createChatAdminCheck } from "./telegram-chat-admins.js";
+import { createTelegramSettingsUi } from "./telegram-settings.js";
+import type { InlineKeyboardMarkup } from "grammy/types";
 
 /** The subset of a pino logger the adapter writes to. */
 export type TelegramLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
@@ -40,6 +44,8 @@ export interface TelegramAdapterOptions {
   /** Bot API root, e.g. https://api.telegram.org (grammY `client.apiRoot`). */
   apiRoot: string;
   gateway: BotGateway;
+  /** The settings commands (/settings, /model, …); without it they are unknown commands. */
+  settings?: SettingsPort;
   /** Chat ids that may use the bot; empty = all. */
   allowedChats: readonly string[];
   /** User ids that may use the bot; empty = all. Both lists must admit a message. */
@@ -82,10 +88,20 @@ export const TELEGRAM_ALLOWED_UPDATES = ["message", "callback_query", "stopped_m
 /** The command menu registered with setMyCommands. */
 export const TELEGRAM_COMMANDS = [
   { command: "ask", description: "Ask a question (in groups)" },
-  { command: "reset", description: "Forget this conversation" },
+  { command: "reset", description: "Forget this conversation (settings stay)" },
   { command: "stop", description: "Stop the answer being written" },
   { command: "help", description: "How to use this bot" },
   { command: "start", description: "Start talking to the bot" },
+] as const;
+
+/** The settings commands of the menu, registered when the adapter has the settings port. */
+export const TELEGRAM_SETTINGS_COMMANDS = [
+  { command: "settings", description: "This chat's settings" },
+  { command: "model", description: "Show or switch the model" },
+  { command: "think", description: "Thinking on or off" },
+  { command: "reasoning", description: "Show reasoning: off, collapsed or full" },
+  { command: "persona", description: "Set or reset a persona for this chat" },
+  { command: "tools", description: "Switch tools on or off" },
 ] as const;
 
 const silentLogger: TelegramLogger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -123,22 +139,19 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
    * user's per-minute limit first (`counted`: the limiter itself refused this message, so it was
    * counted already; `outsider`: at most one a minute), so a flood cannot spend the bot's send budget.
    */
-  const answer = async (ctx: Context, message: Message, text: string, kind: "reply" | "counted" | "outsider" = "reply"): Promise<void> => {
+  const answer = async (ctx: Context, message: Message, text: string, markup?: InlineKeyboardMarkup, kind: CourtesyKind = "reply"): Promise<void> => {
     const thread = topicOf(message);
-    const userId = message.from?.id;
     // A courtesy reply waits for the chat's shared budget (an answer may be streaming there), but it
     // must neither hold up the updates behind it nor be lost silently: it runs on its own.
     void bestEffort(
       (async () => {
-        const mayReply = opts.gateway.mayReply;
-        if (kind !== "counted" && mayReply && userId !== undefined) {
-          if (!(await mayReply("telegram", String(userId), { outsider: kind === "outsider" }))) return;
-        }
+        if (!(await mayAnswer(opts.gateway, message, kind))) return;
         await opts.gateway.replySlot?.("telegram", String(message.chat.id));
         return ctx.api.sendMessage(message.chat.id, text, {
           ...(thread !== undefined ? { message_thread_id: thread } : {}),
           reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true },
           link_preview_options: { is_disabled: true },
+          ...(markup ? { reply_markup: markup } : {}),
         });
       })(),
     ).catch((err: unknown) => log.warn({ err: errorText(err), chatId: message.chat.id }, "courtesy reply failed"));
@@ -161,9 +174,27 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
     }
   };
 
-  const runCommand = async (ctx: Context, message: Message, command: TelegramCommand | "unknown", name: string): Promise<void> => {
+  const settingsUi = opts.settings
+    ? createTelegramSettingsUi({
+        settings: opts.settings,
+        isAdmin: createChatAdminCheck({ api: bot.api, logger: log }),
+        replySlot: (chatId) => opts.gateway.replySlot?.("telegram", chatId) ?? Promise.resolve(),
+      })
+    : undefined;
+
+  const runCommand = async (ctx: Context, message: Message, command: TelegramCommand | "unknown", name: string, args: string): Promise<void> => {
     const key = telegramConversationKey(message.chat.id, topicOf(message));
     const isPrivate = message.chat.type === "private";
+    if (isSettingsCommand(command)) {
+      if (!settingsUi) return answer(ctx, message, `I don't know the command /${name}.\n\n${helpText(ctx.me.username, isPrivate)}`);
+      try {
+        const reply = await settingsUi.command(message, command, args);
+        return answer(ctx, message, reply.text, reply.markup);
+      } catch (err) {
+        log.error({ err: errorText(err), key, command }, "settings command failed");
+        return answer(ctx, message, "Sorry, I could not read or change the settings just now. Please try again in a moment.");
+      }
+    }
     switch (command) {
       case "start":
         return answer(ctx, message, `👋 Hi! ${helpText(ctx.me.username, isPrivate)}`);
@@ -172,7 +203,7 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
       case "reset":
         try {
           await opts.gateway.reset(key);
-          return answer(ctx, message, "🧹 Done: I forgot this conversation.");
+          return answer(ctx, message, RESET_DONE_TEXT);
         } catch (err) {
           log.error({ err: errorText(err), key }, "reset failed");
           return answer(ctx, message, "Sorry, I could not reset the conversation just now. Please try again in a moment.");
@@ -203,12 +234,12 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
     if (!allowed(message.chat.id, message.from?.id)) {
       log.info({ chatId: message.chat.id, userId: message.from?.id }, "not on the allow lists");
       // Groups are ignored silently; a private chat gets told once per message.
-      if (message.chat.type === "private") await answer(ctx, message, "Sorry, this bot is private and not available to you.", "outsider");
+      if (message.chat.type === "private") await answer(ctx, message, "Sorry, this bot is private and not available to you.", undefined, "outsider");
       return;
     }
     switch (verdict.kind) {
       case "command":
-        return runCommand(ctx, message, verdict.command, verdict.name);
+        return runCommand(ctx, message, verdict.command, verdict.name, verdict.args);
       case "empty-question":
         return answer(ctx, message, `What would you like to ask? For example: /ask What's the weather in Paris?`);
       case "question": {
@@ -220,7 +251,7 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
         const inbound = toInboundMessage(message, verdict.text, now());
         const result = await enqueueDurably(inbound);
         log.debug({ chatId: inbound.chatId, messageId: inbound.messageId, status: result.status }, "offered to the queue");
-        if (result.status === "refused" && result.reason !== undefined) await answer(ctx, message, result.reason, "counted");
+        if (result.status === "refused" && result.reason !== undefined) await answer(ctx, message, result.reason, undefined, "counted");
         return;
       }
     }
@@ -230,6 +261,19 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
     const query = ctx.callbackQuery;
     if (!query) return;
     const message = query.message;
+    if (message && "chat" in message && query.data !== STOP_CALLBACK_DATA && settingsUi) {
+      if (!allowed(message.chat.id, query.from.id)) {
+        await bestEffort(ctx.answerCallbackQuery({ text: "Not available to you." }));
+        return;
+      }
+      try {
+        if (await settingsUi.press(ctx)) return;
+      } catch (err) {
+        log.error({ err: errorText(err), chatId: message.chat.id }, "settings button failed");
+        await bestEffort(ctx.answerCallbackQuery({ text: "Could not change the settings right now." }));
+        return;
+      }
+    }
     if (query.data !== STOP_CALLBACK_DATA || !message || !("chat" in message)) {
       await bestEffort(ctx.answerCallbackQuery());
       return;
@@ -284,7 +328,7 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
     async start() {
       await bot.init();
       try {
-        await bot.api.setMyCommands(TELEGRAM_COMMANDS.map((c) => ({ ...c })));
+        await bot.api.setMyCommands([...TELEGRAM_COMMANDS, ...(settingsUi ? TELEGRAM_SETTINGS_COMMANDS : [])].map((c) => ({ ...c })));
       } catch (err) {
         log.warn({ err: errorText(err) }, "setMyCommands failed; the command menu may be stale");
       }
@@ -359,7 +403,20 @@ function helpText(username: string, isPrivate: boolean): string {
   const ask = isPrivate
     ? "Just write your question and I will answer."
     : `In this group, mention me (@${username} your question), reply to one of my messages, or use /ask your question.`;
-  return `${ask}\n\n/reset forgets this conversation\n/stop stops the answer being written\n/help shows this message`;
+  return `${ask}\n\n/reset forgets this conversation\n/stop stops the answer being written\n/settings shows this chat's settings (/model, /think, /reasoning, /persona, /tools)\n/help shows this message`;
+}
+
+/** The answer to `/reset`: the history goes, the settings stay. */
+export const RESET_DONE_TEXT = "🧹 Done: I forgot this conversation. Its settings stay (/settings reset restores the defaults).";
+
+/** Why a courtesy reply is sent: `counted` (the limiter refused this very message), `outsider` (not on the allow lists). */
+type CourtesyKind = "reply" | "counted" | "outsider";
+
+/** Whether the user's per-minute limit leaves room for a courtesy reply (an outsider's: one a minute). */
+async function mayAnswer(gateway: BotGateway, message: Message, kind: CourtesyKind): Promise<boolean> {
+  const userId = message.from?.id;
+  if (kind === "counted" || !gateway.mayReply || userId === undefined) return true;
+  return gateway.mayReply("telegram", String(userId), { outsider: kind === "outsider" });
 }
 
 function errorText(err: unknown): string {

@@ -6,9 +6,10 @@
  */
 import type { Message, MessageEntity, User } from "grammy/types";
 import { realReplyOf } from "./telegram-conversation.js";
+import { SETTINGS_COMMANDS, type SettingsCommand } from "../../contracts/settings-port.js";
 
 /** Commands the adapter answers itself, without the model. */
-export type TelegramCommand = "start" | "help" | "reset" | "stop";
+export type TelegramCommand = "start" | "help" | "reset" | "stop" | SettingsCommand;
 
 /** Why a message gets no reaction (for debug logs and tests). */
 export type IgnoreReason =
@@ -24,7 +25,8 @@ export type IgnoreReason =
 /** What a message asks of the bot. */
 export type Addressing =
   | { kind: "ignore"; reason: IgnoreReason }
-  | { kind: "command"; command: TelegramCommand | "unknown"; name: string }
+  /** `args`: the text after the command (e.g. the model name of `/model qwen3-4b`). */
+  | { kind: "command"; command: TelegramCommand | "unknown"; name: string; args: string }
   /** Addressed to the bot (mention, `/ask`) with nothing to ask: answer with a hint. */
   | { kind: "empty-question" }
   | { kind: "question"; text: string };
@@ -35,7 +37,7 @@ export interface BotIdentity {
   username: string;
 }
 
-const KNOWN_COMMANDS = new Set<string>(["start", "help", "reset", "stop"]);
+const KNOWN_COMMANDS = new Set<string>(["start", "help", "reset", "stop", ...SETTINGS_COMMANDS]);
 
 /** Classifies one message (a `message` update; edits never reach here). */
 export function classifyTelegramMessage(message: Message, me: BotIdentity): Addressing {
@@ -59,9 +61,10 @@ export function classifyTelegramMessage(message: Message, me: BotIdentity): Addr
       const rest = stripMentions(text.slice(command.length), shiftEntities(entities, command.length), me).trim();
       return rest === "" ? { kind: "empty-question" } : { kind: "question", text: rest };
     }
-    if (KNOWN_COMMANDS.has(command.name)) return { kind: "command", command: command.name as TelegramCommand, name: command.name };
+    const args = text.slice(command.length).trim();
+    if (KNOWN_COMMANDS.has(command.name)) return { kind: "command", command: command.name as TelegramCommand, name: command.name, args };
     // In a group a bare /command may be meant for another bot; only answer it when it names us.
-    if (isPrivate || command.target !== undefined) return { kind: "command", command: "unknown", name: command.name };
+    if (isPrivate || command.target !== undefined) return { kind: "command", command: "unknown", name: command.name, args };
     return { kind: "ignore", reason: "unaddressed" };
   }
 

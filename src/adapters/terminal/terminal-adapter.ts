@@ -6,12 +6,17 @@ import { createInterface } from "node:readline";
 import type { BotGateway } from "../../contracts/bot-gateway.js";
 import type { InboundMessage } from "../../contracts/inbound-message.js";
 import type { TerminalScreen } from "./terminal-reply-port.js";
+import { isSettingsCommand, type SettingsPort } from "../../contracts/settings-port.js";
 
-const HELP = "Commands: /reset clears the conversation, /stop cancels the answer being written, /quit leaves.";
+const HELP =
+  "Commands: /reset clears the conversation, /stop cancels the answer being written, /quit leaves. " +
+  "Settings: /settings, /model [name], /think on|off, /reasoning off|collapsed|full, /persona <text>|reset, /tools [on|off <tool>].";
 
 /** Options of the terminal adapter. */
 export interface TerminalAdapterOptions {
   gateway: BotGateway;
+  /** The settings commands; the terminal is a private chat, so its user may change them. */
+  settings?: SettingsPort;
   input: NodeJS.ReadableStream;
   screen: TerminalScreen;
   /** Identifies this conversation in Redis (history survives restarts). */
@@ -43,11 +48,18 @@ export function runTerminalAdapter(opts: TerminalAdapterOptions): { done: Promis
         return true;
       case "/reset":
         await opts.gateway.reset(conversationKey);
-        say("🧹 Conversation cleared.");
+        say("🧹 Conversation cleared. Its settings stay (/settings reset restores the defaults).");
         return true;
       case "/stop":
         say((await opts.gateway.stop(conversationKey)) ? "⏹ Stopped." : "Nothing to stop.");
         return true;
+    }
+    const settingsCommand = /^\/([a-z]+)(?:\s+([\s\S]*))?$/i.exec(text);
+    const name = settingsCommand?.[1]?.toLowerCase() ?? "";
+    if (opts.settings && isSettingsCommand(name)) {
+      const asker = { platform: "terminal" as const, conversationKey, isPrivate: true, userId: opts.session, isChatAdmin: async () => true };
+      say((await opts.settings.run(asker, name, settingsCommand?.[2] ?? "")).text);
+      return true;
     }
     if (text.startsWith("/")) {
       say(`Unknown command. ${HELP}`);

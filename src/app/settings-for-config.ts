@@ -1,0 +1,49 @@
+/** The conversation settings store as configured (both roles use the same defaults). */
+import type { Redis } from "ioredis";
+import type { Config } from "../config/env-schema.js";
+import type { AgentDeps } from "../agent/run-agent.js";
+import type { ConversationSettings } from "../settings/conversation-settings.js";
+import { createSettingsStore, type SettingsLogger, type SettingsStore } from "../settings/settings-store.js";
+import { createSettingsService } from "../settings/settings-service.js";
+import { createModelChoices } from "../settings/model-choices.js";
+import type { SettingsPort } from "../contracts/settings-port.js";
+import type { ToolCatalogue } from "../tools/tool-catalogue.js";
+
+/** Builds the settings store of this deployment; its defaults are MODEL, ENABLE_THINKING and SHOW_REASONING. */
+export function settingsStoreFor(config: Config, redis: Redis, logger?: SettingsLogger): SettingsStore {
+  return createSettingsStore({
+    redis,
+    prefix: config.KEY_PREFIX,
+    defaults: { model: config.MODEL, thinking: config.ENABLE_THINKING, reasoning: config.SHOW_REASONING },
+    ...(logger ? { logger } : {}),
+  });
+}
+
+/** The loop's dependencies for one answer: the conversation's model, thinking switch, persona and tool set. */
+export function agentDepsFor(base: AgentDeps, settings: ConversationSettings | undefined): AgentDeps {
+  if (!settings) return base;
+  const off = new Set(settings.toolsOff);
+  return {
+    ...base,
+    model: settings.model,
+    enableThinking: settings.thinking,
+    tools: base.tools.filter((tool) => !off.has(tool.name)),
+    ...(settings.persona ? { persona: settings.persona } : {}),
+  };
+}
+
+/** The settings commands' service of this deployment: MODEL_CHOICES (or the server's list), ADMIN_USER_IDS, the tool catalogue. */
+export function settingsServiceFor(config: Config, redis: Redis, toolCatalogue: ToolCatalogue, logger?: SettingsLogger): SettingsPort {
+  return createSettingsService({
+    store: settingsStoreFor(config, redis, logger),
+    models: createModelChoices({
+      ...(config.MODEL_CHOICES ? { configured: config.MODEL_CHOICES } : {}),
+      defaultModel: config.MODEL,
+      baseUrl: config.OPENAI_BASE_URL,
+      apiKey: config.OPENAI_API_KEY,
+      ...(logger ? { logger } : {}),
+    }),
+    toolCatalogue,
+    botAdmins: config.ADMIN_USER_IDS,
+  });
+}

@@ -1,0 +1,139 @@
+/**
+ * The settings commands, platform-free: parses each command's arguments, decides whether
+ * the asker may change anything (private chat, chat admin, ADMIN_USER_IDS), applies the
+ * change to the store and renders the answer. Every adapter (Telegram, Discord, the
+ * terminal) calls this through the SettingsPort; only drawing the answer is theirs.
+ */
+import { isSettingsCommand, SETTINGS_ACTION_PREFIX, type SettingsAnswer, type SettingsAsker, type SettingsPort } from "../contracts/settings-port.js";
+import type { ToolCatalogue } from "../tools/tool-catalogue.js";
+import { effectiveSettings, MAX_PERSONA_CHARS, type SettingsChange } from "./conversation-settings.js";
+import type { ModelChoices } from "./model-choices.js";
+import { mayChangeSettings } from "./settings-access.js";
+import type { SettingsStore } from "./settings-store.js";
+import { modelView, personaView, reasoningView, refusal, settingsView, thinkView, toolsView, type SettingsState } from "./settings-views.js";
+
+/** What the service works with; built once per bots role. */
+export interface SettingsServiceDeps {
+  store: SettingsStore;
+  models: ModelChoices;
+  toolCatalogue: ToolCatalogue;
+  /** ADMIN_USER_IDS, lower-case `tg:<id>` / `dc:<id>`. */
+  botAdmins: readonly string[];
+}
+
+const SWITCH_WORDS: Record<string, boolean> = { on: true, off: false, true: true, false: false, yes: true, no: false, "1": true, "0": false };
+const REASONING_MODES = ["off", "collapsed", "full"] as const;
+const APPLIES_NEXT = "It applies from the next answer.";
+
+/** "#3" (a long name replaced by its position in a button's data) → the name; anything else as typed. */
+function resolveListed(arg: string, list: readonly string[]): string {
+  const index = /^#(\d{1,4})$/.exec(arg);
+  return index ? (list[Number(index[1])] ?? arg) : arg;
+}
+
+/** Creates the service adapters call. */
+export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
+  const { store } = deps;
+  const stateOf = async (asker: SettingsAsker): Promise<SettingsState> => {
+    const overrides = await store.overrides(asker.conversationKey);
+    return { defaults: store.defaults, overrides, settings: effectiveSettings(store.defaults, overrides), isPrivate: asker.isPrivate };
+  };
+  const toolNames = () => deps.toolCatalogue().flatMap((g) => g.tools.map((t) => t.name));
+  const mayChange = (asker: SettingsAsker) => mayChangeSettings(asker, deps.botAdmins);
+  /** Applies a change (the caller checked the asker may make it); the answer is rendered from the state after it. */
+  const changeThen = async (
+    asker: SettingsAsker,
+    change: SettingsChange,
+    render: (state: SettingsState) => SettingsAnswer,
+    notice: string,
+  ): Promise<SettingsAnswer> => {
+    await store.change(asker.conversationKey, change);
+    return { ...render(await stateOf(asker)), notice };
+  };
+  /** A value equal to the default is stored as "no choice", so the conversation follows the default later. */
+  const orDefault = <T>(value: T, fallback: T): T | null => (value === fallback ? null : value);
+
+  const model = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
+    const choices = await deps.models.list();
+    if (arg === "") return modelView(await stateOf(asker), choices);
+    if (!(await mayChange(asker))) return refusal();
+    const wanted = resolveListed(arg, choices);
+    const name = choices.find((c) => c === wanted) ?? choices.find((c) => c.toLowerCase() === wanted.toLowerCase());
+    if (!name) return { ...modelView(await stateOf(asker), choices, `Unknown model “${wanted}”. Choose one of: ${choices.join(", ")}.`), notice: "Unknown model." };
+    return changeThen(asker, { model: orDefault(name, store.defaults.model) }, (s) => modelView(s, choices, `✅ Model here is now ${name}. ${APPLIES_NEXT}`), `Model: ${name}`);
+  };
+
+  const think = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
+    if (arg === "") return thinkView(await stateOf(asker));
+    const on = SWITCH_WORDS[arg.toLowerCase()];
+    if (on === undefined) return thinkView(await stateOf(asker), `“${arg}” is neither on nor off.`);
+    if (!(await mayChange(asker))) return refusal();
+    return changeThen(asker, { thinking: orDefault(on, store.defaults.thinking) }, (s) => thinkView(s, `✅ Thinking is now ${on ? "on" : "off"} here. ${APPLIES_NEXT}`), `Thinking: ${on ? "on" : "off"}`);
+  };
+
+  const reasoning = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
+    if (arg === "") return reasoningView(await stateOf(asker));
+    const mode = REASONING_MODES.find((m) => m === arg.toLowerCase());
+    if (!mode) return reasoningView(await stateOf(asker), `“${arg}” is not one of off, collapsed, full.`);
+    if (!(await mayChange(asker))) return refusal();
+    return changeThen(asker, { reasoning: orDefault(mode, store.defaults.reasoning) }, (s) => reasoningView(s, `✅ Reasoning is now shown ${mode} here. ${APPLIES_NEXT}`), `Reasoning: ${mode}`);
+  };
+
+  const persona = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
+    if (arg === "") return personaView(await stateOf(asker));
+    if (!(await mayChange(asker))) return refusal();
+    if (arg.toLowerCase() === "reset") return changeThen(asker, { persona: null }, (s) => personaView(s, "✅ Persona removed."), "Persona removed");
+    const length = [...arg].length;
+    if (length > MAX_PERSONA_CHARS) {
+      return { ...personaView(await stateOf(asker), `That persona has ${length} characters; at most ${MAX_PERSONA_CHARS} fit. Nothing changed.`), notice: "Persona too long." };
+    }
+    return changeThen(asker, { persona: arg }, (s) => personaView(s, `✅ Persona set. ${APPLIES_NEXT}`), "Persona set");
+  };
+
+  const tools = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
+    const groups = deps.toolCatalogue();
+    if (arg === "") return toolsView(await stateOf(asker), groups);
+    const [word = "", ...rest] = arg.split(/\s+/);
+    const on = SWITCH_WORDS[word.toLowerCase()];
+    const names = toolNames();
+    if (on === undefined || rest.length !== 1) return toolsView(await stateOf(asker), groups, "Use /tools on <name> or /tools off <name>.");
+    if (!(await mayChange(asker))) return refusal();
+    const name = resolveListed(rest[0]!, names);
+    if (!names.includes(name)) return { ...toolsView(await stateOf(asker), groups, `No tool named “${name}” here. Tools: ${names.join(", ")}.`), notice: "Unknown tool." };
+    const verb = on ? "on" : "off";
+    return changeThen(asker, { tools: { [name]: on } }, (s) => toolsView(s, groups, `✅ ${name} is now ${verb} here. ${APPLIES_NEXT}`), `${name}: ${verb}`);
+  };
+
+  const settings = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
+    if (arg === "") return settingsView(await stateOf(asker), deps.toolCatalogue());
+    if (arg.toLowerCase() !== "reset") {
+      const view = settingsView(await stateOf(asker), deps.toolCatalogue());
+      return { ...view, text: `“${arg}” is not an option: use /settings or /settings reset.\n\n${view.text}` };
+    }
+    if (!(await mayChange(asker))) return refusal();
+    await store.reset(asker.conversationKey);
+    const view = settingsView(await stateOf(asker), deps.toolCatalogue());
+    return { ...view, text: `✅ Every setting is back to its default.\n\n${view.text}`, notice: "Back to the defaults" };
+  };
+
+  const handlers = { settings, model, think, reasoning, persona, tools } as const;
+
+  const service: SettingsPort = {
+    run: (asker, command, args) => handlers[command](asker, args.trim()),
+    async press(asker, action) {
+      if (!action.startsWith(SETTINGS_ACTION_PREFIX)) return undefined;
+      const body = action.slice(SETTINGS_ACTION_PREFIX.length);
+      const space = body.indexOf(" ");
+      const command = space < 0 ? body : body.slice(0, space);
+      if (!isSettingsCommand(command)) return undefined;
+      return service.run(asker, command, space < 0 ? "" : body.slice(space + 1));
+    },
+    async complete(command, typed) {
+      const pool = command === "model" ? await deps.models.list() : command === "tools" ? toolNames() : [];
+      const needle = typed.trim().toLowerCase();
+      // Discord shows at most 25 suggestions.
+      return pool.filter((name) => name.toLowerCase().includes(needle)).slice(0, 25);
+    },
+  };
+  return service;
+}

@@ -1,0 +1,153 @@
+/**
+ * The texts and buttons of the settings commands, platform-free: plain text that reads
+ * well in Telegram, Discord and a terminal, and buttons whose data replays a command
+ * (`cfg:think off`). Every view also names the typed command, for clients without buttons.
+ */
+import { SETTINGS_ACTION_PREFIX, type SettingsAnswer, type SettingsButton } from "../contracts/settings-port.js";
+import type { ToolCatalogueGroup } from "../tools/tool-catalogue.js";
+import { MAX_PERSONA_CHARS, type ConversationSettings, type SettingsDefaults, type SettingsOverrides } from "./conversation-settings.js";
+
+/** Button data is at most 64 bytes (Telegram's callback_data limit; Discord allows 100). */
+const MAX_ACTION_BYTES = 64;
+
+/** What a view shows. */
+export interface SettingsState {
+  defaults: SettingsDefaults;
+  overrides: SettingsOverrides;
+  settings: ConversationSettings;
+  isPrivate: boolean;
+}
+
+/** The data of a button that runs `command args`; a long argument is replaced by its position in `list`. */
+export function actionFor(command: string, args: string, list?: readonly string[], listPrefix = ""): string {
+  const direct = `${SETTINGS_ACTION_PREFIX}${command}${args ? ` ${args}` : ""}`;
+  if (Buffer.byteLength(direct, "utf8") <= MAX_ACTION_BYTES || !list) return direct;
+  return `${SETTINGS_ACTION_PREFIX}${command} ${listPrefix}#${list.indexOf(args.slice(listPrefix.length))}`;
+}
+
+const button = (label: string, action: string): SettingsButton => ({ label, action });
+const marked = (label: string, current: boolean) => (current ? `• ${label}` : label);
+const defaultNote = (isDefault: boolean) => (isDefault ? " (default)" : "");
+const onOff = (on: boolean) => (on ? "on" : "off");
+
+function whoMayChange(isPrivate: boolean): string[] {
+  return isPrivate ? [] : ["Anyone can look; only admins of this chat can change these."];
+}
+
+function countTools(groups: readonly ToolCatalogueGroup[], off: readonly string[]): { on: number; all: number } {
+  const names = groups.flatMap((g) => g.tools.map((t) => t.name));
+  return { on: names.filter((n) => !off.includes(n)).length, all: names.length };
+}
+
+/** `/settings`: every setting, with buttons to change each. */
+export function settingsView(state: SettingsState, tools: readonly ToolCatalogueGroup[]): SettingsAnswer {
+  const { settings: s, overrides: o } = state;
+  const counted = countTools(tools, s.toolsOff);
+  const persona = s.persona ? `“${s.persona.length > 80 ? `${s.persona.slice(0, 80)}…` : s.persona}”` : "none";
+  return {
+    text: [
+      "⚙️ Settings of this conversation",
+      `• Model: ${s.model}${defaultNote(o.model === undefined)}`,
+      `• Thinking: ${onOff(s.thinking)}${defaultNote(o.thinking === undefined)}`,
+      `• Reasoning shown: ${s.reasoning}${defaultNote(o.reasoning === undefined)}`,
+      `• Persona: ${persona}`,
+      `• Tools: ${counted.on} of ${counted.all} on`,
+      "",
+      "Change: /model, /think on|off, /reasoning off|collapsed|full, /persona <text>, /tools. /settings reset restores the defaults.",
+      ...whoMayChange(state.isPrivate),
+    ].join("\n"),
+    buttons: [
+      [button(`Thinking: turn ${s.thinking ? "off" : "on"}`, actionFor("think", s.thinking ? "off" : "on"))],
+      (["off", "collapsed", "full"] as const).map((mode) => button(marked(`Reasoning ${mode}`, s.reasoning === mode), actionFor("reasoning", mode))),
+      [button("Model…", actionFor("model", "")), button("Tools…", actionFor("tools", ""))],
+      [
+        ...(s.persona ? [button("Remove persona", actionFor("persona", "reset"))] : []),
+        button("Reset to defaults", actionFor("settings", "reset")),
+      ],
+    ],
+  };
+}
+
+/** `/model`: the current model and one button per choice. */
+export function modelView(state: SettingsState, choices: readonly string[], lead?: string): SettingsAnswer {
+  const current = state.settings.model;
+  return {
+    text: [
+      ...(lead ? [lead, ""] : []),
+      `Model here: ${current}${defaultNote(state.overrides.model === undefined)}.`,
+      `Choose with the buttons or /model <name>: ${choices.join(", ")}`,
+      ...whoMayChange(state.isPrivate),
+    ].join("\n"),
+    buttons: choices.map((name) => [button(marked(name, name === current), actionFor("model", name, choices))]),
+  };
+}
+
+/** `/think`: the switch and its two buttons. */
+export function thinkView(state: SettingsState, lead?: string): SettingsAnswer {
+  const on = state.settings.thinking;
+  return {
+    text: [...(lead ? [lead, ""] : []), `Thinking here: ${onOff(on)}${defaultNote(state.overrides.thinking === undefined)}. Switch with /think on or /think off.`].join("\n"),
+    buttons: [[button(marked("On", on), actionFor("think", "on")), button(marked("Off", !on), actionFor("think", "off"))]],
+  };
+}
+
+/** `/reasoning`: the display mode and its three buttons. */
+export function reasoningView(state: SettingsState, lead?: string): SettingsAnswer {
+  const mode = state.settings.reasoning;
+  return {
+    text: [
+      ...(lead ? [lead, ""] : []),
+      `Reasoning shown here: ${mode}${defaultNote(state.overrides.reasoning === undefined)}.`,
+      "off hides it, collapsed shows a line while the model thinks, full shows all of it. Change with /reasoning off|collapsed|full.",
+    ].join("\n"),
+    buttons: [(["off", "collapsed", "full"] as const).map((m) => button(marked(m, m === mode), actionFor("reasoning", m)))],
+  };
+}
+
+/** `/persona`: the persona, and how to set or remove it. */
+export function personaView(state: SettingsState, lead?: string): SettingsAnswer {
+  const persona = state.settings.persona;
+  return {
+    text: [
+      ...(lead ? [lead, ""] : []),
+      persona ? `Persona here: “${persona}”` : "No persona here.",
+      `Set one with /persona <text> (at most ${MAX_PERSONA_CHARS} characters); /persona reset removes it.`,
+    ].join("\n"),
+    buttons: persona ? [[button("Remove persona", actionFor("persona", "reset"))]] : [],
+  };
+}
+
+/** `/tools`: every tool by source, each with a toggle. */
+export function toolsView(state: SettingsState, groups: readonly ToolCatalogueGroup[], lead?: string): SettingsAnswer {
+  const off = new Set(state.settings.toolsOff);
+  const names = groups.flatMap((g) => g.tools.map((t) => t.name));
+  const lines = groups.flatMap((g) => [
+    `${g.source}:`,
+    ...g.tools.map((t) => `${off.has(t.name) ? "⛔" : "✅"} ${t.name}: ${firstSentence(t.description)}`),
+  ]);
+  return {
+    text: [
+      ...(lead ? [lead, ""] : []),
+      "Tools here (✅ on, ⛔ off):",
+      ...lines,
+      "Toggle with the buttons or /tools off <name>, /tools on <name>.",
+      ...whoMayChange(state.isPrivate),
+    ].join("\n"),
+    buttons: names.map((name) => {
+      const isOff = off.has(name);
+      const args = `${isOff ? "on" : "off"} ${name}`;
+      return [button(`${isOff ? "⛔" : "✅"} ${name}`, actionFor("tools", args, names, isOff ? "on " : "off "))];
+    }),
+  };
+}
+
+/** The short refusal for someone who may not change settings here. */
+export function refusal(): SettingsAnswer {
+  return { text: "🔒 Only admins of this chat can change its settings. Anyone can look with /settings.", buttons: [], refused: true, notice: "Only admins can change settings here." };
+}
+
+/** A short line about a description (tool descriptions are written for the model and can be long). */
+function firstSentence(text: string): string {
+  const first = text.split(/(?<=[.!?])\s/)[0] ?? text;
+  return first.length > 90 ? `${first.slice(0, 89)}…` : first;
+}
