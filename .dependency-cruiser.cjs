@@ -37,8 +37,11 @@ module.exports = {
     layer("queue", ["contracts", "redis", "shared"]),
     layer("ingress", ["contracts", "observability", "queue", "redis", "shared"]),
     layer("adapters", ["contracts", "observability", "security", "shared"]),
+    // Pictures and files from the chat, made ready for the model (platform-free: files come through the contracts' FileSource).
+    layer("attachments", ["contracts", "shared"]),
+    layer("settings", ["contracts", "redis", "shared", "tools"]),
     // Where agent, reply, history and queue meet.
-    layer("answer", ["agent", "contracts", "history", "observability", "queue", "redis", "reply", "security", "shared"]),
+    layer("answer", ["agent", "attachments", "contracts", "history", "observability", "queue", "redis", "reply", "security", "settings", "shared"]),
     {
       name: "adapters-stay-apart",
       comment: "one platform's adapter never reaches into another's",

@@ -9,6 +9,7 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { ProbeReply, ProbeRequest } from "./probe-protocol.js";
+import { devNull } from "node:os";
 
 /** How role processes are started: the built JS (as deployed) or src/ through tsx. */
 export interface RoleEntry {
@@ -84,7 +85,8 @@ export async function startRoleProcess(
 ): Promise<RoleProcess> {
   const child: ChildProcess = spawn(process.execPath, [...(opts.extraNodeArgs ?? []), ...opts.entry.args, role], {
     cwd: opts.repoRoot,
-    env: { PATH: process.env.PATH ?? "", HTTP_PORT: "0", LOG_LEVEL: "info", ...env },
+    // ENV_FILE: a developer's ./.env must not change what the benchmark measures.
+    env: { PATH: process.env.PATH ?? "", HTTP_PORT: "0", LOG_LEVEL: "info", ENV_FILE: devNull, ...env },
     stdio: ["ignore", "pipe", "pipe", "ipc"],
   });
   const recent: string[] = [];

@@ -5,6 +5,8 @@
  * way to watch a model server behave.
  */
 import { ConfigError, loadConfig } from "./config/load-config.js";
+import { EnvFileError, loadEnvFile } from "./config/env-file.js";
+import { checkModelAnswers } from "./doctor/model-checks.js";
 import { assertNever, type AgentEvent } from "./contracts/agent-events.js";
 import { ModelError } from "./agent/model-error.js";
 import { agentFromConfig } from "./app/agent-from-config.js";
@@ -86,13 +88,21 @@ async function main(): Promise<number> {
   }
   let config;
   try {
+    loadEnvFile();
     config = loadConfig();
   } catch (error) {
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof EnvFileError) {
       process.stderr.write(error.message + "\n");
       return 1;
     }
     throw error;
+  }
+
+  // One line naming the server and how to start one, instead of a stack of retries.
+  const { finding } = await checkModelAnswers(config, 3000);
+  if (finding.status === "fail") {
+    process.stderr.write(`✗ ${finding.detail}. To ask, ${finding.fix}.\n`);
+    return 1;
   }
 
   const controller = new AbortController();

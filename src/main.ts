@@ -1,8 +1,10 @@
 /**
- * Entry point: `node dist/main.js [all|bots|worker|chat]`.
+ * Entry point: `node dist/main.js [all|bots|worker|chat|doctor|--help]`.
  *   all (default, `npm start`): adapters, worker and the operator HTTP server in one process
  *   bots: the platform adapters only;  worker: the answering worker only
  *   chat (`npm run chat`): a terminal conversation through the same queue and worker
+ *   doctor (`npm run doctor`): set-up checks, one line each, exit code 0 when all pass
+ * Settings come from the environment, after `./.env` (or ENV_FILE) is read.
  */
 import type { Server } from "node:http";
 import { ConfigError, loadConfig } from "./config/load-config.js";
@@ -10,7 +12,10 @@ import type { Config } from "./config/env-schema.js";
 import { connectRedis, RedisUnavailableError } from "./redis/connection.js";
 import { startBotsRole } from "./app/bots-role.js";
 import { startWorkerRole } from "./app/worker-role.js";
-import { runTerminalChat } from "./app/chat-role.js";
+import { chatCommand } from "./app/chat-command.js";
+import { usage } from "./app/cli-usage.js";
+import { EnvFileError, loadEnvFile } from "./config/env-file.js";
+import { doctorCommand } from "./doctor/run-doctor.js";
 import { createLogger, type Logger } from "./observability/logger.js";
 import { configuredSecrets } from "./security/configured-secrets.js";
 import { createMetrics } from "./observability/metrics.js";
@@ -20,6 +25,8 @@ import { installProcessGuards } from "./app/process-guards.js";
 
 const ROLES = ["all", "bots", "worker", "chat"] as const;
 type Role = (typeof ROLES)[number];
+/** Commands that are not roles: they check or explain, then exit. */
+const COMMANDS = ["doctor"] as const;
 
 function fail(message: string, code = 2): never {
   process.stderr.write(message.endsWith("\n") ? message : message + "\n");
@@ -41,18 +48,32 @@ function modelCheck(config: Config): HealthCheck {
 }
 
 async function main(): Promise<void> {
-  const role = (process.argv[2] ?? "all") as Role;
-  if (!ROLES.includes(role)) fail(`Unknown role "${process.argv[2]}". Use one of: ${ROLES.join(", ")}.`);
+  const [first, ...rest] = process.argv.slice(2);
+  if (first === "--help" || first === "-h" || first === "help") {
+    process.stdout.write(usage(ROLES, COMMANDS));
+    process.exit(0);
+  }
+  const role = (first ?? "all") as Role | (typeof COMMANDS)[number];
+  if (!ROLES.includes(role as Role) && !COMMANDS.includes(role as (typeof COMMANDS)[number])) {
+    fail(`Unknown role "${first}".\n\n${usage(ROLES, COMMANDS)}`);
+  }
   let config: Config;
   try {
+    loadEnvFile();
     config = loadConfig();
   } catch (error) {
-    if (error instanceof ConfigError) fail(error.message, 1);
+    if (error instanceof ConfigError || error instanceof EnvFileError) fail(error.message, 1);
     throw error;
   }
-  const level = role === "chat" && config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL;
+  if (role === "doctor") {
+    const code = await doctorCommand(config, rest, (text) => process.stdout.write(text));
+    // Exit once the report is flushed: the checks' keep-alive sockets must not hold the process open.
+    process.stdout.write("", () => process.exit(code));
+    return;
+  }
+  if (role === "chat") process.exit(await chatCommand(config, rest));
   const logger: Logger = createLogger({
-    level,
+    level: config.LOG_LEVEL,
     name: role,
     secrets: configuredSecrets(config),
   });
@@ -69,12 +90,6 @@ async function main(): Promise<void> {
     throw error;
   }
   redis.on("error", (error: unknown) => logger.warn({ err: error }, "redis connection error"));
-
-  if (role === "chat") {
-    await runTerminalChat(config, redis, { logger, metrics });
-    redis.disconnect();
-    process.exit(0);
-  }
 
   const closers: (() => Promise<void>)[] = [];
   let shuttingDown = false;

@@ -17,6 +17,7 @@ export type ModelErrorCode =
   | "server-error" // HTTP 5xx
   | "rate-limited" // HTTP 429
   | "context-exceeded" // the prompt does not fit the model's context window
+  | "images-unsupported" // pictures were sent to a model (or server) that takes none
   | "auth" // HTTP 401/403: a wrong OPENAI_API_KEY never fixes itself
   | "bad-request" // other HTTP 4xx: our request is wrong, retrying sends it again
   | "stream-error" // the server sent an error event inside a 200 stream
@@ -56,6 +57,7 @@ function defaultRetryable(code: ModelErrorCode): boolean {
     case "bad-response":
       return true;
     case "context-exceeded":
+    case "images-unsupported":
     case "auth":
     case "bad-request":
       return false;
@@ -100,6 +102,10 @@ export function toModelError(error: unknown): ModelError {
       return new ModelError("stream-error", `The model server failed mid-answer: ${error.message}`, { cause: error });
     }
     const detail = `${status} ${error.message.replace(/^\d{3}\s+/, "")}`;
+    // llama.cpp without an mmproj answers 500 "image input is not supported"; hosted servers a 400 in their words.
+    if ((status === 400 || status === 500) && /image input is not supported|does not support image|image_url is only supported|vision is not supported/i.test(error.message)) {
+      return new ModelError("images-unsupported", `The model does not take pictures: ${detail}`, { status, cause: error });
+    }
     if (status === 400 && isContextExceeded(error)) {
       return new ModelError("context-exceeded", `The conversation is too long for the model: ${detail}`, { status, cause: error });
     }

@@ -15,6 +15,7 @@ import { generateToolCallId, type StreamDelta } from "./stream-accumulator.js";
 import { streamRound, type StreamRoundResult } from "./stream-round.js";
 import { buildSystemPrompt } from "./system-prompt.js";
 import { createToolRunner, type ToolOutcome } from "./tool-runner.js";
+import { toUserRequestMessage } from "./user-content.js";
 
 /** What the loop runs on; built once per process from Config. */
 export interface AgentDeps {
@@ -205,7 +206,7 @@ function toRequestMessage(message: ChatMessage): ChatCompletionMessageParam {
     case "system":
       return { role: "system", content: message.content };
     case "user":
-      return { role: "user", content: message.content };
+      return toUserRequestMessage(message);
     case "assistant":
       return message.tool_calls?.length
         ? { role: "assistant", content: message.content, tool_calls: message.tool_calls }

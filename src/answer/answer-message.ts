@@ -19,6 +19,8 @@ import { cancelKindOf } from "../queue/cancel-bus.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { pacingKey, toUserMessage } from "./user-message.js";
+import { prepareTurn, preparedTurnEvents } from "./prepared-turn.js";
+import type { AttachmentPreparer } from "../attachments/prepare-attachments.js";
 import type { ConversationSettings } from "../settings/conversation-settings.js";
 import type { SettingsStore } from "../settings/settings-store.js";
 
@@ -34,6 +36,8 @@ export interface AnswerDeps {
   showReasoning: ShowReasoning;
   /** Per-conversation settings, read with the history in the same round trip; without it every answer runs on the defaults. */
   settings?: Pick<SettingsStore, "readAlong">;
+  /** Downloads and prepares pictures and files; without it attachments are ignored. */
+  attachments?: AttachmentPreparer;
   logger: Logger;
   metrics?: Metrics;
   now?: () => number;
@@ -105,23 +109,30 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
     const log = deps.logger.child({ jobId: ctx.jobId, conversation: message.conversationKey, attempt: ctx.attempt });
     deps.metrics?.activeConversations.inc();
     try {
-      const user = toUserMessage(message);
+      let user = toUserMessage(message);
       const seen = { text: "" };
       let showReasoning = deps.showReasoning;
       // History (and the conversation's settings, same round trip) is loaded once the reply engine asks for
       // the first event, i.e. after it has sent the typing indicator and placeholder: the user sees a sign of
       // life one Redis round trip sooner. A failed load surfaces as a stream error (retried like a model
       // failure, the placeholder kept in the journal). Settings are read once: a change made while this
-      // answer streams applies from the next one.
-      const events = observed(
-        async () => {
-          if (!deps.settings) return deps.agent([...(await deps.history.load(message.conversationKey)), user], ctx.signal);
-          const loaded = await deps.history.loadWith(message.conversationKey, deps.settings.readAlong(message.conversationKey));
-          showReasoning = loaded.also.reasoning;
-          return deps.agent([...loaded.messages, user], ctx.signal, loaded.also);
+      // answer streams applies from the next one. Attachments are downloaded at that point too (before the
+      // history); the history keeps their markers, not their bytes.
+      const events = preparedTurnEvents(
+        () => prepareTurn(message, deps.attachments, ctx.signal),
+        (prepared) => {
+          user = prepared.stored;
+          return observed(
+            async () => {
+              if (!deps.settings) return deps.agent([...(await deps.history.load(message.conversationKey)), prepared.request], ctx.signal);
+              const loaded = await deps.history.loadWith(message.conversationKey, deps.settings.readAlong(message.conversationKey));
+              showReasoning = loaded.also.reasoning;
+              return deps.agent([...loaded.messages, prepared.request], ctx.signal, loaded.also);
+            },
+            deps,
+            seen,
+          );
         },
-        deps,
-        seen,
       );
       const result = await streamReply({
         port,
@@ -187,10 +198,15 @@ export class MissingPortError extends Error {
   }
 }
 
+/** `MODEL_VISION=on` in front of a model that takes no pictures: what to change. */
+export const IMAGES_UNSUPPORTED_LINE =
+  "🖼️ The model server does not take pictures. Send the question as text, or run a vision model (README: Pictures and files); with `MODEL_VISION=auto` I ask the server first.";
+
 /** A short, useful line for the user; details stay in the log. */
 export function failureLineFor(error: unknown): string {
   if (error instanceof ModelError) {
     if (error.code === "context-exceeded") return "⚠️ This conversation is too long for the model — send /reset to start over.";
+    if (error.code === "images-unsupported") return IMAGES_UNSUPPORTED_LINE;
     // A refusal no retry gets past (bad key, bad request) is ours to fix, not the user's to wait out.
     return error.retryable ? modelUnavailableLine() : GENERIC_FAILURE;
   }

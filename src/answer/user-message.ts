@@ -16,10 +16,11 @@ function speaker(name: string): string {
   return clean === "" ? "someone" : cutText(clean, 64);
 }
 
-/** The history entry for an inbound message. */
-export function toUserMessage(message: InboundMessage): ChatMessage {
+/** The history entry for an inbound message; `attachmentText` (markers, inlined files) follows the question. */
+export function toUserMessage(message: InboundMessage, attachmentText = ""): ChatMessage {
   const shared = message.chatType !== "private";
-  let content = message.text;
+  const question = message.text.trim();
+  let content = attachmentText === "" ? question : question === "" ? attachmentText : `${question}\n${attachmentText}`;
   const quoted = message.replyTo?.text?.trim();
   if (quoted) {
     const cut = cutTextWithMarker(quoted, QUOTE_CHARS, "…");

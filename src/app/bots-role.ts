@@ -93,6 +93,7 @@ export async function startBotsRole(
         allowedChats: config.TELEGRAM_ALLOWED_CHATS,
         allowedUsers: config.TELEGRAM_ALLOWED_USERS,
         maxInputChars: config.MAX_INPUT_CHARS,
+        maxImageBytes: config.MAX_IMAGE_BYTES,
         logger: logger.child({ adapter: "telegram" }),
         ...(config.TELEGRAM_WEBHOOK_URL ? { webhook: { url: config.TELEGRAM_WEBHOOK_URL } } : {}),
         ...(deps.onFatal ? { onFatal: deps.onFatal } : {}),

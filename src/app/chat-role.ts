@@ -15,13 +15,14 @@ import type { Metrics } from "../observability/metrics.js";
 import { startBotsRole } from "./bots-role.js";
 import { startWorkerRole } from "./worker-role.js";
 
-/** Runs a terminal conversation until end of input or /quit, waiting for the last answer. */
-export async function runTerminalChat(config: Config, redis: Redis, deps: { logger: Logger; metrics: Metrics }): Promise<void> {
+/** Runs a terminal conversation until end of input or /quit, waiting for the last answer; `screen` defaults to stdout. */
+export async function runTerminalChat(
+  config: Config,
+  redis: Redis,
+  deps: { logger: Logger; metrics: Metrics },
+  screen: TerminalScreen = stdoutScreen(),
+): Promise<void> {
   const out = process.stdout;
-  const screen: TerminalScreen = {
-    out: { write: (text) => void out.write(text), isTTY: out.isTTY === true, columns: out.columns },
-    nextId: 1,
-  };
   const bots = await startBotsRole(config, redis, deps, { adapters: false });
   const worker = await startWorkerRole(config, redis, deps, { extraPorts: { terminal: createTerminalReplyPortFactory(screen) } });
   const user = userInfo().username || "you";
@@ -41,6 +42,11 @@ export async function runTerminalChat(config: Config, redis: Redis, deps: { logg
   await answersDrained(redis, config.KEY_PREFIX, `term:${user}`, config.MODEL_TIMEOUT_MS * (config.MAX_TOOL_ROUNDS + 1));
   await worker.close();
   await bots.close();
+}
+
+function stdoutScreen(): TerminalScreen {
+  const out = process.stdout;
+  return { out: { write: (text) => void out.write(text), isTTY: out.isTTY === true, columns: out.columns }, nextId: 1 };
 }
 
 /** Waits until the conversation has nothing queued or running (its order list is empty), at most `limitMs`. */

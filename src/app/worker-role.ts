@@ -10,6 +10,7 @@ import type { Config } from "../config/env-schema.js";
 import { agentFromConfig } from "./agent-from-config.js";
 import { historyStoreFor } from "./history-for-config.js";
 import { settingsStoreFor } from "./settings-for-config.js";
+import { attachmentPreparerFor } from "./attachments-for-config.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
 import { createRedisRateGate } from "../reply/redis-rate-gate.js";
 import type { ReplyPortFactory } from "../contracts/reply-port.js";
@@ -58,8 +59,9 @@ export async function startWorkerRole(
 
   const ports: Partial<Record<Platform, ReplyPortFactory>> = { ...options.extraPorts };
   let discordPorts: DiscordReplyPortFactory | undefined;
+  let telegramApi: Api | undefined;
   if (config.TELEGRAM_BOT_TOKEN) {
-    const api = new Api(config.TELEGRAM_BOT_TOKEN, { apiRoot: config.TELEGRAM_API_ROOT });
+    const api = (telegramApi = new Api(config.TELEGRAM_BOT_TOKEN, { apiRoot: config.TELEGRAM_API_ROOT }));
     api.config.use(telegramRequestMeter(metrics));
     ports.telegram = createTelegramReplyPortFactory({ api, useDrafts: true });
   }
@@ -92,6 +94,11 @@ export async function startWorkerRole(
     ports: safePorts,
     gate,
     showReasoning: config.SHOW_REASONING,
+    attachments: attachmentPreparerFor(config, {
+      logger,
+      ...(telegramApi ? { telegramApi } : {}),
+      modelFor: async (message) => (await settings.read(message.conversationKey)).model,
+    }),
     logger,
     metrics,
     // The whole reply, before it is split: a secret across two messages is whole only here.

@@ -110,6 +110,11 @@ export const envSchema = z.object({
   HISTORY_MAX_MESSAGES: positiveInt().default(40),
   HISTORY_MAX_TOKENS: positiveInt().default(6000),
   HISTORY_TTL_SECONDS: positiveInt().default(604_800),
+  MODEL_VISION: z.enum(["auto", "on", "off"], { message: "expected auto, on or off" }).default("auto"),
+  MAX_IMAGE_BYTES: positiveInt(100 * 1024 * 1024).default(10 * 1024 * 1024),
+  MAX_IMAGES_PER_MESSAGE: positiveInt(16).default(4),
+  /** Read before the schema (src/config/env-file.ts): the file of settings to load instead of ./.env. */
+  ENV_FILE: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], { message: "expected a pino level" }).default("info"),
 });
 

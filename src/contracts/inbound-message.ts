@@ -7,6 +7,21 @@ import { z } from "zod";
 export const platformSchema = z.enum(["telegram", "discord", "terminal"]);
 export type Platform = z.infer<typeof platformSchema>;
 
+/**
+ * A picture or file in the chat, by reference: the worker downloads it (bytes never travel through the
+ * queue). `ref` is the Telegram file_id or the Discord attachment URL; `size` is what the platform said.
+ */
+export const attachmentRefSchema = z.object({
+  ref: z.string().min(1).max(2000),
+  name: z.string().min(1).max(200),
+  contentType: z.string().max(200),
+  size: z.number().int().nonnegative().optional(),
+  /** Taken from the message this one replies to ("what is in this picture?" under someone's photo). */
+  fromReply: z.boolean().optional(),
+});
+
+export type AttachmentRef = z.infer<typeof attachmentRefSchema>;
+
 export const inboundMessageSchema = z.object({
   platform: platformSchema,
   /** History key: `tg:<chat_id>[:<thread_id>]`, `dc:<channel_id>`, `term:<session>`. */
@@ -24,12 +39,17 @@ export const inboundMessageSchema = z.object({
     /** The platform handle (Telegram @username, without the @), when the user has one. */
     username: z.string().max(64).optional(),
   }),
-  text: z.string().min(1),
+  /** The question; may be empty only when pictures or files carry it. */
+  text: z.string(),
   /** The message this one replies to, if any (its text gives the model context). */
   replyTo: z
     .object({ messageId: z.string().max(100), authorName: z.string().max(200).optional(), text: z.string().max(4000).optional() })
     .optional(),
   receivedAt: z.number().int().nonnegative(),
+  attachments: z.array(attachmentRefSchema).max(20).optional(),
+}).refine((m) => m.text.trim() !== "" || (m.attachments?.length ?? 0) > 0, {
+  message: "a message needs text or an attachment",
+  path: ["text"],
 });
 
 export type InboundMessage = z.infer<typeof inboundMessageSchema>;

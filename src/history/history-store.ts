@@ -131,7 +131,9 @@ function roleCode(message: ChatMessage): string {
 
 /** Encodes a message as a list element: `<role code><tokens>|<json>`. */
 export function encodeHistoryElement(message: ChatMessage, tokens: number): string {
-  return `${roleCode(message)}${Math.max(0, Math.ceil(tokens))}|${JSON.stringify(message)}`;
+  // Pictures go to the model only: their bytes never reach Redis (the content keeps `[image: name]`).
+  const stored = message.role === "user" && message.images ? { role: message.role, content: message.content, ...(message.name ? { name: message.name } : {}) } : message;
+  return `${roleCode(message)}${Math.max(0, Math.ceil(tokens))}|${JSON.stringify(stored)}`;
 }
 
 /** Decodes a list element; undefined when it is not one of ours. */

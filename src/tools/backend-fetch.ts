@@ -3,6 +3,7 @@
  * `fetch` (those URLs are trusted configuration, not model input), with a
  * deadline, a body-size cap and failures worded for the model.
  */
+import { readCapped } from "../shared/read-capped.js";
 import { networkErrorWords } from "./network-error-words.js";
 import { ToolError } from "./tool-error.js";
 import { cutText } from "../shared/text-cut.js";
@@ -51,38 +52,6 @@ export async function backendFetch(url: string, options: BackendFetchOptions): P
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", onAbort);
   }
-}
-
-async function readCapped(res: Response, maxBytes: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {
-  if (!res.body) return { bytes: new Uint8Array(), truncated: false };
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let truncated = false;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (size + value.length > maxBytes) {
-        chunks.push(value.subarray(0, maxBytes - size));
-        size = maxBytes;
-        truncated = true;
-        break;
-      }
-      chunks.push(value);
-      size += value.length;
-    }
-  } finally {
-    // Stop the download when we stop reading (cap reached or an error).
-    await reader.cancel().catch(() => undefined);
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return { bytes: out, truncated };
 }
 
 function decode(bytes: Uint8Array, contentType: string): string {

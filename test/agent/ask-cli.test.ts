@@ -1,30 +1,9 @@
 /** `npm run ask -- "question"` as a person runs it: a real process streaming the loop into the terminal. */
-import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startFakeOpenAI, textAnswer, toolCallAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
+import { runCli } from "../support/run-cli.js";
+import { refusedBaseUrl, startFakeOpenAI, textAnswer, toolCallAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
 
-const root = fileURLToPath(new URL("../../", import.meta.url));
-
-function ask(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/ask.ts", ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const ask = (args: string[], env: Record<string, string>) => runCli("src/ask.ts", args, { env, timeoutMs: 15_000 });
 
 let fake: FakeOpenAI;
 beforeEach(async () => {
@@ -34,7 +13,8 @@ afterEach(async () => {
   await fake.close();
 });
 
-describe("npm run ask", () => {
+// Each case starts real processes through tsx: seconds apiece on two shared cores.
+describe("npm run ask", { timeout: 60_000 }, () => {
   it("streams reasoning, the tool call and its result, then the answer", async () => {
     fake.script([
       toolCallAnswer([{ name: "get_time", arguments: { timezone: "Asia/Shanghai" } }], { reasoning: "用户问时间。" }),
@@ -47,5 +27,15 @@ describe("npm run ask", () => {
     expect(stdout).toMatch(/✓ get_time \(\d+ ms\): \{"timezone":"Asia\/Shanghai"/);
     expect(stdout).toContain("现在是上海时间下午两点。");
     expect(fake.requests[0]?.body.messages?.at(-1)).toEqual({ role: "user", content: "现在几点？" });
+  });
+
+  it("model server down: one line with its URL and the command that starts one, exit code 1", async () => {
+    const down = await refusedBaseUrl();
+    const { code, stdout, stderr } = await ask(["hi"], { OPENAI_BASE_URL: down });
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toBe(
+      `✗ no model server answers at ${down} (ECONNREFUSED). To ask, start one: llama-server -hf Qwen/Qwen3-1.7B-GGUF:Q8_0 --jinja (or set OPENAI_BASE_URL to your server).\n`,
+    );
   });
 });

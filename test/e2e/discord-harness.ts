@@ -25,7 +25,7 @@ export interface DiscordE2EOptions {
   discord?: FakeDiscordOptions;
   /** Extra environment for the bot. */
   env?: Record<string, string>;
-  /** Options of the fake model server (e.g. the models it lists). */
+  /** Options of the fake model server (e.g. the models it lists, `props: { vision: true }`). */
   model?: FakeOpenAIOptions;
   /** Which roles run in the harness's own stack (default both; none, to start and restart them in the test). */
   roles?: ("bots" | "worker")[];

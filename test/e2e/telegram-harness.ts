@@ -28,7 +28,7 @@ export interface TelegramE2EOptions {
   worker?: StackOptions["worker"];
   roles?: StackOptions["roles"];
   env?: Record<string, string>;
-  /** Options of the fake model server (e.g. the models it lists). */
+  /** Options of the fake model server (e.g. the models it lists, `props: { vision: true }`). */
   model?: FakeOpenAIOptions;
 }
 

@@ -3,10 +3,14 @@
  * stdin, they go through the BullMQ queue and the worker to the fake model
  * server, and the answers come out on stdout; history survives a restart.
  */
-import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startFakeOpenAI, textAnswer, toolCallAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
+import { refusedBaseUrl, serverError, startFakeOpenAI, textAnswer, toolCallAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
+import { runCli, type CliRun } from "../support/run-cli.js";
+import { createTcpRelay } from "../support/tcp-relay.js";
 
 let fake: FakeOpenAI;
 let redis: TestRedis;
@@ -20,34 +24,16 @@ afterEach(async () => {
   await redis.cleanup();
 });
 
-function chat(input: string, extraEnv: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "chat"], {
-      env: {
-        PATH: process.env.PATH ?? "",
-        REDIS_URL: redis.url,
-        KEY_PREFIX: redis.prefix,
-        OPENAI_BASE_URL: fake.url,
-        LOG_LEVEL: "warn",
-        ...extraEnv,
-      },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-    child.on("error", reject);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(input);
+function chat(input: string, extraEnv: Record<string, string> = {}, more: { flags?: string[]; onStderr?: (soFar: string) => void } = {}): Promise<CliRun> {
+  return runCli("src/main.ts", ["chat", ...(more.flags ?? [])], {
+    env: { REDIS_URL: redis.url, KEY_PREFIX: redis.prefix, OPENAI_BASE_URL: fake.url, LOG_LEVEL: "warn", ...extraEnv },
+    input,
+    ...(more.onStderr ? { onStderr: more.onStderr } : {}),
   });
 }
 
-describe("terminal chat", () => {
+// Each case starts real processes through tsx: seconds apiece on two shared cores.
+describe("terminal chat", { timeout: 60_000 }, () => {
   it("answers each line through the queue and keeps the conversation across restarts", async () => {
     fake.script([textAnswer("Hello Ada! Nice to meet you.", { reasoning: "The user said hi." })]);
     const first = await chat("hi, I am Ada\n");
@@ -108,10 +94,80 @@ describe("terminal chat", () => {
     expect(fake.requests[1]!.body.model).toBe("qwen3-4b");
   });
 
-  it("stops with a clear message when Redis does not answer", async () => {
+  it("no Redis at REDIS_URL: starts a private redis-server for the session, says so in one line, and chats", async () => {
+    fake.script([textAnswer("Hello from a private Redis.")]);
     const run = await chat("hi\n", { REDIS_URL: "redis://127.0.0.1:1" });
-    expect(run.code).not.toBe(0);
-    expect(run.stderr).toMatch(/Redis does not answer at redis:\/\/127\.0\.0\.1:1/);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("Hello from a private Redis.");
+    expect(run.stderr).toMatch(/^ℹ No Redis answers at redis:\/\/127\.0\.0\.1:1: started a private redis-server on 127\.0\.0\.1:\d+ for this session \(forgotten when you leave\)\.$/m);
+    expect(run.stderr).not.toMatch(/^\{|    at /m);
+  });
+
+  it("no Redis and no redis-server on PATH: one line saying how to get one, exit code 1", async () => {
+    const emptyBin = mkdtempSync(join(tmpdir(), "no-redis-bin-"));
+    try {
+      const run = await chat("hi\n", { REDIS_URL: "redis://127.0.0.1:1", PATH: emptyBin });
+      expect(run.code).toBe(1);
+      const lines = run.stderr.trim().split("\n").filter((l) => !l.startsWith("Logs: "));
+      expect(lines).toEqual([
+        "✗ No Redis answers at redis://127.0.0.1:1 and there is no redis-server on PATH. Install one (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis), run one (docker run -d -p 6379:6379 redis:7-alpine), or set REDIS_URL.",
+      ]);
+    } finally {
+      rmSync(emptyBin, { recursive: true, force: true });
+    }
+  });
+
+  it("model server down: one line with its URL and the command that starts one, and the prompt still answers", async () => {
+    const down = await refusedBaseUrl();
+    const run = await chat("hi\n", { OPENAI_BASE_URL: down, QUEUE_ATTEMPTS: "2", QUEUE_RETRY_BACKOFF_MS: "50", LOG_LEVEL: "info" });
+    expect(run.code).toBe(0);
+    const lines = run.stderr.trim().split("\n");
+    expect(lines[0]).toMatch(/^Logs: \S+chat\.log$/);
+    expect(lines[1]).toBe(
+      `⚠ no model server answers at ${down} (ECONNREFUSED). To chat, start one: llama-server -hf Qwen/Qwen3-1.7B-GGUF:Q8_0 --jinja (or set OPENAI_BASE_URL to your server). You can type already; answers need the server.`,
+    );
+    // The question still gets an answer: the model is unavailable, said in the chat.
+    expect(run.stdout.match(/The model is unavailable right now/g)).toHaveLength(1);
+    expect(lines.filter((l) => l.startsWith("⏳"))).toEqual(["⏳ The model did not answer (Cannot reach the model server (fetch failed: ECONNREFUSED)); retrying, attempt 2 of 2…"]);
+    // No JSON log lines or stack traces over the conversation: they went to the log file.
+    expect(run.stdout + run.stderr).not.toMatch(/^\{"level"|^\s+at /m);
+    const logFile = lines[0]!.slice("Logs: ".length);
+    expect(readFileSync(logFile, "utf8")).toMatch(/"msg":"job outcome"/);
+  });
+
+  it("--wait-for-model (the compose chat service) waits for a model server that starts late, then chats", async () => {
+    const relay = await createTcpRelay(fake.port);
+    try {
+      fake.script([textAnswer("Ready now.")]);
+      // The model server comes up once the chat has said it is waiting.
+      let started = false;
+      const run = await chat("hi\n", { OPENAI_BASE_URL: `http://127.0.0.1:${relay.port}/v1` }, {
+        flags: ["--wait-for-model"],
+        onStderr: (soFar) => {
+          if (started || !soFar.includes("⏳ Waiting")) return;
+          started = true;
+          void relay.listen();
+        },
+      });
+      expect(run.code).toBe(0);
+      expect(run.stderr).toContain(
+        `⏳ Waiting for the model server (no model server answers at http://127.0.0.1:${relay.port}/v1 (ECONNREFUSED); 0 s). Its first start downloads the model (about 2 GB): docker compose logs -f model shows the progress.`,
+      );
+      expect(run.stdout).toContain("Ready now.");
+    } finally {
+      await relay.close();
+    }
+  });
+
+  it("a retry shows as one status line, then the answer", async () => {
+    fake.script([serverError("Loading model"), textAnswer("Back again.")]);
+    const run = await chat("hi\n", { QUEUE_ATTEMPTS: "3", QUEUE_RETRY_BACKOFF_MS: "50" });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("Back again.");
+    const status = run.stderr.split("\n").filter((l) => l.startsWith("⏳"));
+    expect(status).toHaveLength(1);
+    expect(status[0]).toMatch(/^⏳ The model did not answer \(.*Loading model.*\); retrying, attempt 2 of 3…$/);
+    expect(run.stderr).not.toMatch(/^\{"level"|^\s+at /m);
   });
 
   it("stops with a message naming a bad variable", async () => {

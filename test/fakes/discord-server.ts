@@ -44,6 +44,7 @@ import {
 import { createDefaultWorld, createSnowflakes, staticGuildFields, type FakeDiscordWorld, type PrivilegedIntent } from "./discord-fixtures.js";
 import { createFakeGateway, type FakeGateway, type FakeGatewaySession } from "./discord-gateway.js";
 import { createRateBuckets, type BucketRule } from "./discord-rate-buckets.js";
+import { createFakeAttachments, type FakeAttachmentInput } from "./discord-attachments.js";
 
 /** Options of the fake; every one has a realistic default. */
 export interface FakeDiscordOptions {
@@ -59,7 +60,12 @@ export interface FakeDiscordOptions {
   now?: () => number;
   /** How long an interaction token may be answered (Discord: 3 s). */
   interactionTimeoutMs?: number;
+  /** The bot has been invited nowhere yet: GET /users/@me/guilds answers []. Default false. */
+  notInAnyGuild?: boolean;
 }
+
+/** GET /applications/@me `flags` for the privileged intents switched on (an unverified bot gets the _LIMITED bits). */
+const LIMITED_INTENT_FLAGS: Record<PrivilegedIntent, number> = { GuildPresences: 1 << 13, GuildMembers: 1 << 15, MessageContent: 1 << 19 };
 
 /** One REST call as the fake received it. */
 export interface RecordedRequest {
@@ -138,6 +144,8 @@ export interface UserSaysOptions {
   type?: MessageType;
   /** Sent through a webhook (author.bot is true and webhook_id set, as on Discord). */
   webhookId?: string;
+  /** Files uploaded with the message (use `userUploads`: uploading is asynchronous). */
+  attachments?: APIMessage["attachments"];
 }
 
 /** The running fake. */
@@ -159,6 +167,10 @@ export interface FakeDiscord {
   readonly commands: APIApplicationCommand[];
   /** A user posts a message (stored, then MESSAGE_CREATE to every session that may see it). */
   userSays(opts: UserSaysOptions): APIMessage;
+  /** A user posts a message with files; they are served like Discord's CDN (signed URLs on the fake's host). */
+  userUploads(opts: Omit<UserSaysOptions, "attachments"> & { files: FakeAttachmentInput[] }): Promise<APIMessage>;
+  /** Attachment downloads the fake's CDN answered. */
+  readonly attachmentDownloads: { path: string; status: number }[];
   /** Messages visible in a channel, oldest first (ephemeral replies are not in channels). */
   messages(channelId: string): APIMessage[];
   /** Only the bot's messages in a channel, oldest first. */
@@ -238,6 +250,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     { token: string; createdAt: number; acknowledged: boolean; channelId: string; messageId?: string; autocomplete?: boolean }
   >();
 
+  let port = 0;
+  const attachments = createFakeAttachments({ origin: () => `http://127.0.0.1:${port}`, nextId: () => nextId(), now });
   const guildOf = (channel: APIChannel): string | undefined => ("guild_id" in channel ? channel.guild_id : undefined);
   const messagesIn = (channelId: string): APIMessage[] => {
     let list = store.get(channelId);
@@ -299,7 +313,6 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   };
 
   // --- gateway ---------------------------------------------------------------------------------
-  let port = 0;
   const guildCreate = (): GatewayGuildCreateDispatchData => {
     const guildChannels = [...channels.values()].filter((c) => guildOf(c) === world.guildId);
     return {
@@ -589,6 +602,19 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       },
     },
     {
+      method: "GET",
+      pattern: /^\/users\/@me\/guilds$/,
+      route: "GET /users/@me/guilds",
+      auth: true,
+      handle: () =>
+        json(
+          200,
+          options.notInAnyGuild
+            ? []
+            : [{ id: world.guildId, name: world.guildName, icon: null, banner: null, owner: false, permissions: "274877975552", features: [], approximate_member_count: 4, approximate_presence_count: 2 }],
+        ),
+    },
+    {
       method: "POST",
       pattern: /^\/users\/@me\/channels$/,
       route: "POST /users/@me/channels",
@@ -622,7 +648,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
           bot_public: true,
           bot_require_code_grant: false,
           verify_key: "0".repeat(64),
-          flags: 1 << 23,
+          // APPLICATION_COMMAND_BADGE plus one bit per privileged intent enabled in the portal.
+          flags: [...privileged].reduce((flags, intent) => flags | LIMITED_INTENT_FLAGS[intent], 1 << 23),
           team: null,
           owner: world.users.alice,
           approximate_guild_count: 1,
@@ -863,6 +890,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? "/", "http://fake");
     const method = (req.method ?? "GET").toUpperCase();
+    if (method === "GET" && attachments.serve(url, res)) return void changed();
     const raw = await readBody(req);
     const match = API_PREFIX.exec(url.pathname);
     const record: RecordedRequest = {
@@ -1032,7 +1060,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         mention_everyone: found.everyone,
         mentions: mentionUsers.map((u) => users.get(u)!),
         mention_roles: found.roles,
-        attachments: [],
+        attachments: opts.attachments ?? [],
         embeds: [],
         pinned: false,
         type: opts.type ?? (referenced ? MessageType.Reply : MessageType.Default),
@@ -1049,6 +1077,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       storeAndDispatch(message);
       return message;
     },
+
+    async userUploads({ files, ...opts }) {
+      return fake.userSays({ ...opts, attachments: await attachments.upload(opts.channelId, files) });
+    },
+    attachmentDownloads: attachments.downloads,
 
     messages: (channelId) => [...messagesIn(channelId)],
     botMessages: (channelId) => messagesIn(channelId).filter((m) => m.author.id === world.bot.id),

@@ -68,6 +68,17 @@ export interface FakeOpenAIOptions {
   handler?: FakeHandler;
   /** The model id the server reports (llama.cpp reports its file name, whatever the request said). */
   modelId?: string;
+  /** `GET /props` like llama-server: `vision` says whether an mmproj is loaded (default false); `fields` adds or replaces fields. */
+  props?: { vision?: boolean; fields?: Record<string, unknown> };
+  /**
+   * How the server treats `tools` (default "structured", llama.cpp with --jinja):
+   * "as-text" streams the calls as `<tool_call>` text in `content` and ends with `stop` (no tool-call parser);
+   * "requires-jinja" refuses any request with tools as llama.cpp without --jinja does (HTTP 500);
+   * "dropped" hides `tools` from the handler, as a server that ignores them.
+   */
+  toolCalls?: "structured" | "as-text" | "requires-jinja" | "dropped";
+  /** The context size reported by GET /props and /v1/models (`n_ctx`); default 4096, like the captures. */
+  contextTokens?: number;
   /** Models `GET /v1/models` lists, like llama.cpp's router mode, Ollama or vLLM serving several (default: `modelId` alone). */
   models?: string[];
 }
@@ -98,6 +109,7 @@ const BASE_HEADERS: [string, string][] = [
 export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const options: FakeOpenAIOptions = typeof handlerOrOptions === "function" ? { handler: handlerOrOptions } : handlerOrOptions;
   const modelId = options.modelId ?? "qwen3-1.7b-q8_0.gguf";
+  const contextTokens = options.contextTokens ?? 4096;
   let handler: FakeHandler | undefined = options.handler;
   let queue: Array<ResponsePlan | FakeHandler> = [];
   const requests: RecordedRequest[] = [];
@@ -121,7 +133,8 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
     const rawBody = await readBody(req);
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     if (req.method === "GET" && (path === "/health" || path === "/v1/health")) return sendJson(res, 200, { status: "ok" });
-    if (req.method === "GET" && (path === "/v1/models" || path === "/models")) return sendJson(res, 200, modelsBody(options.models ?? [modelId]));
+    if (req.method === "GET" && (path === "/v1/models" || path === "/models")) return sendJson(res, 200, modelsBody(options.models ?? [modelId], contextTokens));
+    if (req.method === "GET" && path === "/props") return sendJson(res, 200, propsBody(modelId, contextTokens, options.props));
     if (req.method !== "POST" || (path !== "/v1/chat/completions" && path !== "/chat/completions")) {
       return sendJson(res, 404, { error: { code: 404, message: "File Not Found", type: "not_found_error" } }, true);
     }
@@ -162,9 +175,16 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
       return sendJson(res, 400, { error: { code: 400, message: "'messages' is required", type: "invalid_request_error" } }, true);
     }
 
+    const hasTools = Array.isArray(body.tools) && body.tools.length > 0;
+    if (hasTools && options.toolCalls === "requires-jinja") {
+      return sendJson(res, 500, { error: { code: 500, message: "tools param requires --jinja flag", type: "server_error" } }, true);
+    }
+    if (hasTools && options.toolCalls === "dropped") record.body = { ...body, tools: undefined, tool_choice: undefined };
+
     let plan: ResponsePlan;
     try {
       plan = await nextPlan(record);
+      if (options.toolCalls === "as-text" && plan.kind === "stream") plan = toolCallsAsText(plan);
     } catch (error) {
       return sendJson(res, 500, { error: { code: 500, message: `fake-openai handler threw: ${String(error)}`, type: "server_error" } }, true);
     }
@@ -235,6 +255,7 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
   };
 }
 
+/** llama-server's `/props` (shape of build b6000+): slots, the model file, and which modalities its mmproj adds. */
 /** A base URL on which nothing listens (for "connection refused"). */
 export async function refusedBaseUrl(): Promise<string> {
   const probe = createServer();
@@ -514,7 +535,48 @@ function timings(promptN: number, predictedN: number, elapsedMs: number): Record
   };
 }
 
-function modelsBody(modelIds: string[]): unknown {
+/** A stream plan with its structured tool calls rewritten as the `<tool_call>` text Qwen3 writes, the way a server without a tool-call parser passes it on. */
+function toolCallsAsText(plan: StreamPlan): StreamPlan {
+  const calls = new Map<number, { name: string; arguments: string }>();
+  const steps: StreamPlan["steps"] = [];
+  for (const step of plan.steps) {
+    if ("delta" in step && step.delta.tool_calls) {
+      for (const f of step.delta.tool_calls) {
+        const call = calls.get(f.index ?? 0) ?? { name: "", arguments: "" };
+        call.name += f.function?.name ?? "";
+        call.arguments += f.function?.arguments ?? "";
+        calls.set(f.index ?? 0, call);
+      }
+      continue;
+    }
+    if ("finish" in step && step.finish === "tool_calls") {
+      for (const call of calls.values()) {
+        steps.push({ delta: { content: `<tool_call>\n{"name": "${call.name}", "arguments": ${call.arguments}}\n</tool_call>` } });
+      }
+      steps.push({ finish: "stop" });
+      continue;
+    }
+    steps.push(step);
+  }
+  return { ...plan, steps };
+}
+
+/** llama.cpp's GET /props, reduced to what clients read (n_ctx per request, the model, the modalities). */
+function propsBody(modelId: string, contextTokens: number, props: FakeOpenAIOptions["props"]): Record<string, unknown> {
+  return {
+    default_generation_settings: { n_ctx: contextTokens, params: { temperature: 0.8, top_p: 0.95, max_tokens: -1, n_predict: -1, reasoning_format: "deepseek" } },
+    total_slots: 1,
+    model_alias: modelId,
+    model_path: modelId,
+    modalities: { vision: props?.vision === true, video: false, audio: false },
+    endpoint_slots: true,
+    endpoint_props: false,
+    endpoint_metrics: false,
+    ...props?.fields,
+  };
+}
+
+function modelsBody(modelIds: string[], contextTokens: number): unknown {
   return {
     models: modelIds.map((modelId) => ({
       name: modelId,
@@ -537,7 +599,7 @@ function modelsBody(modelIds: string[]): unknown {
       object: "model",
       created: Math.floor(Date.now() / 1000),
       owned_by: "llamacpp",
-      meta: { vocab_type: 2, n_vocab: 151936, n_ctx: 4096, n_ctx_train: 40960, n_embd: 2048, n_params: 1720574976, size: 1834426368, ftype: "Q8_0" },
+      meta: { vocab_type: 2, n_vocab: 151936, n_ctx: contextTokens, n_ctx_train: 40960, n_embd: 2048, n_params: 1720574976, size: 1834426368, ftype: "Q8_0" },
     })),
   };
 }

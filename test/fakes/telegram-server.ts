@@ -19,6 +19,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { MessageEntity } from "grammy/types";
 import { DOCUMENTED_FLOOD_LIMITS, FloodControl, type FloodLimits, type FloodViolation } from "./telegram-flood-control.js";
+import { FakeTelegramFiles, type FakeMediaInput } from "./telegram-files.js";
 import { TelegramHtmlError, parseTelegramHtml, telegramTextLength, trimParsed, type ParsedText } from "./telegram-html.js";
 
 export type { FloodLimits, FloodViolation } from "./telegram-flood-control.js";
@@ -139,6 +140,8 @@ interface StoredMessage {
   replyToMessageId?: number;
   replyMarkup?: Record<string, unknown>;
   forumTopicCreated?: { name: string; icon_color: number };
+  /** A photo or document (its text is then the caption). */
+  media?: Record<string, unknown>;
   sentAt: number;
   editCount: number;
   editedAt?: number;
@@ -258,6 +261,8 @@ export class FakeTelegram {
   private allowedUpdates: string[] | undefined;
   private poller: Poller | undefined;
   private webhook: { url: string; secretToken?: string } | undefined;
+  /** The most recent failed webhook delivery, as getWebhookInfo reports it. */
+  private webhookLastError: { date: number; message: string } | undefined;
   private delivering = false;
   private deliveryTimer: NodeJS.Timeout | undefined;
   private commands: unknown[] = [];
@@ -265,6 +270,8 @@ export class FakeTelegram {
   private callbackSeq = 1;
   private closed = false;
   private changeScheduled = false;
+  /** Photos and documents users sent; getFile and the file download URL serve them. */
+  readonly files = new FakeTelegramFiles();
 
   private constructor(
     private readonly server: Server,
@@ -335,6 +342,29 @@ export class FakeTelegram {
     });
     const message = this.toApiMessage(msg);
     if (opts.quote !== undefined) message.quote = { text: opts.quote, position: 0 };
+    if (!this.deliversToBot(state, msg)) return { updateId: undefined, message };
+    return { updateId: this.pushUpdate({ message }), message };
+  }
+
+  /** A user sends a photo or document, with an optional caption (entities detected like userSays). */
+  async userSendsFile(
+    chat: FakeChat,
+    user: FakeUser,
+    file: FakeMediaInput,
+    opts: { replyTo?: number; threadId?: number } = {},
+  ): Promise<{ updateId: number | undefined; message: Record<string, unknown> }> {
+    const media = await this.files.media(file);
+    const state = this.chatState(chat);
+    const caption = file.caption ?? "";
+    const msg = this.storeMessage(state, {
+      from: user,
+      text: caption,
+      entities: detectEntities(caption),
+      media,
+      ...(opts.replyTo !== undefined ? { replyToMessageId: opts.replyTo } : {}),
+      ...(opts.threadId !== undefined ? { threadId: opts.threadId } : {}),
+    });
+    const message = this.toApiMessage(msg);
     if (!this.deliversToBot(state, msg)) return { updateId: undefined, message };
     return { updateId: this.pushUpdate({ message }), message };
   }
@@ -576,6 +606,7 @@ export class FakeTelegram {
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", this.apiRoot);
+    if (req.method === "GET" && this.files.serveDownload(url.pathname, this.token, res)) return this.changed();
     const route = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
     if (!route) return this.reply(res, 404, { ok: false, error_code: 404, description: "Not Found" });
     const [, token, method] = route as unknown as [string, string, string];
@@ -697,7 +728,12 @@ export class FakeTelegram {
         case "deletewebhook":
           return this.deleteWebhook(p);
         case "getwebhookinfo":
-          return { url: this.webhook?.url ?? "", has_custom_certificate: false, pending_update_count: this.queue.length };
+          return {
+            url: this.webhook?.url ?? "",
+            has_custom_certificate: false,
+            pending_update_count: this.queue.length,
+            ...(this.webhookLastError ? { last_error_date: this.webhookLastError.date, last_error_message: this.webhookLastError.message } : {}),
+          };
         case "sendmessage":
           return this.sendMessage(p);
         case "editmessagetext":
@@ -717,6 +753,10 @@ export class FakeTelegram {
           return this.answerCallbackQuery(p);
         case "deletemessage":
           return this.deleteMessage(p);
+        case "getfile": {
+          const answer = this.files.getFile(p);
+          return "result" in answer ? answer.result : new ApiFailure(answer.error.code, answer.error.description);
+        }
         case "getchatmember":
           return this.getChatMember(p);
         default:
@@ -1092,7 +1132,7 @@ export class FakeTelegram {
   private storeMessage(
     state: ChatState,
     m: Pick<StoredMessage, "from" | "text" | "entities"> &
-      Partial<Pick<StoredMessage, "replyToMessageId" | "threadId" | "source" | "parseMode" | "replyMarkup" | "forumTopicCreated">>,
+      Partial<Pick<StoredMessage, "replyToMessageId" | "threadId" | "source" | "parseMode" | "replyMarkup" | "forumTopicCreated" | "media">>,
   ): StoredMessage {
     const chat = state.chat;
     const isForum = chat.type === "supergroup" && chat.is_forum === true;
@@ -1133,6 +1173,7 @@ export class FakeTelegram {
       ...(replyTo !== undefined ? { replyToMessageId: replyTo } : {}),
       ...(m.replyMarkup ? { replyMarkup: m.replyMarkup } : {}),
       ...(m.forumTopicCreated ? { forumTopicCreated: m.forumTopicCreated } : {}),
+      ...(m.media ? { media: m.media } : {}),
       sentAt: at,
       editCount: 0,
       deleted: false,
@@ -1171,8 +1212,9 @@ export class FakeTelegram {
     if (msg.threadId !== undefined) out.message_thread_id = msg.threadId;
     if (msg.isTopicMessage) out.is_topic_message = true;
     if (msg.forumTopicCreated) out.forum_topic_created = msg.forumTopicCreated;
+    else if (msg.media) Object.assign(out, msg.media, msg.text ? { caption: msg.text } : {});
     else out.text = msg.text;
-    if (msg.entities.length > 0) out.entities = msg.entities;
+    if (msg.entities.length > 0) out[msg.media ? "caption_entities" : "entities"] = msg.entities;
     if (msg.editedAt !== undefined) out.edit_date = Math.floor(msg.editedAt / 1000);
     if (msg.replyMarkup) out.reply_markup = msg.replyMarkup;
     if (!nested && msg.replyToMessageId !== undefined) {
@@ -1222,6 +1264,7 @@ export class FakeTelegram {
     }
     const attempt: WebhookAttempt = { at: this.now(), updateId: next.update_id };
     let delivered = false;
+    let causeCode: string | undefined;
     try {
       const res = await fetch(hook.url, {
         method: "POST",
@@ -1247,6 +1290,17 @@ export class FakeTelegram {
       }
     } catch (err) {
       attempt.error = (err as Error).message;
+      causeCode = ((err as Error).cause as { code?: string } | undefined)?.code;
+    }
+    if (!delivered) {
+      // Telegram's own wording: "Connection refused", "Wrong response from the webhook: 502 Bad Gateway", …
+      const message =
+        attempt.status !== undefined
+          ? `Wrong response from the webhook: ${attempt.status} ${STATUS_TEXT[attempt.status] ?? ""}`.trim()
+          : causeCode === "ECONNREFUSED"
+            ? "Connection refused"
+            : `Connection error: ${attempt.error ?? "unknown"}`;
+      this.webhookLastError = { date: Math.floor(this.now() / 1000), message };
     }
     this.webhookAttempts.push(attempt);
     if (delivered) this.queue = this.queue.filter((u) => u.update_id !== next.update_id);
@@ -1262,6 +1316,9 @@ export function startFakeTelegram(options: FakeTelegramOptions = {}): Promise<Fa
 }
 
 const CLIENT_GONE = Symbol("client gone");
+
+/** Reason phrases Telegram quotes in last_error_message. */
+const STATUS_TEXT: Record<number, string> = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout" };
 
 // ─── parameter decoding: JSON bodies carry typed values, forms carry strings ─────
 

@@ -25,6 +25,10 @@ interface Service {
   depends_on?: Record<string, { condition?: string }> | string[];
   volumes?: string[];
   deploy?: { replicas?: number };
+  profiles?: string[];
+  stdin_open?: boolean;
+  tty?: boolean;
+  restart?: string;
 }
 
 const composeText = read("docker-compose.yml");
@@ -89,7 +93,7 @@ describe("docker-compose.yml", () => {
 
   it("runs Redis, the model server, the adapters and the worker as separate services", () => {
     expect(Object.keys(services)).toEqual(expect.arrayContaining(["redis", "model", "bots", "worker"]));
-    expect(ourServices.map(([name]) => name).sort()).toEqual(["bots", "worker"]);
+    expect(ourServices.map(([name]) => name).sort()).toEqual(["bots", "chat", "worker"]);
   });
 
   it("keeps Redis durable and never evicting queue keys, on a named volume", () => {
@@ -106,6 +110,8 @@ describe("docker-compose.yml", () => {
   it("serves Qwen3-1.7B with llama.cpp's --jinja chat template, its downloads kept on a volume", () => {
     const command = asList(services.model!.command);
     expect(command).toContain("--jinja");
+    // An explicit --parallel splits -c between the slots unless the KV cache is unified.
+    if (command.includes("--parallel")) expect(command).toContain("--kv-unified");
     expect(command.join(" ")).toMatch(/Qwen3-1\.7B-GGUF/);
     expect(services.model!.volumes?.some((v) => /^[\w-]+:\//.test(v))).toBe(true);
   });
@@ -174,8 +180,8 @@ describe("docker-compose.yml", () => {
       expect(node, name).toBe("node");
       expect(script, name).toBe(packageJson.main);
       expect(roles, name).toContain(role);
-      // The interactive terminal chat is no service.
-      expect(role, name).not.toBe("chat");
+      // The interactive terminal chat runs only when asked for (`docker compose run --rm chat`).
+      if (role === "chat") expect(service.profiles, name).toEqual(["chat"]);
     }
     expect(asList(services.bots!.command)[2]).toBe("bots");
     expect(asList(services.worker!.command)[2]).toBe("worker");
@@ -188,7 +194,8 @@ describe("docker-compose.yml", () => {
       const test = asList(s.healthcheck?.test as string[] | string | undefined);
       return (test.length > 0 && !s.healthcheck?.disable) || (s.build !== undefined && imageHealthcheck);
     };
-    for (const name of Object.keys(services)) expect(healthChecked(name), `${name} has a health check`).toBe(true);
+    // The interactive chat serves no /healthz and nothing depends on it.
+    for (const name of Object.keys(services).filter((n) => n !== "chat")) expect(healthChecked(name), `${name} has a health check`).toBe(true);
     for (const [name, service] of Object.entries(services)) {
       for (const [dependency, spec] of Object.entries(Array.isArray(service.depends_on) ? {} : (service.depends_on ?? {}))) {
         expect(Object.keys(services), `${name} depends on ${dependency}`).toContain(dependency);
@@ -196,6 +203,31 @@ describe("docker-compose.yml", () => {
       }
     }
     expect(services.worker!.depends_on).toMatchObject({ redis: { condition: "service_healthy" }, model: { condition: "service_healthy" } });
+  });
+});
+
+describe("docker compose run --rm chat", () => {
+  const chat = services.chat!;
+
+  it("is an interactive terminal chat that `docker compose up -d` leaves alone", () => {
+    expect(asList(chat.command)).toEqual(["node", packageJson.main, "chat", "--wait-for-model"]);
+    expect(chat.stdin_open).toBe(true);
+    expect(chat.tty).toBe(true);
+    expect(chat.profiles).toEqual(["chat"]);
+    expect(chat.restart ?? "no").toBe("no");
+    expect(chat.ports ?? []).toEqual([]);
+    expect(chat.healthcheck?.disable).toBe(true);
+    for (const [name, service] of Object.entries(services)) expect(Object.keys(service.depends_on ?? {}), `${name} depends on chat`).not.toContain("chat");
+  });
+
+  it("needs no token and no .env: the compose file's Redis and model, waiting for the model's first download itself", () => {
+    const env = environmentOf(chat);
+    expect(Object.keys(env).filter((k) => /TOKEN|KEY/.test(k))).toEqual([]);
+    const envFiles = (Array.isArray(chat.env_file) ? chat.env_file : [chat.env_file]) as ({ path: string; required?: boolean } | string)[];
+    for (const file of envFiles) expect(typeof file === "object" && file.required === false, "an optional .env").toBe(true);
+    expect(chat.depends_on).toEqual({ redis: { condition: "service_healthy" }, model: { condition: "service_started" } });
+    // The wait happens in the chat (a status line), so the flag must be one main.ts knows.
+    expect(read("src/app/chat-command.ts")).toContain('"--wait-for-model"');
   });
 });
 

@@ -26,8 +26,8 @@ export interface PrivateRedis {
   close(): Promise<void>;
 }
 
-/** Creates (and starts) a private redis-server. */
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+/** Creates (and starts) a private redis-server; `args` are appended to the durable defaults (later flags win). */
+export async function startPrivateRedis(opts: { args?: string[] } = {}): Promise<PrivateRedis> {
   const dir = mkdtempSync(join(tmpdir(), "chatbot-faults-redis-"));
   const port = await freePort();
   const url = `redis://127.0.0.1:${port}`;
@@ -57,7 +57,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     },
     async start() {
       if (child) return;
-      const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", dir];
+      const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", dir, ...(opts.args ?? [])];
       const spawned = spawn("redis-server", args, { stdio: "ignore" });
       const failed = new Promise<Error>((resolve) => spawned.once("error", resolve));
       child = spawned;

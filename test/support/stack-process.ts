@@ -1,5 +1,6 @@
 /** The bot as a real child process (`src/main.ts <role>` through tsx), for kill and restart tests. */
 import { spawn, type ChildProcess } from "node:child_process";
+import { devNull } from "node:os";
 
 /** A running role process and what it printed. */
 export interface RoleProcess {
@@ -13,7 +14,8 @@ export interface RoleProcess {
 /** Spawns `main.ts <role>` with exactly this environment (plus PATH); resolves once it logged "started" (pino JSON at info). */
 export async function spawnRole(role: "all" | "bots" | "worker", env: Record<string, string>, timeoutMs = 20_000): Promise<RoleProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", role], {
-    env: { PATH: process.env.PATH ?? "", HTTP_PORT: "0", LOG_LEVEL: "info", ...env },
+    // ENV_FILE: a developer's ./.env (real tokens!) must not leak into a test process.
+    env: { PATH: process.env.PATH ?? "", HTTP_PORT: "0", LOG_LEVEL: "info", ENV_FILE: devNull, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";

@@ -49,8 +49,23 @@ describe("classifyTelegramMessage", () => {
 
   it("treats a private /ask like any question and ignores non-text messages", () => {
     expect(classifyTelegramMessage(message("/ask what time is it", "private"), me)).toEqual({ kind: "question", text: "what time is it" });
-    const photo = { ...message("", "private"), text: undefined, caption: "look" } as Message;
-    expect(classifyTelegramMessage(photo, me)).toEqual({ kind: "ignore", reason: "not-text" });
+    const video = { ...message("", "private"), text: undefined, caption: "look", video: { file_id: "v" } } as unknown as Message;
+    expect(classifyTelegramMessage(video, me)).toEqual({ kind: "ignore", reason: "not-text" });
+  });
+
+  it("takes a photo's caption as the question, and a photo alone in private; in groups the caption must address the bot", () => {
+    const photo = [{ file_id: "p", file_unique_id: "u", width: 800, height: 600, file_size: 50_000 }];
+    const captioned = { ...message("", "private"), text: undefined, entities: undefined, caption: "what is this?", photo } as Message;
+    expect(classifyTelegramMessage(captioned, me)).toEqual({ kind: "question", text: "what is this?" });
+    const bare = { ...message("", "private"), text: undefined, entities: undefined, photo } as Message;
+    expect(classifyTelegramMessage(bare, me)).toEqual({ kind: "question", text: "" });
+    const groupPhoto = (caption: string) =>
+      ({ ...message("", "group"), text: undefined, entities: undefined, caption, caption_entities: detectEntities(caption), photo }) as Message;
+    expect(classifyTelegramMessage(groupPhoto("nice view"), me)).toEqual({ kind: "ignore", reason: "unaddressed" });
+    expect(classifyTelegramMessage(groupPhoto("@Helper_Bot what is in this picture?"), me)).toEqual({ kind: "question", text: "what is in this picture?" });
+    // "@bot" alone, under someone's photo: the photo is the question.
+    const underPhoto = message("@Helper_Bot", "group", { reply_to_message: { ...message("", "group"), message_id: 9, text: undefined, photo } as Message["reply_to_message"] });
+    expect(classifyTelegramMessage(underPhoto, me)).toEqual({ kind: "question", text: "" });
   });
 
   it("does not take a message in a topic the bot created for a reply to the bot", () => {

@@ -34,6 +34,7 @@ import {
 import { STOP_BUTTON_ID } from "./discord-stop-button.js";
 import type { SettingsPort } from "../../contracts/settings-port.js";
 import { createDiscordSettingsUi } from "./discord-settings.js";
+import { discordAttachments } from "./discord-attachments.js";
 
 /** What the Discord adapter needs: credentials, the queue seam, and the access rules from config. */
 export interface DiscordAdapterOptions {
@@ -157,9 +158,11 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     if (!addressed) return;
 
     const text = textForModel(message, botId);
-    if (text === "") return;
+    // Pictures and files (this message's, or the replied-to one's) may carry the question without text.
+    const attachments = discordAttachments(message, referenced);
+    if (text === "" && attachments.length === 0) return;
 
-    if (settingsUi) {
+    if (settingsUi && text !== "") {
       try {
         const key = discordConversationKey(message.channelId);
         if (await settingsUi.message(message, text, key, (content, components) => reply(message, content, components))) return;
@@ -169,7 +172,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
         return;
       }
     }
-    const command = parseTextCommand(text);
+    const command = text === "" ? undefined : parseTextCommand(text);
     if (command) {
       try {
         await reply(message, await runCommand(command === "unknown" ? "help" : command, message.channelId));
@@ -205,6 +208,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
           }
         : {}),
       receivedAt: now(),
+      ...(attachments.length > 0 ? { attachments } : {}),
     };
     const parsed = inboundMessageSchema.safeParse(candidate);
     if (!parsed.success) {

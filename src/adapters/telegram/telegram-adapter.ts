@@ -52,6 +52,8 @@ export interface TelegramAdapterOptions {
   allowedUsers: readonly string[];
   /** Longer questions are refused politely instead of queued. */
   maxInputChars: number;
+  /** MAX_IMAGE_BYTES: of a photo's sizes, the largest within this is queued. */
+  maxImageBytes?: number;
   logger?: TelegramLogger;
   webhook?: TelegramWebhookOptions;
   /** getUpdates long-poll timeout; default 30 s. */
@@ -248,7 +250,7 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
         if (length > opts.maxInputChars) {
           return answer(ctx, message, `Sorry, that message is too long for me (${length} characters; the limit is ${opts.maxInputChars}). Please shorten it.`);
         }
-        const inbound = toInboundMessage(message, verdict.text, now());
+        const inbound = toInboundMessage(message, verdict.text, now(), opts.maxImageBytes);
         const result = await enqueueDurably(inbound);
         log.debug({ chatId: inbound.chatId, messageId: inbound.messageId, status: result.status }, "offered to the queue");
         if (result.status === "refused" && result.reason !== undefined) await answer(ctx, message, result.reason, undefined, "counted");

@@ -2,11 +2,14 @@
  * Decides what an incoming Telegram message asks of the bot: nothing (ignore), a command,
  * or a question with the text the model should see. Private chats: every text is a
  * question. Groups: only when the bot is @mentioned (or text_mentioned), replied to, or
- * asked with `/ask …` / `/ask@bot …`; the mention itself is cut from the question.
+ * asked with `/ask …` / `/ask@bot …`; the mention itself is cut from the question. A photo or
+ * document counts like a text, its caption being the text; with a file at hand (its own, or the
+ * replied-to message's) the question may be empty.
  */
 import type { Message, MessageEntity, User } from "grammy/types";
 import { realReplyOf } from "./telegram-conversation.js";
 import { SETTINGS_COMMANDS, type SettingsCommand } from "../../contracts/settings-port.js";
+import { hasTelegramFiles } from "./telegram-attachments.js";
 
 /** Commands the adapter answers itself, without the model. */
 export type TelegramCommand = "start" | "help" | "reset" | "stop" | SettingsCommand;
@@ -46,11 +49,15 @@ export function classifyTelegramMessage(message: Message, me: BotIdentity): Addr
   if (from.id === me.id) return { kind: "ignore", reason: "from-self" };
   if (from.is_bot) return { kind: "ignore", reason: "from-bot" };
   if (message.chat.type === "channel") return { kind: "ignore", reason: "channel" };
-  const text = message.text;
+  // A photo or document carries its text as a caption; a question may also be about the replied-to file.
+  const files = hasTelegramFiles(message) || hasTelegramFiles(realReplyOf(message));
+  // Media the bot cannot read (video, voice, stickers) stay ignored, caption or not.
+  const text = message.text ?? (hasTelegramFiles(message) ? (message.caption ?? "") : undefined);
   if (text === undefined) return { kind: "ignore", reason: "not-text" };
-  if (text.trim() === "") return { kind: "ignore", reason: "empty" };
-  const entities = message.entities ?? [];
+  if (text.trim() === "" && !files) return { kind: "ignore", reason: "empty" };
+  const entities = message.entities ?? message.caption_entities ?? [];
   const isPrivate = message.chat.type === "private";
+  const asked = (question: string): Addressing => (question === "" && !files ? { kind: "empty-question" } : { kind: "question", text: question });
 
   const command = leadingCommand(text, entities);
   if (command) {
@@ -58,8 +65,7 @@ export function classifyTelegramMessage(message: Message, me: BotIdentity): Addr
       return { kind: "ignore", reason: "other-bot-command" };
     }
     if (command.name === "ask") {
-      const rest = stripMentions(text.slice(command.length), shiftEntities(entities, command.length), me).trim();
-      return rest === "" ? { kind: "empty-question" } : { kind: "question", text: rest };
+      return asked(stripMentions(text.slice(command.length), shiftEntities(entities, command.length), me).trim());
     }
     const args = text.slice(command.length).trim();
     if (KNOWN_COMMANDS.has(command.name)) return { kind: "command", command: command.name as TelegramCommand, name: command.name, args };
@@ -73,8 +79,7 @@ export function classifyTelegramMessage(message: Message, me: BotIdentity): Addr
   const mentioned = entities.some((e) => isMentionOfMe(text, e, me));
   const repliedToMe = realReplyOf(message)?.from?.id === me.id;
   if (!mentioned && !repliedToMe) return { kind: "ignore", reason: "unaddressed" };
-  const question = stripMentions(text, entities, me).trim();
-  return question === "" ? { kind: "empty-question" } : { kind: "question", text: question };
+  return asked(stripMentions(text, entities, me).trim());
 }
 
 function leadingCommand(text: string, entities: readonly MessageEntity[]): { name: string; target?: string; length: number } | undefined {

@@ -7,6 +7,9 @@ import type { Message, User } from "grammy/types";
 import { inboundMessageSchema, type InboundMessage } from "../../contracts/inbound-message.js";
 import { realReplyOf, telegramConversationKey, topicOf } from "./telegram-conversation.js";
 import { cutText } from "../../shared/text-cut.js";
+import { telegramAttachments } from "./telegram-attachments.js";
+
+const DEFAULT_MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 
 /** How a user is called in a shared group conversation: "First Last", else @username, else "User <id>". */
 export function telegramDisplayName(user: Pick<User, "id" | "first_name" | "last_name" | "username">): string {
@@ -16,12 +19,13 @@ export function telegramDisplayName(user: Pick<User, "id" | "first_name" | "last
 }
 
 /** Builds and validates the payload for a question; throws a ZodError if Telegram sent something unexpected. */
-export function toInboundMessage(message: Message, question: string, receivedAt: number): InboundMessage {
+export function toInboundMessage(message: Message, question: string, receivedAt: number, maxImageBytes = DEFAULT_MAX_IMAGE_BYTES): InboundMessage {
   const from = message.from as User;
   const threadId = topicOf(message);
   const reply = realReplyOf(message);
   const quoted = message.quote?.text;
   const replyText = quoted ?? reply?.text ?? reply?.caption;
+  const attachments = telegramAttachments(message, reply, maxImageBytes);
   const replyAuthor = reply?.from ? telegramDisplayName(reply.from) : reply?.sender_chat && "title" in reply.sender_chat ? reply.sender_chat.title : undefined;
   return inboundMessageSchema.parse({
     platform: "telegram",
@@ -42,5 +46,6 @@ export function toInboundMessage(message: Message, question: string, receivedAt:
         }
       : {}),
     receivedAt,
+    ...(attachments.length > 0 ? { attachments } : {}),
   });
 }

@@ -19,6 +19,18 @@ export interface TerminalScreen {
   nextId: number;
   /** Called after a final message is printed (the prompt is redrawn). */
   onFinal?: () => void;
+  /** Piped output: the final text printed per message, so a retry's (or a give-up's) repeat is not printed twice. */
+  printedFinals?: Map<string, string>;
+  /** A status line kept below the last block (a retry notice), redrawn in place; gone once a final message lands. */
+  status?: { text: string; rows: number };
+}
+
+/** Shows (or replaces, in place) the one status line under the conversation; TTY only. */
+export function showStatus(screen: TerminalScreen, text: string): void {
+  const columns = Math.max(20, screen.out.columns ?? 80);
+  if (screen.status) screen.out.write(`\x1b[${screen.status.rows}A\r\x1b[J`);
+  screen.out.write(text + "\n");
+  screen.status = { text, rows: screenRows(text, columns) };
 }
 
 /** Counts the screen rows a block of text takes at the terminal's width. */
@@ -38,17 +50,23 @@ function createTerminalReplyPort(screen: TerminalScreen): ReplyPort {
   const print = (messageId: string, body: string, final: boolean) => {
     const text = `🤖 ${body}`;
     if (!screen.out.isTTY) {
-      if (final) {
+      // A retry finalises the same message again with the same text: print it once.
+      screen.printedFinals ??= new Map();
+      if (final && screen.printedFinals.get(messageId) !== text) {
+        screen.printedFinals.set(messageId, text);
         screen.out.write(text + "\n");
         screen.onFinal?.();
       }
       return;
     }
-    if (screen.lastBlock?.messageId === messageId) {
-      screen.out.write(`\x1b[${screen.lastBlock.rows}A\r\x1b[J`);
-    }
+    // The status line sits under the last block: lift it off, redraw, and put it back unless the answer is final.
+    const statusRows = screen.status?.rows ?? 0;
+    const up = (screen.lastBlock?.messageId === messageId ? screen.lastBlock.rows : 0) + statusRows;
+    if (up > 0) screen.out.write(`\x1b[${up}A\r\x1b[J`);
     screen.out.write(text + "\n");
     screen.lastBlock = { messageId, rows: screenRows(text, columns()) };
+    if (screen.status && final) screen.status = undefined;
+    if (screen.status) screen.out.write(screen.status.text + "\n");
     if (final) screen.onFinal?.();
   };
 

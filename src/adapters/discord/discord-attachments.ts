@@ -1,0 +1,21 @@
+/**
+ * The files of a Discord message (and of the message it replies to), as references for the queue:
+ * the attachment's CDN URL, name, content type and size. The worker downloads them.
+ */
+import type { Message } from "discord.js";
+import type { AttachmentRef } from "../../contracts/inbound-message.js";
+
+function filesOf(message: Message, fromReply: boolean): AttachmentRef[] {
+  return [...message.attachments.values()].map((a) => ({
+    ref: a.url,
+    name: (a.name || `attachment-${a.id}`).slice(0, 200),
+    contentType: (a.contentType ?? "").slice(0, 200),
+    size: a.size,
+    ...(fromReply ? { fromReply: true } : {}),
+  }));
+}
+
+/** The message's own attachments, then those of the replied-to message. */
+export function discordAttachments(message: Message, referenced: Message | undefined): AttachmentRef[] {
+  return [...filesOf(message, false), ...(referenced ? filesOf(referenced, true) : [])].slice(0, 20);
+}

@@ -1,0 +1,50 @@
+/**
+ * The pictures and files of a Telegram message, as references for the queue: a `photo` (Telegram
+ * sends several sizes: the largest within MAX_IMAGE_BYTES is taken), a `document` (an image sent
+ * "as a file", a PDF, a text file…), and the same for the message it replies to.
+ */
+import type { Message, PhotoSize } from "grammy/types";
+import type { AttachmentRef } from "../../contracts/inbound-message.js";
+
+/** True when the message carries a picture or a file the bot may read. */
+export function hasTelegramFiles(message: Message | undefined): boolean {
+  return message !== undefined && ((message.photo?.length ?? 0) > 0 || message.document !== undefined);
+}
+
+/** The largest photo size within the limit (sizes come smallest first); the smallest when none fits. */
+export function pickPhotoSize(sizes: readonly PhotoSize[], maxBytes: number): PhotoSize | undefined {
+  const byArea = [...sizes].sort((a, b) => a.width * a.height - b.width * b.height);
+  const fitting = byArea.filter((s) => s.file_size === undefined || s.file_size <= maxBytes);
+  return fitting.at(-1) ?? byArea[0];
+}
+
+function filesOf(message: Message, maxImageBytes: number, fromReply: boolean): AttachmentRef[] {
+  const out: AttachmentRef[] = [];
+  const extra = fromReply ? { fromReply: true } : {};
+  const photo = message.photo?.length ? pickPhotoSize(message.photo, maxImageBytes) : undefined;
+  if (photo) {
+    out.push({
+      ref: photo.file_id,
+      name: `photo-${message.message_id}.jpg`,
+      contentType: "image/jpeg",
+      ...(photo.file_size !== undefined ? { size: photo.file_size } : {}),
+      ...extra,
+    });
+  }
+  const doc = message.document;
+  if (doc) {
+    out.push({
+      ref: doc.file_id,
+      name: (doc.file_name ?? `file-${message.message_id}`).slice(0, 200) || "file",
+      contentType: (doc.mime_type ?? "application/octet-stream").slice(0, 200),
+      ...(doc.file_size !== undefined ? { size: doc.file_size } : {}),
+      ...extra,
+    });
+  }
+  return out;
+}
+
+/** The message's own files, then those of the message it replies to. */
+export function telegramAttachments(message: Message, reply: Message | undefined, maxImageBytes: number): AttachmentRef[] {
+  return [...filesOf(message, maxImageBytes, false), ...(reply ? filesOf(reply, maxImageBytes, true) : [])];
+}

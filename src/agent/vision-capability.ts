@@ -1,0 +1,106 @@
+/**
+ * Whether the model takes pictures (MODEL_VISION). `on`/`off` are taken as said; `auto` asks the
+ * server the way it can answer: llama.cpp's `GET /props` (`modalities.vision`, or the older
+ * `multimodal` flag) says whether an mmproj is loaded; Ollama's `POST /api/show` lists `vision` in
+ * the model's capabilities. Any other server has no such question: off.
+ *
+ * The answer is cached per model name, so a conversation that switches models gets its own answer,
+ * and re-asked after a while (the server may have been restarted with another model file). A server
+ * that cannot be asked counts as "no vision" for a short time, and the next message asks again.
+ */
+import type { ModelServer } from "./model-dialect.js";
+
+/** MODEL_VISION. */
+export type VisionMode = "auto" | "on" | "off";
+
+/** Answers "does this model take images?". */
+export interface VisionCapability {
+  /** Shared by every conversation on that model: one probe, not tied to one job's signal. */
+  supports(model: string): Promise<boolean>;
+}
+
+/** What the probe needs: the setting, where the server is and how to reach it. */
+export interface VisionCapabilityOptions {
+  mode: VisionMode;
+  /** OPENAI_BASE_URL (the `/v1` root); the probes live beside it. */
+  baseURL: string;
+  modelServer: ModelServer;
+  apiKey?: string;
+  fetch?: typeof fetch;
+  timeoutMs?: number;
+  /** How long an answer is trusted (default 10 min). */
+  ttlMs?: number;
+  /** How long a failed probe counts as "no" before asking again (default 30 s). */
+  failureTtlMs?: number;
+  now?: () => number;
+  onProbeFailed?: (error: unknown, model: string) => void;
+}
+
+/** The server's root: OPENAI_BASE_URL without its trailing `/v1`. */
+export function serverRoot(baseURL: string): string {
+  return baseURL.replace(/\/+$/, "").replace(/\/v1$/, "");
+}
+
+/** Reads llama.cpp's `/props` answer. */
+export function llamaPropsSayVision(props: unknown): boolean {
+  if (typeof props !== "object" || props === null) return false;
+  const p = props as { modalities?: { vision?: unknown }; multimodal?: unknown };
+  return p.modalities?.vision === true || p.multimodal === true;
+}
+
+/** Reads Ollama's `/api/show` answer. */
+export function ollamaShowSaysVision(show: unknown): boolean {
+  if (typeof show !== "object" || show === null) return false;
+  const caps = (show as { capabilities?: unknown }).capabilities;
+  return Array.isArray(caps) && caps.includes("vision");
+}
+
+/** Creates the capability check with its per-model cache. */
+export function createVisionCapability(opts: VisionCapabilityOptions): VisionCapability {
+  const doFetch = opts.fetch ?? fetch;
+  const now = opts.now ?? Date.now;
+  const ttl = opts.ttlMs ?? 10 * 60_000;
+  const failureTtl = opts.failureTtlMs ?? 30_000;
+  const root = serverRoot(opts.baseURL);
+  const cache = new Map<string, { answer: Promise<boolean>; expiresAt: number }>();
+
+  const request = async (path: string, init: RequestInit): Promise<unknown> => {
+    const timeout = AbortSignal.timeout(opts.timeoutMs ?? 5000);
+    const response = await doFetch(`${root}${path}`, {
+      ...init,
+      headers: { accept: "application/json", ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}), ...(init.headers ?? {}) },
+      signal: timeout,
+    });
+    if (!response.ok) throw new Error(`${init.method ?? "GET"} ${path} answered HTTP ${response.status}`);
+    return response.json();
+  };
+
+  const probe = async (model: string): Promise<boolean> => {
+    switch (opts.modelServer) {
+      case "llama.cpp":
+        return llamaPropsSayVision(await request("/props", { method: "GET" }));
+      case "ollama":
+        return ollamaShowSaysVision(
+          await request("/api/show", { method: "POST", body: JSON.stringify({ model }), headers: { "content-type": "application/json" } }),
+        );
+      default:
+        return false;
+    }
+  };
+
+  return {
+    async supports(model) {
+      if (opts.mode !== "auto") return opts.mode === "on";
+      const cached = cache.get(model);
+      if (cached && cached.expiresAt > now()) return cached.answer;
+      const entry = { answer: Promise.resolve(false), expiresAt: now() + ttl };
+      entry.answer = probe(model).catch((error: unknown) => {
+        entry.expiresAt = now() + failureTtl;
+        opts.onProbeFailed?.(error, model);
+        return false;
+      });
+      cache.set(model, entry);
+      return entry.answer;
+    },
+  };
+}

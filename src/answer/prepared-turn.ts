@@ -1,0 +1,47 @@
+/**
+ * The user's turn once its attachments are prepared: what the model is sent (question, markers,
+ * inlined files, image parts) and what the history keeps (question and markers only: never image
+ * bytes, never whole files), plus the notices the reply shows above the answer.
+ */
+import type { AgentEvent } from "../contracts/agent-events.js";
+import type { ChatMessage } from "../contracts/chat-message.js";
+import type { InboundMessage } from "../contracts/inbound-message.js";
+import type { AttachmentPreparer } from "../attachments/prepare-attachments.js";
+import { toUserMessage } from "./user-message.js";
+
+/** One turn's user message in both forms. */
+export interface PreparedTurn {
+  request: ChatMessage;
+  stored: ChatMessage;
+  notices: string[];
+}
+
+/** Downloads and prepares the message's attachments (none: the plain user message). */
+export async function prepareTurn(message: InboundMessage, preparer: AttachmentPreparer | undefined, signal?: AbortSignal): Promise<PreparedTurn> {
+  if (!preparer || !message.attachments?.length) {
+    const plain = toUserMessage(message);
+    return { request: plain, stored: plain, notices: [] };
+  }
+  const prepared = await preparer.prepare(message, signal);
+  const request = toUserMessage(message, prepared.forModel);
+  return {
+    request: request.role === "user" && prepared.images.length > 0 ? { ...request, images: prepared.images } : request,
+    stored: toUserMessage(message, prepared.forHistory),
+    notices: prepared.notices,
+  };
+}
+
+/**
+ * Prepares the turn when the reply engine first asks for an event (after the placeholder is up, so
+ * downloads do not delay the first sign of life), shows its notices as a block of their own above
+ * the answer, then runs the answer on it.
+ */
+export async function* preparedTurnEvents(
+  prepare: () => Promise<PreparedTurn>,
+  answer: (turn: PreparedTurn) => AsyncIterable<AgentEvent>,
+): AsyncGenerator<AgentEvent> {
+  const turn = await prepare();
+  // Round 0 is before the model's first round: never merged into the answer's text.
+  if (turn.notices.length > 0) yield { type: "text-delta", round: 0, text: turn.notices.join("\n") };
+  yield* answer(turn);
+}

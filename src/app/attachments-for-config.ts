@@ -1,0 +1,50 @@
+/**
+ * Pictures and files from the chat, as configured: a file source per platform the worker serves,
+ * the vision check (MODEL_VISION, per model) and the limits (MAX_IMAGE_BYTES, MAX_IMAGES_PER_MESSAGE).
+ */
+import type { Api } from "grammy";
+import type { Config } from "../config/env-schema.js";
+import type { InboundMessage, Platform } from "../contracts/inbound-message.js";
+import type { FileSource } from "../contracts/file-source.js";
+import { createAttachmentPreparer, type AttachmentPreparer } from "../attachments/prepare-attachments.js";
+import { createVisionCapability } from "../agent/vision-capability.js";
+import { createTelegramFileSource } from "../adapters/telegram/telegram-file-source.js";
+import { createDiscordFileSource, type GuardedDownload } from "../adapters/discord/discord-file-source.js";
+import { createSafeFetch, type SafeFetchOptions } from "../tools/safe-fetch.js";
+import type { Logger } from "../observability/logger.js";
+
+/** The Discord file source's download through the project's safe fetch (the same guard as read_url). */
+export function safeDownload(opts: Pick<SafeFetchOptions, "lookup" | "connect" | "timeoutMs"> = {}): GuardedDownload {
+  return async (url, { maxBytes, allowHostPort, signal }) => {
+    const get = createSafeFetch({ timeoutMs: 30_000, ...opts, allowHosts: [allowHostPort], maxBytes: maxBytes + 1, maxRedirects: 0 });
+    const response = await get(url, { ...(signal ? { signal } : {}), accept: "*/*" });
+    return { status: response.status, body: new Uint8Array(response.body), truncated: response.truncated };
+  };
+}
+
+/** Builds the worker's attachment preparer; `telegramApi` is the worker's REST client when Telegram is configured. */
+export function attachmentPreparerFor(
+  config: Config,
+  deps: { logger: Logger; telegramApi?: Api; /** The model answering this conversation (its /model choice); MODEL by default. */ modelFor?: (message: InboundMessage) => Promise<string> },
+): AttachmentPreparer {
+  const sources: Partial<Record<Platform, FileSource>> = {};
+  if (config.TELEGRAM_BOT_TOKEN && deps.telegramApi) {
+    sources.telegram = createTelegramFileSource({ api: deps.telegramApi, token: config.TELEGRAM_BOT_TOKEN, apiRoot: config.TELEGRAM_API_ROOT });
+  }
+  if (config.DISCORD_BOT_TOKEN) sources.discord = createDiscordFileSource({ apiBase: config.DISCORD_API_BASE, download: safeDownload() });
+  const vision = createVisionCapability({
+    mode: config.MODEL_VISION,
+    baseURL: config.OPENAI_BASE_URL,
+    modelServer: config.MODEL_SERVER,
+    apiKey: config.OPENAI_API_KEY,
+    onProbeFailed: (err, model) => deps.logger.warn({ err, model }, "could not ask the model server whether the model takes images; answering without them"),
+  });
+  return createAttachmentPreparer({
+    sources,
+    // The conversation may have switched models (/model): ask about the one that will answer (cached per model).
+    visionFor: async (message) => vision.supports(deps.modelFor ? await deps.modelFor(message) : config.MODEL),
+    maxFileBytes: config.MAX_IMAGE_BYTES,
+    maxImages: config.MAX_IMAGES_PER_MESSAGE,
+    logger: deps.logger,
+  });
+}

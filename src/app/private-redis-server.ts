@@ -1,0 +1,98 @@
+/**
+ * A throwaway `redis-server` for one terminal chat session, so `npm run chat`
+ * works on a machine where no Redis runs yet: started from PATH on a free
+ * loopback port with its data in a temporary directory, stopped (and the
+ * directory removed) when the session ends or the process exits.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Redis } from "ioredis";
+
+/** A running private Redis. */
+export interface PrivateRedisServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** There is no `redis-server` on PATH. */
+export class RedisServerMissingError extends Error {
+  override readonly name = "RedisServerMissingError";
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function answers(port: number): Promise<boolean> {
+  const probe = new Redis(port, "127.0.0.1", { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 500 });
+  probe.on("error", () => undefined); // a refused connection while it starts is expected
+  try {
+    await probe.connect();
+    return (await probe.ping()) === "PONG";
+  } catch {
+    return false;
+  } finally {
+    probe.disconnect();
+  }
+}
+
+/** Starts redis-server from PATH; throws RedisServerMissingError when there is none, Error when it will not start. */
+export async function startPrivateRedisServer(opts: { command?: string; startTimeoutMs?: number } = {}): Promise<PrivateRedisServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "chatbot-session-redis-"));
+  // No snapshots, no AOF: the session's Redis is meant to vanish with the session.
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--maxmemory-policy", "noeviction"];
+  const child: ChildProcess = spawn(opts.command ?? "redis-server", args, { stdio: "ignore", env: { PATH: process.env.PATH ?? "" } });
+  let exited = false;
+  const failure = new Promise<Error>((resolve) => {
+    child.once("error", (error: NodeJS.ErrnoException) =>
+      resolve(error.code === "ENOENT" ? new RedisServerMissingError("there is no redis-server on PATH") : error),
+    );
+    child.once("exit", (code) => {
+      exited = true;
+      resolve(new Error(`redis-server exited with code ${code}`));
+    });
+  });
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+  const cleanup = () => {
+    process.removeListener("exit", killOnExit);
+    rmSync(dir, { recursive: true, force: true });
+  };
+
+  const deadline = Date.now() + (opts.startTimeoutMs ?? 5000);
+  const ready = (async () => {
+    while (Date.now() < deadline && !exited) {
+      if (await answers(port)) return undefined;
+      await sleep(50);
+    }
+    return new Error(`redis-server did not answer on port ${port}`);
+  })();
+  const error = await Promise.race([failure, ready]);
+  if (error) {
+    child.kill("SIGKILL");
+    cleanup();
+    throw error;
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    async stop() {
+      if (!exited) {
+        const gone = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGTERM");
+        await gone;
+      }
+      cleanup();
+    },
+  };
+}

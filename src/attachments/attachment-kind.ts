@@ -1,0 +1,49 @@
+/**
+ * What a chat attachment is, for the bot: a picture (sent to a vision model), a text file (inlined),
+ * a PDF (its text extracted), or something it cannot read. Content types from chat clients are often
+ * generic (`application/octet-stream`) or wrong for source code, so the file name decides too.
+ */
+import type { AttachmentRef } from "../contracts/inbound-message.js";
+
+export type AttachmentKind = "image" | "text" | "pdf" | "other";
+
+// Raster formats sharp decodes; SVG is XML, so it is read as text rather than rendered.
+const IMAGE_TYPES = new Set(["image/jpeg", "image/png", "image/webp", "image/gif", "image/avif", "image/heic", "image/heif", "image/tiff", "image/bmp"]);
+const IMAGE_EXTENSIONS = new Set(["jpg", "jpeg", "png", "webp", "gif", "avif", "heic", "heif", "tif", "tiff", "bmp"]);
+const TEXT_TYPES = new Set([
+  "application/json",
+  "application/xml",
+  "application/x-yaml",
+  "application/yaml",
+  "application/toml",
+  "application/javascript",
+  "application/x-javascript",
+  "application/typescript",
+  "application/x-sh",
+  "application/sql",
+  "application/x-python",
+  "image/svg+xml",
+]);
+const TEXT_EXTENSIONS = new Set(
+  (
+    "txt md markdown json jsonl csv tsv xml yaml yml toml ini cfg conf log html htm css scss svg sql sh bash zsh " +
+    "ts tsx js jsx mjs cjs py rb go rs java kt kts c h cc cpp hpp cs swift php lua pl r scala dart vue env gitignore dockerfile makefile"
+  ).split(" "),
+);
+
+function extensionOf(name: string): string {
+  const lower = name.toLowerCase();
+  const dot = lower.lastIndexOf(".");
+  return dot === -1 ? lower : lower.slice(dot + 1);
+}
+
+/** Sorts an attachment by its content type, then its file name. */
+export function attachmentKind(ref: Pick<AttachmentRef, "name" | "contentType">): AttachmentKind {
+  const type = ref.contentType.toLowerCase().split(";")[0]?.trim() ?? "";
+  const ext = extensionOf(ref.name);
+  if (type === "application/pdf" || ext === "pdf") return "pdf";
+  if (IMAGE_TYPES.has(type) || (type.startsWith("image/") && type !== "image/svg+xml") || (type === "" && IMAGE_EXTENSIONS.has(ext))) return "image";
+  if (type.startsWith("text/") || TEXT_TYPES.has(type) || type.endsWith("+json") || TEXT_EXTENSIONS.has(ext)) return "text";
+  if ((type === "" || type === "application/octet-stream") && IMAGE_EXTENSIONS.has(ext)) return "image";
+  return "other";
+}

@@ -1,0 +1,34 @@
+/**
+ * One result of a set-up check (`doctor`): what was looked at, whether it is
+ * right, and when it is not, what to do about it. Platform adapters and the
+ * doctor both speak it, so a platform's own checks can live with the adapter.
+ */
+
+/** pass: as it should be; fail: a mistake the bot will suffer from; skip: not configured, nothing to check. */
+export type SetupStatus = "pass" | "fail" | "skip";
+
+/** One line of the doctor's report. */
+export interface SetupFinding {
+  /** The group the check belongs to ("Redis", "Model server", "Telegram", …). */
+  group: string;
+  /** Short name of the check within its group ("answers", "eviction", …). */
+  check: string;
+  status: SetupStatus;
+  /** What was found, in one sentence. */
+  detail: string;
+  /** On a failure: what to change, concretely (a flag, a setting, a page of a portal). */
+  fix?: string;
+}
+
+/** Builds a finding for one group (keeps each check function to one line per outcome). */
+export function findingsOf(group: string): {
+  pass(check: string, detail: string): SetupFinding;
+  fail(check: string, detail: string, fix: string): SetupFinding;
+  skip(check: string, detail: string): SetupFinding;
+} {
+  return {
+    pass: (check, detail) => ({ group, check, status: "pass", detail }),
+    fail: (check, detail, fix) => ({ group, check, status: "fail", detail, fix }),
+    skip: (check, detail) => ({ group, check, status: "skip", detail }),
+  };
+}
