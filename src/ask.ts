@@ -99,7 +99,7 @@ async function main(): Promise<number> {
   } catch (error) {
     if (error instanceof ConfigError || error instanceof EnvFileError) {
       process.stderr.write(error.message + "\n");
-      return 2;
+      return 1;
     }
     throw error;
   }

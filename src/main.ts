@@ -22,6 +22,7 @@ import { createMetrics } from "./observability/metrics.js";
 import { startOpsServer, type HealthCheck } from "./observability/http-server.js";
 import { createAdminHandler } from "./observability/admin-dashboard.js";
 import { loadMcpConfigFile, mcpConfigSecrets, McpConfigError } from "./tools/mcp/mcp-config.js";
+import { installProcessGuards } from "./app/process-guards.js";
 
 const ROLES = ["all", "bots", "worker", "chat"] as const;
 type Role = (typeof ROLES)[number];
@@ -62,7 +63,7 @@ async function main(): Promise<void> {
     loadEnvFile();
     config = loadConfig();
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof EnvFileError) fail(error.message);
+    if (error instanceof ConfigError || error instanceof EnvFileError) fail(error.message, 1);
     throw error;
   }
   // A bad MCP servers file stops the process here, naming the server and the field, before anything starts.
@@ -71,7 +72,7 @@ async function main(): Promise<void> {
     try {
       mcpSecrets = mcpConfigSecrets(loadMcpConfigFile(config.MCP_CONFIG));
     } catch (error) {
-      if (error instanceof McpConfigError) fail(error.message);
+      if (error instanceof McpConfigError) fail(error.message, 1);
       throw error;
     }
   }
@@ -87,6 +88,9 @@ async function main(): Promise<void> {
     name: role,
     secrets: [...configuredSecrets(config), ...mcpSecrets],
   });
+  // From here on nothing unhandled crashes the role or reaches stderr unscrubbed.
+  let onUncaught: (() => void) | undefined;
+  installProcessGuards(logger, { onUncaughtException: () => (onUncaught ? onUncaught() : process.exit(1)) });
   const metrics = createMetrics({ defaults: true });
 
   let redis;
@@ -110,6 +114,7 @@ async function main(): Promise<void> {
     redis.disconnect();
     process.exit(code);
   };
+  onUncaught = () => void shutdown("uncaught exception", 1);
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
   process.once("SIGINT", () => void shutdown("SIGINT"));
 
@@ -137,6 +142,7 @@ async function main(): Promise<void> {
       port: config.HTTP_PORT,
       registry: metrics.registry,
       checks,
+      logger,
       ...(config.ADMIN_TOKEN ? { admin: { token: config.ADMIN_TOKEN, handler: createAdminHandler(config, redis) } } : {}),
       ...(bots?.telegramWebhook ? { routes: [bots.telegramWebhook] } : {}),
     });

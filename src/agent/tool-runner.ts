@@ -8,6 +8,7 @@
 import type { z } from "zod";
 import type { ToolCallRecord } from "../contracts/chat-message.js";
 import { isJsonSchemaTool, toOpenAiTool, type AgentTool, type ToolContext } from "../tools/tool.js";
+import { cutTextWithMarker } from "../shared/text-cut.js";
 
 /** The result of one call, paired with the call by `id`. */
 export interface ToolOutcome {
@@ -101,7 +102,7 @@ export function createToolRunner(opts: ToolRunnerOptions): ToolRunner {
   }
 
   function cap(output: string): string {
-    return output.length <= maxChars ? output : output.slice(0, maxChars) + "…(truncated)";
+    return cutTextWithMarker(output, maxChars, "…(truncated)");
   }
 
   return {

@@ -54,6 +54,8 @@ export interface AnswerDeps {
   context?: ConversationContext;
   /** Folds old turns into the summary once an answer is stored. */
   compactor?: ConversationCompactor;
+  /** Applied to the whole reply before it is split into messages (the secret scrubber). */
+  transformReply?: (markdown: string) => string;
 }
 
 const GENERIC_FAILURE = "⚠️ Something went wrong while answering — please try again.";
@@ -190,6 +192,7 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
         // A retry continues this message: only the last attempt writes the failure into it.
         failureLine: (error) => (ctx.isFinalAttempt ? failureLineFor(error) : undefined),
         logger: log,
+        ...(deps.transformReply ? { transform: deps.transformReply } : {}),
       });
       // Handed to another process, which continues this reply: nothing goes into history here.
       if (cancelKindOf(ctx.signal) === "shutdown") return "interrupted";

@@ -6,6 +6,7 @@
 import type { ChatMessage } from "../contracts/chat-message.js";
 import type { InboundMessage } from "../contracts/inbound-message.js";
 import { chatPacingKey } from "../reply/rate-gate.js";
+import { cutText, cutTextWithMarker } from "../shared/text-cut.js";
 
 const QUOTE_CHARS = 300;
 /** A message the history no longer has (older, or from before the bot joined) is quoted at more length: it is the model's only copy. */
@@ -14,7 +15,7 @@ const FORGOTTEN_QUOTE_CHARS = 1200;
 /** Single-line, trimmed speaker name (a name cannot forge a new line of the transcript). */
 function speaker(name: string): string {
   const clean = name.replace(/[\r\n\t]+/g, " ").replace(/:/g, "꞉").trim();
-  return clean === "" ? "someone" : clean.slice(0, 64);
+  return clean === "" ? "someone" : cutText(clean, 64);
 }
 
 /**
@@ -30,7 +31,7 @@ export function toUserMessage(message: InboundMessage, opts: { attachmentText?: 
   const quoted = message.replyTo?.text?.trim();
   if (quoted) {
     const max = opts.remembered === false ? FORGOTTEN_QUOTE_CHARS : QUOTE_CHARS;
-    const cut = quoted.length > max ? quoted.slice(0, max) + "…" : quoted;
+    const cut = cutTextWithMarker(quoted, max, "…");
     const who = message.replyTo?.authorName ? speaker(message.replyTo.authorName) : "an earlier message";
     content = `(replying to ${who}: "${cut.replace(/\s+/g, " ")}")\n${content}`;
   }

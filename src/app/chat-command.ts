@@ -9,6 +9,7 @@ import type { Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
 import { connectRedis, RedisUnavailableError, safeUrl } from "../redis/connection.js";
 import { createLogger } from "../observability/logger.js";
+import { installProcessGuards } from "./process-guards.js";
 import { createMetrics } from "../observability/metrics.js";
 import { configuredSecrets } from "../security/configured-secrets.js";
 import { showStatus, type TerminalScreen } from "../adapters/terminal/terminal-reply-port.js";
@@ -100,6 +101,8 @@ export async function chatCommand(config: Config, args: readonly string[]): Prom
   });
   const logger = createLogger({ level: config.LOG_LEVEL, name: "chat", secrets: configuredSecrets(config), destination: sink.destination });
   if (sink.path) notice(`Logs: ${sink.path}`);
+  // Like every role: nothing unhandled crashes the chat or reaches the terminal unscrubbed.
+  const removeGuards = installProcessGuards(logger);
   try {
     const session = await redisForSession(config);
     if (!session) return 1;
@@ -114,6 +117,7 @@ export async function chatCommand(config: Config, args: readonly string[]): Prom
     }
     return 0;
   } finally {
+    removeGuards();
     sink.close();
   }
 }

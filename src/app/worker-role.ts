@@ -116,6 +116,8 @@ export async function startWorkerRole(
     }),
     logger,
     metrics,
+    // The whole reply, before it is split: a secret across two messages is whole only here.
+    transformReply: (markdown) => scrubber.scrub(markdown),
   });
 
   const worker = createMessageWorker({

@@ -15,9 +15,17 @@ const positiveInt = (max = Number.MAX_SAFE_INTEGER) =>
     .min(1, { message: "expected a whole number of at least 1" })
     .max(max, { message: `expected a whole number of at most ${max}` });
 
+/** A URL with one of `schemes`; parsed once, so a value that is no URL gets one clear issue (never a thrown TypeError). */
 const url = (schemes: string[]) =>
-  z.url({ message: `expected a URL (${schemes.join(", ")})` }).refine((v) => schemes.includes(new URL(v).protocol.replace(":", "")), {
-    message: `expected a URL with scheme ${schemes.join(" or ")}`,
+  z.string().superRefine((value, ctx) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      ctx.addIssue({ code: "custom", message: `expected a URL (${schemes.join(", ")})` });
+      return;
+    }
+    if (!schemes.includes(parsed.protocol.replace(":", ""))) ctx.addIssue({ code: "custom", message: `expected a URL with scheme ${schemes.join(" or ")}` });
   });
 
 const idList = z
@@ -73,7 +81,8 @@ export const envSchema = z.object({
   TOOL_TIMEOUT_MS: positiveInt().default(15_000),
   TELEGRAM_BOT_TOKEN: optionalSecret,
   TELEGRAM_API_ROOT: url(["http", "https"]).default("https://api.telegram.org"),
-  TELEGRAM_WEBHOOK_URL: url(["https", "http"]).optional(),
+  // Telegram's setWebhook accepts only https URLs.
+  TELEGRAM_WEBHOOK_URL: url(["https"]).optional(),
   DISCORD_BOT_TOKEN: optionalSecret,
   DISCORD_API_BASE: url(["http", "https"]).default("https://discord.com/api"),
   WEATHER_API_BASE: url(["http", "https"]).default("https://wttr.in"),
@@ -92,7 +101,8 @@ export const envSchema = z.object({
   QUEUE_RETRY_BACKOFF_MS: positiveInt().default(2000),
   SHUTDOWN_GRACE_MS: positiveInt().default(10_000),
   HTTP_PORT: z.coerce.number({ message: "expected a port number" }).int().min(0).max(65535).default(9464),
-  ADMIN_TOKEN: optionalSecret,
+  // A short token can be guessed through the dashboard's login.
+  ADMIN_TOKEN: optionalSecret.refine((v) => v === undefined || v.length >= 16, { message: "expected at least 16 characters" }),
   ADMIN_USER_IDS: platformIdList.default([]),
   SHOW_REASONING: z.enum(["off", "collapsed", "full"], { message: "expected off, collapsed or full" }).default("collapsed"),
   TELEGRAM_ALLOWED_CHATS: idList.default([]),

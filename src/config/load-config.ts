@@ -5,9 +5,8 @@ import { envSchema, type Config } from "./env-schema.js";
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
   constructor(readonly problems: { variable: string; expected: string }[]) {
-    super(
-      "Invalid configuration:\n" + problems.map((p) => `  ${p.variable}: ${p.expected}`).join("\n"),
-    );
+    // One line: a start-up failure is read in a terminal or a container log, where a dump would be noise.
+    super("Invalid configuration: " + problems.map((p) => `${p.variable}: ${p.expected}`).join("; "));
   }
 }
 
@@ -25,8 +24,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     parsed.error.issues.map((issue) => {
       const variable = String(issue.path[0] ?? "environment");
       const got = cleaned[variable];
-      const shown = got === undefined || /TOKEN|KEY/.test(variable) ? "" : ` (got "${got}")`;
+      const shown = got === undefined || /TOKEN|KEY|SECRET|PASSWORD/.test(variable) ? "" : ` (got "${maskedValue(got)}")`;
       return { variable, expected: issue.message + shown };
     }),
   );
+}
+
+/**
+ * A value as it may be shown in an error: userinfo (`user:password@`) and query values replaced by `***`,
+ * found by pattern so that a value too malformed for `new URL` is masked too; control characters escaped.
+ */
+export function maskedValue(value: string): string {
+  return JSON.stringify(
+    value
+      .replace(/[^\s/?#@]*@/g, "***@")
+      .replace(/([?&;][^=&#\s]*=)[^&#\s]*/g, "$1***"),
+  ).slice(1, -1);
 }

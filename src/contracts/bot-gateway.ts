@@ -26,4 +26,10 @@ export interface BotGateway {
    * courtesy reply (help, refusals, acknowledgements), so it cannot collide with an answer's edits.
    */
   replySlot?(platform: InboundMessage["platform"], chatId: string): Promise<void>;
+  /**
+   * Counts a courtesy reply (refusal, help, acknowledgement) against the user's per-minute limit before it
+   * is sent; false: send nothing (a flood of refused messages must not spend the bot's send budget).
+   * An `outsider` (not on the allow lists) is told at most once a minute.
+   */
+  mayReply?(platform: InboundMessage["platform"], userId: string, opts?: { outsider?: boolean }): Promise<boolean>;
 }

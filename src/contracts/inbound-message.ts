@@ -36,6 +36,8 @@ export const inboundMessageSchema = z.object({
   author: z.object({
     id: z.string().min(1).max(100),
     displayName: z.string().min(1).max(200),
+    /** The platform handle (Telegram @username, without the @), when the user has one. */
+    username: z.string().max(64).optional(),
   }),
   /** The question; may be empty only when pictures or files carry it. */
   text: z.string(),

@@ -6,7 +6,10 @@
 import type { Redis } from "ioredis";
 import type { BotGateway, EnqueueResult } from "../contracts/bot-gateway.js";
 import type { Metrics } from "../observability/metrics.js";
-import { userRateKey } from "../redis/keys.js";
+import { outsiderRefusalKey, userRateKey } from "../redis/keys.js";
+
+/** Refusals an outsider (not on the allow lists) is told per minute. */
+const OUTSIDER_REFUSALS_PER_MINUTE = 1;
 
 /** Options of the limiting gateway. */
 export interface LimitedGatewayOptions {
@@ -22,12 +25,15 @@ export interface LimitedGatewayOptions {
 /** Wraps a gateway with the per-user rate limit; refusals carry a polite text for the user. */
 export function createLimitedGateway(opts: LimitedGatewayOptions): BotGateway {
   const now = opts.now ?? Date.now;
+  // A fixed one-minute window: cheap (one round trip) and shared by every adapter process.
+  const countOf = async (key: string): Promise<number> => {
+    const [[, value]] = (await opts.redis.multi().incr(key).expire(key, 120).exec()) as [[unknown, number], unknown];
+    return value;
+  };
   return {
     async enqueue(message): Promise<EnqueueResult> {
       const minute = Math.floor(now() / 60_000);
-      const key = userRateKey(opts.prefix, message.platform, message.author.id, minute);
-      // A fixed one-minute window: cheap (one round trip) and shared by every adapter process.
-      const [[, count]] = (await opts.redis.multi().incr(key).expire(key, 120).exec()) as [[unknown, number], unknown];
+      const count = await countOf(userRateKey(opts.prefix, message.platform, message.author.id, minute));
       if (count > opts.perUserPerMinute) {
         opts.metrics?.messagesIn.inc({ platform: message.platform, outcome: "rate_limited" });
         // Told once per window: answering every message of a flood would spend the chat's send budget
@@ -39,6 +45,20 @@ export function createLimitedGateway(opts: LimitedGatewayOptions): BotGateway {
       const result = await opts.inner.enqueue(message);
       opts.metrics?.messagesIn.inc({ platform: message.platform, outcome: result.status });
       return result;
+    },
+    async mayReply(platform, userId, { outsider = false } = {}) {
+      const minute = Math.floor(now() / 60_000);
+      try {
+        if (outsider) return (await countOf(outsiderRefusalKey(opts.prefix, platform, userId, minute))) <= OUTSIDER_REFUSALS_PER_MINUTE;
+        // A courtesy reply answers a message: it counts like one, and past the limit the user hears nothing more.
+        const allowed = (await countOf(userRateKey(opts.prefix, platform, userId, minute))) <= opts.perUserPerMinute;
+        if (!allowed) opts.metrics?.messagesIn.inc({ platform, outcome: "rate_limited" });
+        return allowed;
+      } catch {
+        // Redis is unreachable: the reply (often "try again later") still goes out; the send budget's own
+        // pacing (replySlot) and the platform's limits still hold.
+        return true;
+      }
     },
     reset: (key) => opts.inner.reset(key),
     stop: (key) => opts.inner.stop(key),

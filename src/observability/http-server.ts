@@ -4,8 +4,9 @@
  * `/admin/queues` behind ADMIN_TOKEN.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { Registry } from "prom-client";
+import { createFailedLoginThrottle, type FailedLoginThrottle } from "./failed-login-throttle.js";
 
 /** One dependency's health. */
 export interface HealthCheck {
@@ -26,13 +27,21 @@ export interface OpsServerOptions {
   /** Extra routes (e.g. a Telegram webhook), tried before 404. */
   routes?: { path: string; handler(req: IncomingMessage, res: ServerResponse): void }[];
   checkTimeoutMs?: number;
+  /** Where a failing check's detail goes (the probe only learns which part failed). */
+  logger?: { warn(obj: object, msg?: string): void };
+  /** Wrong admin tokens one address may try before it is told to wait (default: 5 a minute). */
+  adminThrottle?: FailedLoginThrottle;
 }
 
-function tokenMatches(given: string | undefined, expected: string): boolean {
+/** What /healthz says of a part that failed: its error text may hold internal addresses, so it stays in the log. */
+export const CHECK_FAILED = "unavailable";
+
+/** Compares digests of equal length, so neither the time taken nor an early exit tells the token's length. */
+export function tokenMatches(given: string | undefined, expected: string): boolean {
   if (!given) return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
+  const a = createHash("sha256").update(given).digest();
+  const b = createHash("sha256").update(expected).digest();
+  return timingSafeEqual(a, b);
 }
 
 /**
@@ -73,6 +82,7 @@ async function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
 /** Starts the server; resolves with it listening (port 0 picks a free one). */
 export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
   const checkTimeoutMs = opts.checkTimeoutMs ?? 2000;
+  const throttle = opts.adminThrottle ?? createFailedLoginThrottle();
   const server = createServer((req, res) => {
     let url: URL;
     try {
@@ -90,7 +100,8 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
             await withTimeout(c.check(), checkTimeoutMs);
             return [c.name, "ok", c.degraded === true] as const;
           } catch (error) {
-            return [c.name, (error as Error).message.slice(0, 200), c.degraded === true] as const;
+            opts.logger?.warn({ check: c.name, err: error }, "health check failed");
+            return [c.name, CHECK_FAILED, c.degraded === true] as const;
           }
         }),
       ).then((results) => {
@@ -117,7 +128,15 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
     }
     if (opts.admin && (url.pathname === "/admin/queues" || url.pathname.startsWith("/admin/queues/"))) {
       const { token, fromQuery } = adminTokenOf(req, url);
+      const client = req.socket.remoteAddress ?? "unknown";
+      const waitSeconds = throttle.blockedFor(client);
+      if (waitSeconds > 0) {
+        res.writeHead(429, { "content-type": "text/plain", "retry-after": String(waitSeconds) });
+        res.end(`429 Too Many Requests: too many wrong admin tokens; try again in ${waitSeconds} s\n`);
+        return;
+      }
       if (!tokenMatches(token, opts.admin.token)) {
+        throttle.failed(client);
         res.writeHead(401, { "content-type": "text/plain", "www-authenticate": 'Bearer realm="admin"' });
         res.end("401 Unauthorized: the queue dashboard needs ADMIN_TOKEN (Authorization: Bearer, or ?token=)\n");
         return;

@@ -16,7 +16,8 @@
  *   P:tools                the tool listing the workers publish for /tools (JSON, short TTL)
  *   P:history:CK[:tokens|:reset]  conversation history, its token total and its last reset (history-store.ts)
  *   P:rate:chat:K, P:rate:finals:K, P:rate:global:G  the shared edit budget per pacing key K and bot-wide budget G
- *   P:ratelimit:PL:U:M     messages of user U on platform PL in minute M (the per-user limit)
+ *   P:ratelimit:PL:U:M     messages (and courtesy replies) of user U on platform PL in minute M (the per-user limit)
+ *   P:outsider:PL:U:M      refusals told to a user not on the allow lists in minute M
  *   P:settings:CK          hash of a conversation's settings that differ from the defaults (no expiry)
  *   P:history:CK:summary   running summary of the turns folded out of that history (src/history/summary-store.ts)
  *
@@ -85,9 +86,14 @@ export function rateKeys(prefix: string): { chat(chatKey: string): string; final
   };
 }
 
-/** The counter of one user's messages in one minute (ingress/limited-gateway.ts). */
+/** The counter of one user's messages (and courtesy replies) in one minute (ingress/limited-gateway.ts). */
 export function userRateKey(prefix: string, platform: string, userId: string, minute: number): string {
   return `${prefix}:ratelimit:${keyPart(platform)}:${keyPart(userId)}:${minute}`;
+}
+
+/** The per-minute counter of refusals told to one user who is not on the allow lists. */
+export function outsiderRefusalKey(prefix: string, platform: string, userId: string, minute: number): string {
+  return `${prefix}:outsider:${keyPart(platform)}:${keyPart(userId)}:${minute}`;
 }
 
 /** The hash of a conversation's own settings (model, thinking, reasoning, persona, tools switched off). */

@@ -79,6 +79,11 @@ export interface StreamReplyOptions {
   /** A draft is re-sent after this long without a change, before the platform drops it (default 20 s; Telegram keeps 30 s). */
   draftKeepAliveMs?: number;
   logger?: { warn(obj: object, msg?: string): void };
+  /**
+   * Applied to each rendered segment of the view before it is split into messages (e.g. secret
+   * scrubbing: a secret cut in two by a split would pass a check of each message alone).
+   */
+  transform?(markdown: string): string;
 }
 
 /** How a reply ended. */
@@ -127,7 +132,8 @@ function createReplyRenderer(opts: StreamReplyOptions, chain: MessageChain, surf
 
   /** Re-renders the view and hands it on; `final` gives every remaining message its last text. */
   const render = (final: boolean) => {
-    const segments = renderReplyViewSegments(state, { showReasoning: opts.showReasoning });
+    const rendered = renderReplyViewSegments(state, { showReasoning: opts.showReasoning });
+    const segments = opts.transform ? rendered.map((segment) => opts.transform!(segment)) : rendered;
     const layout = layoutView(segments, seal, { limit: port.limits.maxLength, measure });
     for (const piece of layout.sealed) {
       const content = format(piece.markdown);

@@ -5,6 +5,9 @@
  * ellipsis ("bot123:AAH…") or split in two by Markdown markers is still
  * caught. A second, looser pass ignores formatting characters and zero-width
  * marks on both sides, for secrets chopped into short pieces by markup.
+ * Matching ignores ASCII case (an upper-cased token is as good as the token)
+ * and also looks for each secret's URL-encoded form (a password with special
+ * characters appears so in a connection URL).
  */
 
 /** Text shown in place of a secret. */
@@ -43,18 +46,24 @@ export interface SecretScrubberOptions {
 /** Builds a scrubber for the given values; undefined, empty and placeholder-short values are ignored. */
 export function createSecretScrubber(values: readonly (string | undefined)[], opts: SecretScrubberOptions = {}): SecretScrubber {
   const k = opts.minFragment ?? 12;
-  const secrets = [...new Set(values.filter((v): v is string => typeof v === "string" && v.trim().length >= MIN_SECRET_CHARS))];
-  const loose = secrets.map(withoutFormatting).filter((s) => s.length >= MIN_SECRET_CHARS);
+  const given = values.filter((v): v is string => typeof v === "string" && v.trim().length >= MIN_SECRET_CHARS);
+  const secrets = [...new Set(given.flatMap((s) => [s, encodeURIComponent(s)]).map(foldCase))];
+  const loose = [...new Set(secrets.map(withoutFormatting).filter((s) => s.length >= MIN_SECRET_CHARS))];
   const exact = createMatcher(secrets, k);
   const relaxed = createMatcher(loose, k);
   return {
-    scrub: (text) => replaceRanges(text, exact(text)),
-    has: (text) => exact(text).length > 0,
-    hasLoosely: (text) => exact(text).length > 0 || relaxed(withoutFormatting(text)).length > 0,
+    scrub: (text) => replaceRanges(text, exact(foldCase(text))),
+    has: (text) => exact(foldCase(text)).length > 0,
+    hasLoosely: (text) => exact(foldCase(text)).length > 0 || relaxed(foldCase(withoutFormatting(text))).length > 0,
   };
 }
 
 type Matcher = (text: string) => [number, number][];
+
+/** ASCII letters lower-cased; every other character kept, so offsets in the result are offsets in the text. */
+function foldCase(text: string): string {
+  return /[A-Z]/.test(text) ? text.replace(/[A-Z]+/g, (run) => run.toLowerCase()) : text;
+}
 
 /** Multiplier of the rolling hash (odd, so no bits are lost mod 2^32). */
 const BASE = 0x01000193;

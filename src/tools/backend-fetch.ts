@@ -6,6 +6,7 @@
 import { readCapped } from "../shared/read-capped.js";
 import { networkErrorWords } from "./network-error-words.js";
 import { ToolError } from "./tool-error.js";
+import { cutText } from "../shared/text-cut.js";
 
 /** Options for one backend request. */
 export interface BackendFetchOptions {
@@ -73,6 +74,6 @@ function xmlDeclaredEncoding(bytes: Uint8Array): string | undefined {
 function reason(err: unknown): string {
   const cause = (err as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
   if (cause && typeof cause.code === "string") return networkErrorWords(cause.code);
-  if (cause && typeof cause.message === "string") return cause.message.slice(0, 120);
-  return err instanceof Error ? err.message.slice(0, 120) : String(err).slice(0, 120);
+  if (cause && typeof cause.message === "string") return cutText(cause.message, 120);
+  return cutText(err instanceof Error ? err.message : String(err), 120);
 }

@@ -39,6 +39,8 @@ const weatherArgs = z.object({
     .trim()
     .min(1, { message: "give a city name" })
     .max(100, { message: "a city name is at most 100 characters" })
+    // "." and ".." survive percent-encoding and are path steps to every URL parser: they would climb the backend's path.
+    .refine((city) => city !== "." && city !== "..", { message: "give a city name, not a path" })
     .describe('One city name, in English or Chinese, e.g. "Beijing", "上海", "London". For several cities, call get_weather once per city.'),
 });
 

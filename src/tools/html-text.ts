@@ -23,7 +23,7 @@ interface DomNode {
   childNodes: ArrayLike<DomNode>;
 }
 
-const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "SVG", "IFRAME", "CANVAS", "OBJECT", "BUTTON", "SELECT"]);
+const SKIP = new Set(["HEAD", "TITLE", "SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "SVG", "IFRAME", "CANVAS", "OBJECT", "BUTTON", "SELECT"]);
 /** Skipped only in the whole-body fallback: page chrome that Readability would have dropped. */
 const CHROME = new Set(["NAV", "FOOTER", "ASIDE", "FORM", "HEADER"]);
 const BLOCK = new Set([
@@ -35,13 +35,41 @@ const MIN_ARTICLE_CHARS = 200;
 
 /** Parses HTML into a linkedom document. */
 export function parseDocument(html: string): { title: string; body: unknown } & object {
-  return parseHTML(html).document as unknown as { title: string; body: unknown };
+  const document = parseHTML(html).document as unknown as { title: string; body: unknown; documentElement: unknown };
+  // Text without a single element leaves no root, and linkedom's title and body getters throw then.
+  if (!document.documentElement) return parseHTML(`<html><body>${html}</body></html>`).document as unknown as { title: string; body: unknown };
+  return document;
 }
 
-/** The whole body's text without scripts, navigation, asides and footers. */
-export function bodyText(document: { title?: string; body?: unknown }): ExtractedText {
+/** The parts of a parsed document the body fallback reads. */
+interface ParsedDocument {
+  title?: string;
+  body?: unknown;
+  querySelector?(selector: string): { textContent: string | null } | null;
+}
+
+/**
+ * The whole body's text without scripts, navigation, asides and footers. A page without
+ * `<head>`/`<body>` (a fragment, `<!DOCTYPE html><p>…`, `<html><title>…<body>`) leaves linkedom's
+ * body empty with the text beside it: then the whole document's text is used.
+ */
+export function bodyText(document: ParsedDocument): ExtractedText {
   const body = document.body as DomNode | undefined;
-  return { title: clean(String(document.title ?? "")) || null, text: body ? blockText(body, true) : "", method: "body" };
+  let text = body ? blockText(body, true) : "";
+  if (text === "") text = blockText(document as unknown as DomNode, true);
+  return { title: titleOf(document), text, method: "body" };
+}
+
+/** The document's title; linkedom's `title` getter throws on a document without an element (plain text). */
+function titleOf(document: ParsedDocument): string | null {
+  let title = "";
+  try {
+    title = String(document.title ?? "");
+  } catch {
+    title = "";
+  }
+  if (title.trim() === "") title = document.querySelector?.("title")?.textContent ?? "";
+  return clean(title) || null;
 }
 
 /** The main article via Readability (mutates the document), or undefined when it finds none. */

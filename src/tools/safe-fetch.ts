@@ -16,6 +16,8 @@ import zlib from "node:zlib";
 import { networkErrorWords } from "./network-error-words.js";
 import { checkAddress, checkHostName, parseIpLiteral } from "./ip-policy.js";
 import { ToolError } from "./tool-error.js";
+import { createDnsResolveHost } from "./dns-resolve.js";
+import { cutText } from "../shared/text-cut.js";
 
 /** One address a host name resolved to. */
 export interface ResolvedAddress {
@@ -41,7 +43,10 @@ export type Connect = (target: ConnectTarget) => Socket;
 export interface SafeFetchOptions {
   /** "host:port" pairs that may be reached even when they resolve to private addresses. */
   allowHosts?: readonly string[];
+  /** Resolves names the model asked for (default: c-ares, see dns-resolve.ts); allow-listed names use the system resolver. */
   lookup?: ResolveHost;
+  /** Name servers for the default resolver (tests point it at a server on loopback); default: the system's. */
+  dnsServers?: readonly string[];
   connect?: Connect;
   /** One deadline for resolution, connection, redirects and body together. */
   timeoutMs?: number;
@@ -130,7 +135,9 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
   const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
   const maxBytes = options.maxBytes ?? DEFAULTS.maxBytes;
   const maxRedirects = options.maxRedirects ?? DEFAULTS.maxRedirects;
-  const resolveHost = options.lookup ?? systemResolveHost;
+  const resolveHost = options.lookup ?? createDnsResolveHost(options.dnsServers ? { servers: options.dnsServers } : {});
+  // Allow-listed hosts are the operator's (often names only /etc/hosts or a container network knows).
+  const resolveAllowed = options.lookup ?? systemResolveHost;
   const connect = options.connect ?? defaultConnect;
   const userAgent = options.userAgent ?? DEFAULTS.userAgent;
   const allowed = new Set((options.allowHosts ?? []).map(normaliseHostPort).filter((x): x is string => x !== undefined));
@@ -152,7 +159,7 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
     if (!bypass) refuseUnless(checkHostName(hostname), shown);
     let addresses: ResolvedAddress[];
     try {
-      addresses = await resolveHost(hostname);
+      addresses = await (bypass ? resolveAllowed : resolveHost)(hostname);
     } catch (err) {
       throw new SafeFetchError("dns", `could not resolve host ${hostname} (${errorCode(err)})`);
     }
@@ -234,7 +241,7 @@ function parseUrl(raw: string, base?: URL): URL {
   try {
     return new URL(raw.trim(), base);
   } catch {
-    throw new SafeFetchError("invalid-url", `invalid URL: ${JSON.stringify(raw.slice(0, 200))}`);
+    throw new SafeFetchError("invalid-url", `invalid URL: ${JSON.stringify(cutText(raw, 200))}`);
   }
 }
 
@@ -346,9 +353,9 @@ function errorCode(err: unknown): string {
   if (err && typeof err === "object") {
     const e = err as { code?: unknown; message?: unknown };
     if (typeof e.code === "string") return networkErrorWords(e.code);
-    if (typeof e.message === "string") return e.message.split("\n")[0]!.slice(0, 120);
+    if (typeof e.message === "string") return cutText(e.message.split("\n")[0]!, 120);
   }
-  return String(err).slice(0, 120);
+  return cutText(String(err), 120);
 }
 
 function formatSeconds(ms: number): string {

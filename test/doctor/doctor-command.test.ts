@@ -75,9 +75,9 @@ describe("doctor command", { timeout: 60_000 }, () => {
     for (const line of lines.slice(0, -1)) expect(line).toMatch(/^[✓✗–] /);
   });
 
-  it("a bad setting stops it with the variable named (exit 2)", async () => {
+  it("a bad setting stops it with the variable named (exit 1, like every role)", async () => {
     const { code, stderr } = await run(["doctor"], { MODEL_MAX_TOKENS: "lots" });
-    expect(code).toBe(2);
+    expect(code).toBe(1);
     expect(stderr).toMatch(/MODEL_MAX_TOKENS: expected a whole number/);
   });
 

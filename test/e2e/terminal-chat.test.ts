@@ -172,7 +172,7 @@ describe("terminal chat", { timeout: 60_000 }, () => {
 
   it("stops with a message naming a bad variable", async () => {
     const run = await chat("hi\n", { MAX_TOOL_ROUNDS: "many" });
-    expect(run.code).toBe(2);
+    expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/MAX_TOOL_ROUNDS: expected a whole number/);
   });
 });

@@ -163,6 +163,11 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
       const parsed: unknown = JSON.parse(rawBody);
       if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) body = parsed as FakeChatRequestBody;
       else parseError = "[json.exception.type_error.302] type must be object";
+      // llama.cpp's JSON parser (nlohmann) refuses a lone UTF-16 half (`"\\ud83d"`) that JSON.parse lets through.
+      if (parseError === undefined && holdsLoneSurrogate(parsed)) {
+        parseError =
+          "[json.exception.parse_error.101] parse error: syntax error while parsing value - invalid string: surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF";
+      }
     } catch (error) {
       parseError = `[json.exception.parse_error.101] parse error: ${(error as Error).message}`;
     }
@@ -633,4 +638,12 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
     signal.addEventListener("abort", done, { once: true });
   });
+}
+
+/** True when any string in a parsed JSON value holds half of a UTF-16 surrogate pair alone. */
+function holdsLoneSurrogate(value: unknown): boolean {
+  if (typeof value === "string") return /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(value);
+  if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
+  if (typeof value === "object" && value !== null) return Object.entries(value).some(([k, v]) => holdsLoneSurrogate(k) || holdsLoneSurrogate(v));
+  return false;
 }

@@ -223,6 +223,19 @@ export function detectEntities(text: string): MessageEntity[] {
   return found.sort((a, b) => a.offset - b.offset);
 }
 
+/**
+ * Telegram finds @username mentions in a bot's text by itself, whatever the parse mode (and a mention
+ * in a group notifies that member), except inside code, pre and links.
+ */
+function withAutoMentions(parsed: ParsedText): ParsedText {
+  const opaque = parsed.entities.filter((e) => ["code", "pre", "text_link", "text_mention", "url"].includes(e.type));
+  const mentions = detectEntities(parsed.text).filter(
+    (m) => m.type === "mention" && !opaque.some((e) => m.offset < e.offset + e.length && e.offset < m.offset + m.length),
+  );
+  if (mentions.length === 0) return parsed;
+  return { ...parsed, entities: [...parsed.entities, ...mentions].sort((a, b) => a.offset - b.offset) };
+}
+
 /** The running fake; see the file comment for a tour. */
 export class FakeTelegram {
   /** `http://127.0.0.1:<port>`: grammY's `client.apiRoot`. */
@@ -1015,6 +1028,10 @@ export class FakeTelegram {
   // ─── helpers ─────────────────────────────────────────────────────────────────
 
   private parseText(raw: string, p: Record<string, unknown>): ParsedText {
+    return withAutoMentions(this.parseMarkup(raw, p));
+  }
+
+  private parseMarkup(raw: string, p: Record<string, unknown>): ParsedText {
     const mode = str(p.parse_mode);
     if (p.entities !== undefined && !mode) {
       const entities = jsonArg(p.entities, "entities");

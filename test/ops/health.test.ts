@@ -48,7 +48,7 @@ describe("/healthz and /metrics of a running bot process", () => {
     expect(noRedis.status).toBe(503);
     expect(noRedis.body.status).toBe("unhealthy");
     expect(noRedis.body.checks.model).toBe("ok");
-    expect(noRedis.body.checks.redis ?? "").toMatch(/no answer within|Connection is closed|ECONNREFUSED/);
+    expect(noRedis.body.checks.redis).toBe("unavailable");
     // The depth cannot be read: a scrape still answers at once, without the depth and with the miss counted.
     const started = Date.now();
     const blind = await scrape(ops);
@@ -68,6 +68,6 @@ describe("/healthz and /metrics of a running bot process", () => {
     const noModel = await healthz(ops);
     expect(noModel.status).toBe(503);
     expect(noModel.body.checks.redis).toBe("ok");
-    expect(noModel.body.checks.model ?? "").toMatch(/fetch failed|ECONNREFUSED/);
+    expect(noModel.body.checks.model).toBe("unavailable");
   });
 });

@@ -71,7 +71,8 @@ describe("ops HTTP server", () => {
     const res = await fetch(`${base}/healthz`);
     expect(Date.now() - started).toBeLessThan(2000);
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ status: "unhealthy", checks: { redis: "no answer within 300 ms", model: "HTTP 503", disk: "ok" } });
+    // Only the failing parts' names: their error texts may hold internal addresses (they go to the log).
+    expect(await res.json()).toEqual({ status: "unhealthy", checks: { redis: "unavailable", model: "unavailable", disk: "ok" } });
   });
 
   it("answers 404 elsewhere", async () => {

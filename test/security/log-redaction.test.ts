@@ -5,10 +5,10 @@
  * config, a secret with characters JSON escapes, and pieces of a secret. A control
  * logger without redaction shows each case really carries the secret.
  */
-import { Writable } from "node:stream";
 import { Api, HttpError } from "grammy";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { logSink } from "../support/log-sink.js";
 import { createLogger } from "../../src/observability/logger.js";
 import { ModelError } from "../../src/agent/model-error.js";
 import { startFakeTelegram, type FakeTelegram } from "../fakes/telegram-server.js";
@@ -18,18 +18,6 @@ afterEach(async () => {
   await tg?.close();
   tg = undefined;
 });
-
-/** A destination that keeps what was written. */
-function sink(): { stream: Writable; text: () => string } {
-  let text = "";
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      text += String(chunk);
-      done();
-    },
-  });
-  return { stream, text: () => text };
-}
 
 const API_KEY = "sk-live-7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b";
 const ADMIN_TOKEN = 'adm"in\\tok-3f2e1d0c9b8a'; // a quote and a backslash: JSON escapes both
@@ -57,14 +45,14 @@ describe("log redaction", () => {
       log.info(`webhook at https://example.org/hook?t=${encodedToken} with admin ${ADMIN_TOKEN}`);
     };
 
-    const control = sink();
+    const control = logSink();
     write(pino({ level: "info" }, control.stream));
     // The control shows every case really carries a secret (else the check below would prove nothing).
     expect(control.text()).toContain(`/bot${tg.token}/sendMessage`);
     expect(control.text()).toContain(API_KEY);
     expect(control.text()).toContain(JSON.stringify(ADMIN_TOKEN).slice(1, -1));
 
-    const out = sink();
+    const out = logSink();
     write(createLogger({ level: "info", secrets: [API_KEY, tg.token, undefined, ADMIN_TOKEN], destination: out.stream }));
     const text = out.text();
     expect(text.split("\n").filter(Boolean)).toHaveLength(5);
@@ -72,8 +60,8 @@ describe("log redaction", () => {
     for (const secret of [tg.token, secretHalf, API_KEY, ADMIN_TOKEN, JSON.stringify(ADMIN_TOKEN).slice(1, -1)]) {
       for (let i = 0; i + 12 <= secret.length; i++) expect(text, `piece of ${secret}`).not.toContain(secret.slice(i, i + 12));
     }
-    // The encoded form keeps only the public bot id.
-    expect(text).toContain("hook?t=7000000001%3A[redacted]");
+    // The URL-encoded form is a secret as a whole, like the token it encodes.
+    expect(text).toContain("hook?t=[redacted] with admin [redacted]");
     // What an operator needs is still there.
     expect(text).toContain("Network request for 'sendMessage' failed");
     expect(text).toContain("Incorrect API key provided: [redacted]");

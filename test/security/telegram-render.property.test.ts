@@ -51,7 +51,7 @@ function unexpectedEntities(entities: readonly MessageEntity[]): MessageEntity[]
       case "blockquote":
         return false;
       case "text_link":
-        return !/^(https?:\/\/|mailto:)/i.test(e.url) && !(/^tg:/i.test(e.url) && !/^tg:(\/\/)?user/i.test(e.url));
+        return !/^(https?:\/\/|mailto:)/i.test(e.url);
       default:
         return true; // text_mention, custom_emoji, underline from <u>, expandable_blockquote from the model, …
     }

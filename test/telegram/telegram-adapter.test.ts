@@ -82,7 +82,7 @@ describe("Telegram adapter: what becomes a question", () => {
       chatId: "1001",
       messageId: String(said.message.message_id),
       chatType: "private",
-      author: { id: "1001", displayName: "Alice Smith" },
+      author: { id: "1001", displayName: "Alice Smith", username: "alice" },
       text: "What's the weather in Paris?",
       receivedAt: RECEIVED_AT,
     });

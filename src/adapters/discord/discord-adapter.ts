@@ -19,6 +19,7 @@ import { pino, type Logger } from "pino";
 import type { BotGateway } from "../../contracts/bot-gateway.js";
 import { inboundMessageSchema, type InboundMessage } from "../../contracts/inbound-message.js";
 import { mentionsBot, referencedMessage, speakerName, textForModel } from "./discord-addressing.js";
+import { cutText } from "../../shared/text-cut.js";
 import {
   DISCORD_APPLICATION_COMMANDS,
   DISCORD_SETTINGS_COMMANDS,
@@ -110,11 +111,14 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
 
   const settingsUi = options.settings ? createDiscordSettingsUi(options.settings) : undefined;
 
-  const reply = async (message: Message, content: string, components?: unknown[]): Promise<void> => {
+  /** Replies under a message; `counted`: the limiter itself refused it (already counted), or Redis is down. */
+  const reply = async (message: Message, content: string, components?: unknown[], counted = false): Promise<void> => {
     // Waits for the channel's shared budget (an answer may be streaming there) without holding up
     // the messages behind it.
     void (async () => {
       try {
+        // Counted against the user's per-minute limit: a flood of refused messages gets silence, not replies.
+        if (!counted && gateway.mayReply && !(await gateway.mayReply("discord", message.author.id))) return;
         await gateway.replySlot?.("discord", message.channelId);
         await message.reply({
           content,
@@ -167,7 +171,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
         if (await settingsUi.message(message, text, key, (content, components) => reply(message, content, components))) return;
       } catch (error) {
         log.error({ err: error }, "discord: settings command failed");
-        await reply(message, UNAVAILABLE_TEXT);
+        await reply(message, UNAVAILABLE_TEXT, undefined, true);
         return;
       }
     }
@@ -177,7 +181,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
         await reply(message, await runCommand(command === "unknown" ? "help" : command, message.channelId, !isDm));
       } catch (error) {
         log.error({ err: error, command }, "discord: command failed");
-        await reply(message, UNAVAILABLE_TEXT);
+        await reply(message, UNAVAILABLE_TEXT, undefined, true);
       }
       return;
     }
@@ -201,8 +205,8 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
         ? {
             replyTo: {
               messageId: referenced.id,
-              authorName: (referenced.member?.displayName ?? referenced.author.displayName).slice(0, 200),
-              text: textForModel(referenced, botId).slice(0, 4000),
+              authorName: cutText(referenced.member?.displayName ?? referenced.author.displayName, 200),
+              text: cutText(textForModel(referenced, botId), 4000),
             },
           }
         : {}),
@@ -220,11 +224,11 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     } catch (error) {
       // Discord will not redeliver: tell the user instead of dropping the question silently.
       log.error({ err: error, messageId: message.id }, "discord: enqueue failed");
-      await reply(message, UNAVAILABLE_TEXT);
+      await reply(message, UNAVAILABLE_TEXT, undefined, true);
       return;
     }
     if (result.status === "refused") {
-      if (result.reason !== undefined) await reply(message, result.reason);
+      if (result.reason !== undefined) await reply(message, result.reason, undefined, true);
     } else log.debug({ jobId: result.jobId, status: result.status }, "discord: message enqueued");
   };
 

@@ -5,6 +5,7 @@
  * reply to one of its messages. DMs are always addressed.
  */
 import { cleanContent, MessageReferenceType, type Message } from "discord.js";
+import { cutText } from "../../shared/text-cut.js";
 
 /** The bot's managed role in the message's guild, if the cache knows it. */
 function botRoleId(message: Message, botId: string): string | undefined {
@@ -46,5 +47,5 @@ export function textForModel(message: Message, botId: string): string {
 
 /** How the speaker is called in this channel: server nickname, then global display name, then username. */
 export function speakerName(message: Message): string {
-  return (message.member?.displayName ?? message.author.displayName).slice(0, 200) || message.author.username;
+  return cutText(message.member?.displayName ?? message.author.displayName, 200) || message.author.username;
 }

@@ -19,6 +19,7 @@ import { toInboundMessage } from "./telegram-inbound.js";
 import { retryAfterTransformer } from "./retry-after-transformer.js";
 import { abortableSleep } from "../../shared/abortable-sleep.js";
 import { STOP_CALLBACK_DATA } from "./telegram-reply-port.js";
+import { handleWebhookWithDeadline } from "./webhook-deadline.js";
 import { isSettingsCommand, type SettingsPort } from "../../contracts/settings-port.js";
 import { createChatAdminCheck } from "./telegram-chat-admins.js";
 import { createTelegramSettingsUi } from "./telegram-settings.js";
@@ -59,6 +60,11 @@ export interface TelegramAdapterOptions {
   pollingTimeoutSeconds?: number;
   /** Backoff while the queue refuses to take a message (Redis down); default 250 ms doubling to 5 s. */
   enqueueRetry?: { initialDelayMs?: number; maxDelayMs?: number };
+  /**
+   * Webhook mode: an update still being handled after this long is answered 503 (Telegram delivers it
+   * again; the queue's dedupe keeps a late success from being answered twice); default 10 s.
+   */
+  webhookTimeoutMs?: number;
   /** How long stop() waits for updates being handled; default 10 s. */
   stopTimeoutMs?: number;
   /** Called when polling ends on its own (wrong token, another instance polling: 401/409). */
@@ -131,13 +137,18 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
     (opts.allowedChats.length === 0 || opts.allowedChats.includes(String(chatId))) &&
     (opts.allowedUsers.length === 0 || (userId !== undefined && opts.allowedUsers.includes(String(userId))));
 
-  /** Sends a short non-model answer under the user's message, in its topic. */
-  const answer = async (ctx: Context, message: Message, text: string, markup?: InlineKeyboardMarkup): Promise<void> => {
+  /**
+   * Sends a short non-model answer under the user's message, in its topic. It counts against the
+   * user's per-minute limit first (`counted`: the limiter itself refused this message, so it was
+   * counted already; `outsider`: at most one a minute), so a flood cannot spend the bot's send budget.
+   */
+  const answer = async (ctx: Context, message: Message, text: string, markup?: InlineKeyboardMarkup, kind: CourtesyKind = "reply"): Promise<void> => {
     const thread = topicOf(message);
     // A courtesy reply waits for the chat's shared budget (an answer may be streaming there), but it
     // must neither hold up the updates behind it nor be lost silently: it runs on its own.
     void bestEffort(
       (async () => {
+        if (!(await mayAnswer(opts.gateway, message, kind))) return;
         await opts.gateway.replySlot?.("telegram", String(message.chat.id));
         return ctx.api.sendMessage(message.chat.id, text, {
           ...(thread !== undefined ? { message_thread_id: thread } : {}),
@@ -234,7 +245,7 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
     if (!allowed(message.chat.id, message.from?.id)) {
       log.info({ chatId: message.chat.id, userId: message.from?.id }, "not on the allow lists");
       // Groups are ignored silently; a private chat gets told once per message.
-      if (message.chat.type === "private") await answer(ctx, message, "Sorry, this bot is private and not available to you.");
+      if (message.chat.type === "private") await answer(ctx, message, "Sorry, this bot is private and not available to you.", undefined, "outsider");
       return;
     }
     switch (verdict.kind) {
@@ -251,7 +262,7 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
         const inbound = toInboundMessage(message, verdict.text, now(), opts.maxImageBytes);
         const result = await enqueueDurably(inbound);
         log.debug({ chatId: inbound.chatId, messageId: inbound.messageId, status: result.status }, "offered to the queue");
-        if (result.status === "refused" && result.reason !== undefined) await answer(ctx, message, result.reason);
+        if (result.status === "refused" && result.reason !== undefined) await answer(ctx, message, result.reason, undefined, "counted");
         return;
       }
     }
@@ -317,16 +328,7 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
       res.end();
       return;
     }
-    try {
-      await webhookHandler(req, res);
-    } catch (err) {
-      // Not enqueued: a 5xx makes Telegram deliver this update again later.
-      log.error({ err: errorText(err) }, "webhook update failed");
-      if (!res.headersSent) {
-        res.statusCode = 500;
-        res.end();
-      }
-    }
+    await handleWebhookWithDeadline(webhookHandler, req, res, { timeoutMs: opts.webhookTimeoutMs ?? 10_000, log, errorText });
   };
 
   return {
@@ -342,7 +344,7 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
         log.warn({ err: errorText(err) }, "setMyCommands failed; the command menu may be stale");
       }
       if (opts.webhook) {
-        webhookHandler = webhookCallback(bot, "http", { secretToken: webhookSecret, onTimeout: "throw", timeoutMilliseconds: 10_000 }) as (
+        webhookHandler = webhookCallback(bot, "http", { secretToken: webhookSecret, timeoutMilliseconds: Infinity }) as (
           req: IncomingMessage,
           res: ServerResponse,
         ) => Promise<void>;
@@ -423,6 +425,16 @@ function helpText(username: string, isPrivate: boolean): string {
 
 /** The answer to `/reset`: the history goes, the settings stay. */
 export const RESET_DONE_TEXT = "🧹 Done: I forgot this conversation. Its settings stay (/settings reset restores the defaults).";
+
+/** Why a courtesy reply is sent: `counted` (the limiter refused this very message), `outsider` (not on the allow lists). */
+type CourtesyKind = "reply" | "counted" | "outsider";
+
+/** Whether the user's per-minute limit leaves room for a courtesy reply (an outsider's: one a minute). */
+async function mayAnswer(gateway: BotGateway, message: Message, kind: CourtesyKind): Promise<boolean> {
+  const userId = message.from?.id;
+  if (kind === "counted" || !gateway.mayReply || userId === undefined) return true;
+  return gateway.mayReply("telegram", String(userId), { outsider: kind === "outsider" });
+}
 
 function errorText(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);

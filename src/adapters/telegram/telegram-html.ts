@@ -10,6 +10,7 @@
  * blockquote inside a blockquote, no link inside a link.
  */
 import { closesFence, parseFenceOpen } from "../../shared/code-fence.js";
+import { defuseMentions } from "./telegram-mentions.js";
 
 type StyleTag = "b" | "i" | "s" | "tg-spoiler";
 
@@ -33,7 +34,8 @@ type Node = Inline | Delim;
 const ESCAPABLE = /[!-/:-@[-`{-~]/;
 const WHITESPACE = /\s/u;
 const PUNCTUATION = /[\p{P}\p{S}]/u;
-const ALLOWED_PROTOCOLS = new Set(["http:", "https:", "mailto:", "tg:"]);
+// tg: links open proxies, logins, group joins and profiles inside the app at one tap: none is for model output.
+const ALLOWED_PROTOCOLS = new Set(["http:", "https:", "mailto:"]);
 /** Longest link label or destination we look for (news links run to a few hundred characters); keeps pathological input cheap. */
 const LINK_SCAN_LIMIT = 1024;
 
@@ -46,10 +48,16 @@ function escapeAttribute(text: string): string {
   return escapeHtml(text).replace(/"/g, "&quot;");
 }
 
+/** Options of the renderer. */
+export interface TelegramHtmlOptions {
+  /** The asker's username: the only `@username` left able to notify (every other one is defused). */
+  keepMention?: string;
+}
+
 /** Renders model Markdown as Telegram HTML that the Bot API accepts, also when the Markdown is half written. */
-export function markdownToTelegramHtml(md: string): string {
+export function markdownToTelegramHtml(md: string, opts: TelegramHtmlOptions = {}): string {
   const html = renderBlocks(md.replace(/\r\n?/g, "\n").split("\n"), false);
-  return dropEmptyElements(html);
+  return defuseMentions(dropEmptyElements(html), opts.keepMention);
 }
 
 /** The text Telegram shows for our HTML: tags removed, entities decoded. */
@@ -321,9 +329,6 @@ export function safeHref(dest: string): string | undefined {
   }
   if (!ALLOWED_PROTOCOLS.has(url.protocol)) return undefined;
   if ((url.protocol === "http:" || url.protocol === "https:") && url.hostname === "") return undefined;
-  // tg://user?id= is a user mention in disguise, and tdlib also reads tg:user?id=, tg://user/?x&id=, any case:
-  // model output must not mention people.
-  if (url.protocol === "tg:" && /^tg:(\/\/)?user/i.test(url.href)) return undefined;
   return url.href;
 }
 
@@ -377,7 +382,7 @@ function parseInline(src: string, allowLinks: boolean): Inline[] {
     }
 
     if (c === "<" && allowLinks) {
-      const auto = /^<((?:https?|mailto|tg):[^\s<>]*)>/i.exec(src.slice(i, i + LINK_SCAN_LIMIT));
+      const auto = /^<((?:https?|mailto):[^\s<>]*)>/i.exec(src.slice(i, i + LINK_SCAN_LIMIT));
       const href = auto ? safeHref(auto[1] as string) : undefined;
       if (auto && href) {
         flush();

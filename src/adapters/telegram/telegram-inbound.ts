@@ -6,6 +6,7 @@
 import type { Message, User } from "grammy/types";
 import { inboundMessageSchema, type InboundMessage } from "../../contracts/inbound-message.js";
 import { realReplyOf, telegramConversationKey, topicOf } from "./telegram-conversation.js";
+import { cutText } from "../../shared/text-cut.js";
 import { telegramAttachments } from "./telegram-attachments.js";
 
 const DEFAULT_MAX_IMAGE_BYTES = 10 * 1024 * 1024;
@@ -14,7 +15,7 @@ const DEFAULT_MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 export function telegramDisplayName(user: Pick<User, "id" | "first_name" | "last_name" | "username">): string {
   const name = [user.first_name, user.last_name].filter((p) => p && p.trim() !== "").join(" ").trim();
   const shown = name !== "" ? name : user.username ? `@${user.username}` : `User ${user.id}`;
-  return shown.slice(0, 200);
+  return cutText(shown, 200);
 }
 
 /** Builds and validates the payload for a question; throws a ZodError if Telegram sent something unexpected. */
@@ -33,14 +34,14 @@ export function toInboundMessage(message: Message, question: string, receivedAt:
     ...(threadId !== undefined ? { threadId: String(threadId) } : {}),
     messageId: String(message.message_id),
     chatType: message.chat.type === "private" ? "private" : "group",
-    author: { id: String(from.id), displayName: telegramDisplayName(from) },
+    author: { id: String(from.id), displayName: telegramDisplayName(from), ...(from.username ? { username: from.username } : {}) },
     text: question,
     ...(reply
       ? {
           replyTo: {
             messageId: String(reply.message_id),
-            ...(replyAuthor ? { authorName: replyAuthor.slice(0, 200) } : {}),
-            ...(replyText ? { text: replyText.slice(0, 4000) } : {}),
+            ...(replyAuthor ? { authorName: cutText(replyAuthor, 200) } : {}),
+            ...(replyText ? { text: cutText(replyText, 4000) } : {}),
           },
         }
       : {}),

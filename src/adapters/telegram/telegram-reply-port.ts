@@ -66,7 +66,8 @@ function createTelegramReplyPort(opts: TelegramReplyPortOptions, message: Inboun
   const inThread = threadId !== undefined ? { message_thread_id: threadId } : {};
   const isPrivate = message.chatType === "private";
   const stopButton = opts.stopButton ?? true;
-  const toHtml = opts.toHtml ?? markdownToTelegramHtml;
+  const keepMention = message.author.username;
+  const toHtml = opts.toHtml ?? ((markdown: string) => markdownToTelegramHtml(markdown, keepMention ? { keepMention } : {}));
   const sources = new Map<string, string>();
 
   const markupFor = (o: SendOptions) => (stopButton && o.final === false ? { reply_markup: STOP_KEYBOARD } : {});

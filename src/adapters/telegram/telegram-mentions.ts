@@ -1,0 +1,32 @@
+/**
+ * Model output must not notify people. In a group, Telegram turns a plain `@username` in the bot's
+ * text into a mention that pings that member, whoever made the model write it (a user, a web page).
+ * A word joiner after the `@` keeps it readable but no longer a username to Telegram, the way
+ * Discord's `allowed_mentions` keeps `<@id>` visible without pinging. The asker's own username stays
+ * live: naming the person being answered notifies no one new.
+ */
+
+/** U+2060 WORD JOINER: invisible, and not a username character. */
+const WORD_JOINER = "\u2060";
+
+/** `@name` where a Telegram client would see a mention: not glued to a word before it (an e-mail address). */
+const MENTION = /(^|[^\p{L}\p{N}_@])@([A-Za-z0-9_]+)/gu;
+
+/** Defuses every `@username` in the text parts of Telegram HTML (not in tags, `<code>` or `<pre>`), except `keep`. */
+export function defuseMentions(html: string, keep?: string): string {
+  if (!html.includes("@")) return html;
+  const own = keep?.replace(/^@/, "").toLowerCase();
+  let verbatim = 0;
+  return html
+    .split(/(<[^>]*>)/)
+    .map((part) => {
+      if (part.startsWith("<")) {
+        const tag = /^<(\/?)(code|pre)\b/i.exec(part);
+        if (tag) verbatim += tag[1] ? -1 : 1;
+        return part;
+      }
+      if (verbatim > 0) return part;
+      return part.replace(MENTION, (whole, before: string, name: string) => (name.toLowerCase() === own ? whole : `${before}@${WORD_JOINER}${name}`));
+    })
+    .join("");
+}

@@ -1,0 +1,58 @@
+/**
+ * Slows down guessing of the admin token: an address that sent too many wrong tokens within a
+ * window is refused (429) until the window ends, right token or not, so a guesser gets a handful
+ * of tries a minute instead of thousands. Kept in memory: the dashboard is one process's page.
+ */
+
+/** Counts wrong tokens per client address. */
+export interface FailedLoginThrottle {
+  /** Seconds the address must still wait (0: it may try). */
+  blockedFor(address: string): number;
+  /** Records a wrong token from the address. */
+  failed(address: string): void;
+}
+
+/** Options of the throttle. */
+export interface FailedLoginThrottleOptions {
+  /** Wrong tokens allowed per window (default 5). */
+  maxFailures?: number;
+  /** Window length (default 60 s). */
+  windowMs?: number;
+  /** Addresses remembered at most; the oldest is forgotten first (default 10 000). */
+  maxAddresses?: number;
+  now?: () => number;
+}
+
+/** Builds a throttle with a fixed window per address. */
+export function createFailedLoginThrottle(opts: FailedLoginThrottleOptions = {}): FailedLoginThrottle {
+  const maxFailures = opts.maxFailures ?? 5;
+  const windowMs = opts.windowMs ?? 60_000;
+  const maxAddresses = opts.maxAddresses ?? 10_000;
+  const now = opts.now ?? Date.now;
+  const windows = new Map<string, { since: number; failures: number }>();
+  const current = (address: string) => {
+    const entry = windows.get(address);
+    if (entry && now() - entry.since >= windowMs) {
+      windows.delete(address);
+      return undefined;
+    }
+    return entry;
+  };
+  return {
+    blockedFor(address) {
+      const entry = current(address);
+      if (!entry || entry.failures < maxFailures) return 0;
+      return Math.max(1, Math.ceil((entry.since + windowMs - now()) / 1000));
+    },
+    failed(address) {
+      const entry = current(address);
+      if (entry) {
+        entry.failures++;
+        return;
+      }
+      // A flood of addresses (IPv6) must not grow the map without bound.
+      if (windows.size >= maxAddresses) windows.delete(windows.keys().next().value as string);
+      windows.set(address, { since: now(), failures: 1 });
+    },
+  };
+}
