@@ -20,8 +20,8 @@
  */
 import type { APIApplicationCommand, APIMessage, APIUser, MessageType } from "discord.js";
 import { createDefaultWorld, type FakeDiscordWorld, type PrivilegedIntent } from "./discord-fixtures.js";
-import { createFakeGateway, type FakeGateway } from "./discord-gateway.js";
-import { createFakeAttachments, type FakeAttachmentInput } from "./discord-attachments.js";
+import { createFakeGateway, type FakeGateway } from "./discord/gateway.js";
+import { createFakeAttachments, type FakeAttachmentInput } from "./discord/attachments.js";
 import { guildCreate, readyData } from "./discord/gateway-payloads.js";
 import { createRequestHandler, listenOnLoopback } from "./discord/http-transport.js";
 import { createInspection } from "./discord/inspection.js";

@@ -5,7 +5,7 @@
  */
 import { ChannelType, type APIGuildMember, type APIMessage, type GatewayGuildCreateDispatchData, type GatewayReadyDispatchData } from "discord.js";
 import { staticGuildFields } from "../discord-fixtures.js";
-import type { FakeGatewaySession } from "../discord-gateway.js";
+import type { FakeGatewaySession } from "./gateway.js";
 import { userWithMember } from "./mentions.js";
 import { guildOf, type DiscordState } from "./state.js";
 

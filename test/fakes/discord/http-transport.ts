@@ -6,8 +6,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { RecordedRequest } from "../discord-server.js";
-import type { FakeGateway } from "../discord-gateway.js";
-import { createRateBuckets } from "../discord-rate-buckets.js";
+import type { FakeGateway } from "./gateway.js";
+import { createRateBuckets } from "./rate-buckets.js";
 import { apiError, HttpAnswer, json } from "./http-answer.js";
 import type { Route } from "./rest-route.js";
 import type { DiscordState } from "./state.js";

@@ -5,7 +5,7 @@
  * dispatched to the gateway sessions that may see it.
  */
 import { ChannelType, MessageFlags, MessageType, type APIMessage } from "discord.js";
-import type { FakeGateway } from "../discord-gateway.js";
+import type { FakeGateway } from "./gateway.js";
 import { INTENT_DIRECT_MESSAGES, INTENT_GUILD_MESSAGES, messageEventFor } from "./gateway-payloads.js";
 import { apiError, formError, json, type HttpAnswer } from "./http-answer.js";
 import { applyAllowed, parseMentions } from "./mentions.js";

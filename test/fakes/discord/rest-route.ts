@@ -2,7 +2,7 @@
  * One REST route of the fake: its method, path pattern, the route name requests are recorded
  * under, whether it needs the bot token, the rate-limit bucket it counts against, and its handler.
  */
-import type { BucketRule } from "../discord-rate-buckets.js";
+import type { BucketRule } from "./rate-buckets.js";
 import type { HttpAnswer } from "./http-answer.js";
 
 /** What a handler gets from the transport. */

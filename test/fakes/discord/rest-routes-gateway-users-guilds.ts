@@ -3,7 +3,7 @@
  * users (and opening a DM), the guild the bot is in, its members and its channels.
  */
 import { ChannelType, type APIDMChannel, type ChannelFlags } from "discord.js";
-import type { FakeGateway } from "../discord-gateway.js";
+import type { FakeGateway } from "./gateway.js";
 import { guildCreate } from "./gateway-payloads.js";
 import { apiError, formError, json } from "./http-answer.js";
 import type { Route } from "./rest-route.js";

@@ -14,7 +14,7 @@ import {
   type APIUser,
 } from "discord.js";
 import type { FakeDiscord } from "../discord-server.js";
-import type { FakeGateway } from "../discord-gateway.js";
+import type { FakeGateway } from "./gateway.js";
 import { guildOf, type DiscordState } from "./state.js";
 
 /** The test's way to start interactions (see FakeDiscord for each). */
