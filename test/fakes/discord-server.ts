@@ -17,6 +17,10 @@
  *   discord.userSays({ channelId: discord.ids.general, author: discord.users.alice, content: "hi", mentionsBot: true });
  *   await discord.waitFor(() => discord.botMessages(discord.ids.general).at(-1));
  *   await client.destroy(); await discord.close();
+ *
+ * This file is the fake's public face (its types and the wiring); the parts live in ./discord/:
+ * the state, the message writer and its validation, the gateway, the REST routes by area, the
+ * HTTP transport in front of them, and what tests do to and read from the world.
  */
 import type { APIApplicationCommand, APIMessage, APIUser, MessageType } from "discord.js";
 import { createDefaultWorld, type FakeDiscordWorld, type PrivilegedIntent } from "./discord-fixtures.js";
