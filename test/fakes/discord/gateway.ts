@@ -10,7 +10,7 @@ import type { Duplex } from "node:stream";
 import { randomBytes } from "node:crypto";
 import { GatewayIntentBits, GatewayOpcodes, type GatewayGuildCreateDispatchData, type GatewayReadyDispatchData } from "discord.js";
 import { WebSocketServer, type WebSocket } from "ws";
-import type { PrivilegedIntent } from "./discord-fixtures.js";
+import type { PrivilegedIntent } from "../discord-fixtures.js";
 
 /** One dispatch as a session saw it. */
 export interface DispatchRecord {
