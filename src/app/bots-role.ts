@@ -15,8 +15,6 @@ import { createPublishedToolCatalogue } from "./published-tool-catalogue.js";
 import { historyStoreFor } from "./history-for-config.js";
 import type { BotGateway } from "../contracts/bot-gateway.js";
 import { createLimitedGateway } from "../ingress/limited-gateway.js";
-import { createTelegramAdapter, type TelegramAdapter } from "../adapters/telegram/telegram-adapter.js";
-import { createDiscordAdapter, type DiscordAdapter } from "../adapters/discord/discord-adapter.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { redisOptions } from "../redis/connection.js";
@@ -30,6 +28,7 @@ import type { SettingsPort } from "../contracts/settings-port.js";
 import { createModelClient } from "../agent/model-client.js";
 import { compactReplyText } from "../answer/conversation-compactor.js";
 import { conversationMemoryFor } from "./conversation-memory.js";
+import { startAdaptersFor, type StartedAdapters } from "./adapters-for-config.js";
 
 /** A running bots role. */
 export interface BotsRole {
@@ -98,54 +97,22 @@ export async function startBotsRole(
   const toolCatalogue = options.toolCatalogue ?? published?.catalogue ?? builtinToolCatalogue(builtinToolsFor(config));
   const settings = settingsServiceFor(config, redis, toolCatalogue, logger);
 
-  const started: { stop(): Promise<void> }[] = [];
-  let telegram: TelegramAdapter | undefined;
-  let discord: DiscordAdapter | undefined;
+  const adapters: StartedAdapters =
+    options.adapters === false
+      ? { started: [] }
+      : await startAdaptersFor(config, { gateway, settings, logger, ...(deps.onFatal ? { onFatal: deps.onFatal } : {}) }).catch(async (error: unknown) => {
+          published?.close();
+          await cancelBus.close();
+          await queue.close();
+          throw error;
+        });
   const closeAll = async () => {
     published?.close();
-    await Promise.allSettled(started.map((a) => a.stop()));
+    await Promise.allSettled(adapters.started.map((a) => a.stop()));
     await cancelBus.close();
     await queue.close();
   };
-  try {
-    if (options.adapters !== false && config.TELEGRAM_BOT_TOKEN) {
-      telegram = createTelegramAdapter({
-        token: config.TELEGRAM_BOT_TOKEN,
-        apiRoot: config.TELEGRAM_API_ROOT,
-        gateway,
-        settings,
-        allowedChats: config.TELEGRAM_ALLOWED_CHATS,
-        allowedUsers: config.TELEGRAM_ALLOWED_USERS,
-        maxInputChars: config.MAX_INPUT_CHARS,
-        maxImageBytes: config.MAX_IMAGE_BYTES,
-        logger: logger.child({ adapter: "telegram" }),
-        ...(config.TELEGRAM_WEBHOOK_URL ? { webhook: { url: config.TELEGRAM_WEBHOOK_URL } } : {}),
-        ...(deps.onFatal ? { onFatal: deps.onFatal } : {}),
-      });
-      await telegram.start();
-      started.push(telegram);
-      logger.info({ bot: telegram.botInfo?.username, mode: config.TELEGRAM_WEBHOOK_URL ? "webhook" : "polling" }, "telegram adapter started");
-    }
-    if (options.adapters !== false && config.DISCORD_BOT_TOKEN) {
-      discord = createDiscordAdapter({
-        token: config.DISCORD_BOT_TOKEN,
-        apiBase: config.DISCORD_API_BASE,
-        gateway,
-        settings,
-        allowedGuilds: config.DISCORD_ALLOWED_GUILDS,
-        allowedChannels: config.DISCORD_ALLOWED_CHANNELS,
-        maxInputChars: config.MAX_INPUT_CHARS,
-        logger: logger.child({ adapter: "discord" }),
-      });
-      await discord.start();
-      started.push(discord);
-      logger.info("discord adapter started");
-    }
-  } catch (error) {
-    await closeAll();
-    throw error;
-  }
-  const webhookTelegram = telegram;
+  const webhookTelegram = adapters.telegram;
   return {
     gateway,
     queue,

@@ -9,6 +9,8 @@ import { STOP_CALLBACK_DATA } from "../../src/adapters/telegram/telegram-reply-p
 import { privateChat, startFakeTelegram, type FakeChat, type FakeTelegram, type FakeTelegramOptions, type FakeUser } from "../fakes/telegram-server.js";
 import { createRecordingGateway, type RecordingGateway } from "./recording-gateway.js";
 import { freePort } from "../support/free-port.js";
+import { Registry } from "prom-client";
+import { startOpsServer } from "../../src/observability/http-server.js";
 
 const alice: FakeUser = { id: 1001, first_name: "Alice", last_name: "Smith", username: "alice" };
 const bob: FakeUser = { id: 1002, first_name: "Bob" };
@@ -18,8 +20,10 @@ const RECEIVED_AT = 1_700_000_000_123;
 
 let fake: FakeTelegram | undefined;
 const adapters: TelegramAdapter[] = [];
+const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await Promise.all(adapters.splice(0).map((a) => a.stop()));
+  for (const close of closers.splice(0)) await close();
   await fake?.close();
   fake = undefined;
 });
@@ -288,7 +292,19 @@ describe("Telegram adapter: nothing is lost", () => {
   it("in webhook mode answers 500 when the queue fails, so Telegram delivers again", async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/telegram/hook`;
-    const { fake, gateway } = await setup({ webhook: { url, listen: { port, host: "127.0.0.1" } } }, { webhookRetryDelayMs: 20 });
+    // Served as the bots role serves it: a route on the role's one HTTP server.
+    let adapter: TelegramAdapter | undefined;
+    const ops = await startOpsServer({
+      port,
+      host: "127.0.0.1",
+      registry: new Registry(),
+      checks: [],
+      routes: [{ path: "/telegram/hook", handler: (req, res) => void adapter?.handleWebhook(req, res) }],
+    });
+    closers.push(() => new Promise<void>((resolve) => ops.close(() => resolve())));
+    const started = await setup({ webhook: { url } }, { webhookRetryDelayMs: 20 });
+    adapter = started.adapter;
+    const { fake, gateway } = started;
     expect(fake.webhookInfo()?.url).toBe(url);
     const secret = fake.webhookInfo()?.secretToken;
     expect(secret).toMatch(/^[A-Za-z0-9_-]{16,}$/);

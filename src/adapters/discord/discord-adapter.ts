@@ -40,6 +40,8 @@ import { discordAttachments } from "./discord-attachments.js";
 /** What the Discord adapter needs: credentials, the queue seam, and the access rules from config. */
 export interface DiscordAdapterOptions {
   token: string;
+  /** The discord.js client to receive with (`createDiscordClient`); default: one for `apiBase`. */
+  client?: Client;
   /** DISCORD_API_BASE (discord.js `rest.api`); the gateway URL then comes from GET /gateway/bot. */
   apiBase: string;
   gateway: BotGateway;
@@ -72,20 +74,26 @@ export function discordConversationKey(channelId: string): string {
   return `dc:${channelId}`;
 }
 
+/** The discord.js client the adapter needs: the intents it reads, DMs as partials, replies that ping no one. */
+export function createDiscordClient(apiBase: string): Client {
+  return new Client({
+    intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent, GatewayIntentBits.DirectMessages],
+    // DM channels are not cached before their first message: without this partial, DMs are dropped.
+    partials: [Partials.Channel],
+    rest: { api: apiBase },
+    // The adapter's own replies (help, refusals) ping no one either.
+    allowedMentions: { parse: [], repliedUser: false },
+  });
+}
+
 /** Creates the adapter; nothing connects before `start()`. */
 export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAdapter {
   const { gateway, allowedGuilds, allowedChannels, maxInputChars } = options;
   const log = options.logger ?? pino({ level: "silent" });
   const now = options.now ?? Date.now;
 
-  const client = new Client({
-    intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent, GatewayIntentBits.DirectMessages],
-    // DM channels are not cached before their first message: without this partial, DMs are dropped.
-    partials: [Partials.Channel],
-    rest: { api: options.apiBase },
-    // The adapter's own replies (help, refusals) ping no one either.
-    allowedMentions: { parse: [], repliedUser: false },
-  });
+  // The client is the composition root's to build (createDiscordClient); a default one for callers that only have a token.
+  const client = options.client ?? createDiscordClient(options.apiBase);
 
   // One chain per channel: messages of a conversation are enqueued in the order Discord sent them,
   // even when an earlier one waits longer for Redis.

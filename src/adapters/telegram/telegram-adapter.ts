@@ -5,21 +5,20 @@
  * model answers); everything the model says goes through the reply port in the worker.
  */
 import { createHash } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { Bot, GrammyError, HttpError, webhookCallback, type Context } from "grammy";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Bot, GrammyError, HttpError, type Context } from "grammy";
 import type { Message, UserFromGetMe } from "grammy/types";
 import { sequentialize } from "@grammyjs/runner";
 import type { Logger } from "pino";
 import type { BotGateway, EnqueueResult } from "../../contracts/bot-gateway.js";
 import type { InboundMessage } from "../../contracts/inbound-message.js";
 import { classifyTelegramMessage, type TelegramCommand } from "./telegram-addressing.js";
-import { startConfirmedPolling, type ConfirmedPolling } from "./confirmed-polling.js";
 import { telegramConversationKey, topicOf } from "./telegram-conversation.js";
 import { toInboundMessage } from "./telegram-inbound.js";
 import { retryAfterTransformer } from "./retry-after-transformer.js";
 import { abortableSleep } from "../../shared/abortable-sleep.js";
 import { STOP_CALLBACK_DATA } from "./telegram-reply-port.js";
-import { handleWebhookWithDeadline } from "./webhook-deadline.js";
+import { createTelegramLifecycle } from "./telegram-lifecycle.js";
 import { isSettingsCommand, type SettingsPort } from "../../contracts/settings-port.js";
 import { createChatAdminCheck } from "./telegram-chat-admins.js";
 import { createTelegramSettingsUi } from "./telegram-settings.js";
@@ -34,13 +33,13 @@ export interface TelegramWebhookOptions {
   url: string;
   /** Sent back by Telegram in X-Telegram-Bot-Api-Secret-Token; default: derived from the bot token. */
   secretToken?: string;
-  /** Listen on this port and serve the URL's path; without it, mount `handleWebhook` in your own server. */
-  listen?: { port: number; host?: string };
 }
 
 /** Options of the adapter. */
 export interface TelegramAdapterOptions {
   token: string;
+  /** The grammY Bot to receive with (built by the composition root); default: one for `token` and `apiRoot`. */
+  bot?: Bot;
   /** Bot API root, e.g. https://api.telegram.org (grammY `client.apiRoot`). */
   apiRoot: string;
   gateway: BotGateway;
@@ -85,7 +84,7 @@ export interface TelegramAdapter {
 }
 
 /** Update types the adapter acts on; everything else is not even fetched. */
-export const TELEGRAM_ALLOWED_UPDATES = ["message", "callback_query", "stopped_message_generation"] as const;
+export { TELEGRAM_ALLOWED_UPDATES } from "./telegram-lifecycle.js";
 
 /** The command menu registered with setMyCommands. */
 export const TELEGRAM_COMMANDS = [
@@ -115,10 +114,8 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
   const now = opts.now ?? Date.now;
   const webhookSecret = opts.webhook ? (opts.webhook.secretToken ?? createHash("sha256").update(`webhook:${opts.token}`).digest("hex")) : undefined;
   const stopping = new AbortController();
-  const bot = new Bot(opts.token, { client: { apiRoot: opts.apiRoot } });
-  let polling: ConfirmedPolling | undefined;
-  let server: Server | undefined;
-  let webhookHandler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
+  // The client is the composition root's to build (discord.js style); a default one for callers that only have a token.
+  const bot = opts.bot ?? new Bot(opts.token, { client: { apiRoot: opts.apiRoot } });
 
   // The adapter's own answers wait out short 429s; getUpdates has its own loop in grammY.
   bot.api.config.use(retryAfterTransformer({ maxAttempts: 3, maxDelayMs: 30_000, skipMethods: ["getUpdates"] }));
@@ -322,91 +319,22 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
   bot.on("callback_query", onCallbackQuery);
   bot.on("stopped_message_generation", onDraftStopped);
 
-  const handleWebhook = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (!webhookHandler) {
-      res.statusCode = 503;
-      res.end();
-      return;
-    }
-    await handleWebhookWithDeadline(webhookHandler, req, res, { timeoutMs: opts.webhookTimeoutMs ?? 10_000, log, errorText });
-  };
-
+  const lifecycle = createTelegramLifecycle({
+    bot,
+    opts,
+    log,
+    stopping,
+    commands: [...TELEGRAM_COMMANDS, ...(settingsUi ? TELEGRAM_SETTINGS_COMMANDS : [])],
+    webhookSecret,
+    errorText,
+  });
   return {
     get botInfo() {
       return bot.isInited() ? bot.botInfo : undefined;
     },
-    handleWebhook,
-    async start() {
-      await bot.init();
-      try {
-        await bot.api.setMyCommands([...TELEGRAM_COMMANDS, ...(settingsUi ? TELEGRAM_SETTINGS_COMMANDS : [])].map((c) => ({ ...c })));
-      } catch (err) {
-        log.warn({ err: errorText(err) }, "setMyCommands failed; the command menu may be stale");
-      }
-      if (opts.webhook) {
-        webhookHandler = webhookCallback(bot, "http", { secretToken: webhookSecret, timeoutMilliseconds: Infinity }) as (
-          req: IncomingMessage,
-          res: ServerResponse,
-        ) => Promise<void>;
-        const listen = opts.webhook.listen;
-        if (listen) {
-          const path = new URL(opts.webhook.url).pathname;
-          server = createServer((req, res) => {
-            if (req.method !== "POST" || new URL(req.url ?? "/", "http://x").pathname !== path) {
-              res.statusCode = 404;
-              res.end();
-              return;
-            }
-            void handleWebhook(req, res);
-          });
-          await new Promise<void>((resolve, reject) => {
-            server?.once("error", reject);
-            server?.listen(listen.port, listen.host ?? "0.0.0.0", () => resolve());
-          });
-        }
-        await bot.api.setWebhook(opts.webhook.url, {
-          secret_token: webhookSecret,
-          allowed_updates: [...TELEGRAM_ALLOWED_UPDATES],
-        });
-        log.info({ username: bot.botInfo.username, url: opts.webhook.url }, "Telegram webhook set");
-        return;
-      }
-      // A webhook left over from an earlier deployment would make getUpdates fail with 409; pending updates are kept.
-      await bot.api.deleteWebhook({ drop_pending_updates: false });
-      polling = startConfirmedPolling(bot, {
-        timeoutSeconds: opts.pollingTimeoutSeconds ?? 30,
-        allowedUpdates: TELEGRAM_ALLOWED_UPDATES,
-        onHandlerError: (error) => log.error({ err: errorText(error) }, "handling a Telegram update failed"),
-      });
-      polling.done.catch((err: unknown) => {
-        log.error({ err: errorText(err) }, "Telegram polling stopped");
-        opts.onFatal?.(err);
-      });
-      log.info({ username: bot.botInfo.username }, "Telegram long polling started");
-    },
-    async stop() {
-      stopping.abort(new Error("adapter stopping"));
-      const timeoutMs = opts.stopTimeoutMs ?? 10_000;
-      const waits: Promise<unknown>[] = [];
-      if (polling) waits.push(polling.stop());
-      if (server) {
-        const s = server;
-        waits.push(new Promise<void>((resolve) => s.close(() => resolve())));
-        s.closeIdleConnections();
-      }
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.allSettled(waits),
-        new Promise<void>((resolve) => {
-          timer = setTimeout(() => {
-            log.warn({ timeoutMs }, "Telegram adapter stop timed out; unfinished updates will be delivered again");
-            server?.closeAllConnections();
-            resolve();
-          }, timeoutMs);
-        }),
-      ]);
-      clearTimeout(timer);
-    },
+    handleWebhook: lifecycle.handleWebhook,
+    start: lifecycle.start,
+    stop: lifecycle.stop,
   };
 }
 

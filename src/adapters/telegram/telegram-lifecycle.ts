@@ -1,0 +1,97 @@
+/**
+ * The Telegram adapter's lifecycle: start (getMe, the command menu, then long polling with
+ * confirmed offsets or the webhook), stop (polling ended, updates not yet enqueued left for
+ * Telegram to deliver again) and the webhook handler, which keeps its own deadline. The webhook is
+ * served by the role's one HTTP server at the URL's path (the composition root mounts it).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { webhookCallback, type Bot } from "grammy";
+import { startConfirmedPolling, type ConfirmedPolling } from "./confirmed-polling.js";
+import { handleWebhookWithDeadline } from "./webhook-deadline.js";
+import type { TelegramAdapterOptions, TelegramLogger } from "./telegram-adapter.js";
+
+/** Updates the bot asks Telegram for. */
+export const TELEGRAM_ALLOWED_UPDATES = ["message", "callback_query", "stopped_message_generation"] as const;
+
+/** What the lifecycle needs from the adapter. */
+export interface TelegramLifecycleDeps {
+  bot: Bot;
+  opts: TelegramAdapterOptions;
+  log: TelegramLogger;
+  stopping: AbortController;
+  commands: readonly { command: string; description: string }[];
+  webhookSecret: string | undefined;
+  errorText(err: unknown): string;
+}
+
+/** Start, stop and the webhook handler of one adapter. */
+export function createTelegramLifecycle(deps: TelegramLifecycleDeps): {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  handleWebhook(req: IncomingMessage, res: ServerResponse): Promise<void>;
+} {
+  const { bot, opts, log, stopping, webhookSecret, errorText } = deps;
+  let polling: ConfirmedPolling | undefined;
+  let webhookHandler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
+
+  const handleWebhook = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (!webhookHandler) {
+      res.statusCode = 503;
+      res.end();
+      return;
+    }
+    await handleWebhookWithDeadline(webhookHandler, req, res, { timeoutMs: opts.webhookTimeoutMs ?? 10_000, log, errorText });
+  };
+
+  return {
+    handleWebhook,
+    async start() {
+      await bot.init();
+      try {
+        await bot.api.setMyCommands(deps.commands.map((c) => ({ ...c })));
+      } catch (err) {
+        log.warn({ err: errorText(err) }, "setMyCommands failed; the command menu may be stale");
+      }
+      if (opts.webhook) {
+        webhookHandler = webhookCallback(bot, "http", { secretToken: webhookSecret, timeoutMilliseconds: Infinity }) as (
+          req: IncomingMessage,
+          res: ServerResponse,
+        ) => Promise<void>;
+        await bot.api.setWebhook(opts.webhook.url, {
+          secret_token: webhookSecret,
+          allowed_updates: [...TELEGRAM_ALLOWED_UPDATES],
+        });
+        log.info({ username: bot.botInfo.username, url: opts.webhook.url }, "Telegram webhook set");
+        return;
+      }
+      // A webhook left over from an earlier deployment would make getUpdates fail with 409; pending updates are kept.
+      await bot.api.deleteWebhook({ drop_pending_updates: false });
+      polling = startConfirmedPolling(bot, {
+        timeoutSeconds: opts.pollingTimeoutSeconds ?? 30,
+        allowedUpdates: TELEGRAM_ALLOWED_UPDATES,
+        onHandlerError: (error) => log.error({ err: errorText(error) }, "handling a Telegram update failed"),
+      });
+      polling.done.catch((err: unknown) => {
+        log.error({ err: errorText(err) }, "Telegram polling stopped");
+        opts.onFatal?.(err);
+      });
+      log.info({ username: bot.botInfo.username }, "Telegram long polling started");
+    },
+    async stop() {
+      stopping.abort(new Error("adapter stopping"));
+      if (!polling) return;
+      const timeoutMs = opts.stopTimeoutMs ?? 10_000;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        polling.stop().catch(() => undefined),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(() => {
+            log.warn({ timeoutMs }, "Telegram adapter stop timed out; unfinished updates will be delivered again");
+            resolve();
+          }, timeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    },
+  };
+}

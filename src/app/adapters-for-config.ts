@@ -1,0 +1,71 @@
+/**
+ * The platform adapters of the bots role, built from the configuration: each adapter gets its
+ * platform client from here (a grammY Bot, a discord.js Client), so the adapters never decide how
+ * their clients are made.
+ */
+import { Bot } from "grammy";
+import type { Config } from "../config/env-schema.js";
+import type { BotGateway } from "../contracts/bot-gateway.js";
+import type { SettingsPort } from "../contracts/settings-port.js";
+import { createDiscordAdapter, createDiscordClient, type DiscordAdapter } from "../adapters/discord/discord-adapter.js";
+import { createTelegramAdapter, type TelegramAdapter } from "../adapters/telegram/telegram-adapter.js";
+import type { Logger } from "../observability/logger.js";
+
+/** The adapters that started, in start order. */
+export interface StartedAdapters {
+  telegram?: TelegramAdapter;
+  discord?: DiscordAdapter;
+  started: { stop(): Promise<void> }[];
+}
+
+/** Starts every adapter whose token is configured; on a failure the ones started are stopped and the error rethrown. */
+export async function startAdaptersFor(
+  config: Config,
+  deps: { gateway: BotGateway; settings: SettingsPort; logger: Logger; onFatal?: (error: unknown) => void },
+): Promise<StartedAdapters> {
+  const { gateway, settings, logger } = deps;
+  const result: StartedAdapters = { started: [] };
+  try {
+    if (config.TELEGRAM_BOT_TOKEN) {
+      const telegram = createTelegramAdapter({
+        token: config.TELEGRAM_BOT_TOKEN,
+        apiRoot: config.TELEGRAM_API_ROOT,
+        bot: new Bot(config.TELEGRAM_BOT_TOKEN, { client: { apiRoot: config.TELEGRAM_API_ROOT } }),
+        gateway,
+        settings,
+        allowedChats: config.TELEGRAM_ALLOWED_CHATS,
+        allowedUsers: config.TELEGRAM_ALLOWED_USERS,
+        maxInputChars: config.MAX_INPUT_CHARS,
+        maxImageBytes: config.MAX_IMAGE_BYTES,
+        logger: logger.child({ adapter: "telegram" }),
+        ...(config.TELEGRAM_WEBHOOK_URL ? { webhook: { url: config.TELEGRAM_WEBHOOK_URL } } : {}),
+        ...(deps.onFatal ? { onFatal: deps.onFatal } : {}),
+      });
+      await telegram.start();
+      result.telegram = telegram;
+      result.started.push(telegram);
+      logger.info({ bot: telegram.botInfo?.username, mode: config.TELEGRAM_WEBHOOK_URL ? "webhook" : "polling" }, "telegram adapter started");
+    }
+    if (config.DISCORD_BOT_TOKEN) {
+      const discord = createDiscordAdapter({
+        token: config.DISCORD_BOT_TOKEN,
+        apiBase: config.DISCORD_API_BASE,
+        client: createDiscordClient(config.DISCORD_API_BASE),
+        gateway,
+        settings,
+        allowedGuilds: config.DISCORD_ALLOWED_GUILDS,
+        allowedChannels: config.DISCORD_ALLOWED_CHANNELS,
+        maxInputChars: config.MAX_INPUT_CHARS,
+        logger: logger.child({ adapter: "discord" }),
+      });
+      await discord.start();
+      result.discord = discord;
+      result.started.push(discord);
+      logger.info("discord adapter started");
+    }
+  } catch (error) {
+    await Promise.allSettled(result.started.map((a) => a.stop()));
+    throw error;
+  }
+  return result;
+}
