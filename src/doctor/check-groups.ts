@@ -2,14 +2,14 @@
  * The doctor's check groups, in report order. A group either runs (returns its
  * findings) or is skipped with one line saying why (not configured).
  *
- * More groups plug in here: an MCP servers group (MCP_CONFIG: each server
- * starts and lists its tools) is added to DOCTOR_CHECK_GROUPS as one more
- * entry, with its own file beside redis-checks.ts and model-checks.ts.
+ * A group is one entry of DOCTOR_CHECK_GROUPS, with its checks in a file of their own
+ * (redis-checks.ts, model-checks.ts, mcp-checks.ts, the adapters' setup checks).
  */
 import type { Config } from "../config/env-schema.js";
 import type { SetupFinding } from "../contracts/setup-finding.js";
 import { checkDiscord } from "../adapters/discord/discord-setup-checks.js";
 import { checkTelegram } from "../adapters/telegram/telegram-setup-checks.js";
+import { checkMcpServers } from "./mcp-checks.js";
 import { checkModelServer } from "./model-checks.js";
 import { checkRedis } from "./redis-checks.js";
 
@@ -42,5 +42,10 @@ export const DOCTOR_CHECK_GROUPS: readonly DoctorCheckGroup[] = [
     skipReason: (config) => (config.DISCORD_BOT_TOKEN ? undefined : "DISCORD_BOT_TOKEN is not set"),
     run: (config) => checkDiscord({ token: config.DISCORD_BOT_TOKEN as string, apiBase: config.DISCORD_API_BASE }),
   },
-  // MCP servers: plug in here (see the note at the top of this file).
+  {
+    name: "MCP servers",
+    skipReason: (config) => (config.MCP_CONFIG ? undefined : "MCP_CONFIG is not set"),
+    // PATH is what a worker hands its stdio servers (tools-for-config.ts).
+    run: (config) => checkMcpServers(config.MCP_CONFIG as string, { inheritedPath: process.env.PATH }),
+  },
 ];

@@ -22,7 +22,7 @@ import {
 import { agentDeps, collect, finishOf, parseSse, streamedReasoning, streamedText, user } from "./agent-harness.js";
 import { weatherTool, type Execution } from "./test-tools.js";
 
-const dir = fileURLToPath(new URL("./fixtures/llama-server", import.meta.url));
+const dir = fileURLToPath(new URL("./fixtures/llama-server/", import.meta.url));
 const fixture = (name: string, ext: "sse" | "headers") => readFileSync(`${dir}${name}.${ext}`, "utf8");
 const replayFixture = (name: string) => replay(fixture(name, "headers"), fixture(name, "sse"));
 

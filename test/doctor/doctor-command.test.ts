@@ -11,6 +11,7 @@ import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 import { qwen3LikeModel } from "../fakes/openai-model-behaviour.js";
 import { startFakeTelegram, type FakeTelegram } from "../fakes/telegram-server.js";
 import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
+import { everythingEntry } from "../tools/mcp/mcp-kit.js";
 import { startPrivateRedis, type PrivateRedis } from "../support/private-redis.js";
 import { runCli } from "../support/run-cli.js";
 
@@ -40,6 +41,8 @@ afterAll(async () => {
 describe("doctor command", { timeout: 60_000 }, () => {
   it("--json: every group passes against a well set-up stack, exit code 0; the settings came from ENV_FILE", async () => {
     const file = join(dir, "good.env");
+    const mcpFile = join(dir, "mcp.json");
+    writeFileSync(mcpFile, JSON.stringify({ mcpServers: { everything: everythingEntry() } }));
     writeFileSync(
       file,
       [
@@ -49,6 +52,7 @@ describe("doctor command", { timeout: 60_000 }, () => {
         `TELEGRAM_API_ROOT=${tg.apiRoot}`,
         `DISCORD_BOT_TOKEN=${discord.token}`,
         `DISCORD_API_BASE=${discord.apiBase}`,
+        `MCP_CONFIG=${mcpFile}`,
       ].join("\n"),
     );
     const { code, stdout, stderr } = await run(["doctor", "--json"], { ENV_FILE: file });
@@ -56,7 +60,7 @@ describe("doctor command", { timeout: 60_000 }, () => {
     const report = JSON.parse(stdout) as { ok: boolean; findings: { group: string; check: string; status: string }[] };
     expect(report.findings.filter((f) => f.status !== "pass")).toEqual([]);
     expect(report.ok).toBe(true);
-    expect([...new Set(report.findings.map((f) => f.group))]).toEqual(["Redis", "Model server", "Telegram", "Discord"]);
+    expect([...new Set(report.findings.map((f) => f.group))]).toEqual(["Redis", "Model server", "Telegram", "Discord", "MCP servers"]);
     expect(code).toBe(0);
     expect(stdout).not.toContain(tg.token);
     expect(stdout).not.toContain(discord.token);
