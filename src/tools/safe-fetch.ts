@@ -16,6 +16,7 @@ import zlib from "node:zlib";
 import { networkErrorWords } from "./network-error-words.js";
 import { checkAddress, checkHostName, parseIpLiteral } from "./ip-policy.js";
 import { ToolError } from "./tool-error.js";
+import { collectCapped } from "../shared/read-capped.js";
 import { createDnsResolveHost } from "./dns-resolve.js";
 import { cutText } from "../shared/text-cut.js";
 
@@ -307,27 +308,15 @@ async function readCapped(res: IncomingMessage, maxBytes: number, signal: AbortS
   if (decoder) res.once("error", (err) => decoder.destroy(err));
   const onAbort = () => stream.destroy(new Error("aborted"));
   signal.addEventListener("abort", onAbort, { once: true });
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let truncated = false;
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      if (size + chunk.length > maxBytes) {
-        chunks.push(chunk.subarray(0, maxBytes - size));
-        size = maxBytes;
-        // The rest is not read at all: hanging up also stops a decompression bomb.
-        truncated = true;
-        break;
-      }
-      chunks.push(chunk);
-      size += chunk.length;
-    }
+    // Past the cap the rest is not read at all: hanging up also stops a decompression bomb.
+    const { bytes, truncated } = await collectCapped(stream as AsyncIterable<Buffer>, maxBytes);
+    return { body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), truncated };
   } finally {
     signal.removeEventListener("abort", onAbort);
     res.destroy();
     decoder?.destroy();
   }
-  return { body: Buffer.concat(chunks, size), truncated };
 }
 
 /** Rejects as soon as the signal fires, for steps (like DNS) that cannot be cancelled themselves. */
