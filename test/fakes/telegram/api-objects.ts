@@ -39,7 +39,7 @@ export function toApiMessage(state: TelegramState, msg: StoredMessage, nested = 
   return out;
 }
 
-/** A message as a user sees it (a copy: later edits do not change it). */
+/** A message as a user sees it, as it stands now (its history is copied). */
 export function viewOf(state: TelegramState, m: StoredMessage): ChatMessageView {
   const keyboard = (m.replyMarkup as { inline_keyboard?: ChatMessageView["buttons"] } | undefined)?.inline_keyboard;
   return {
