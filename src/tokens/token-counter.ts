@@ -61,11 +61,19 @@ export function createTokenCounter(opts: {
       cache.set(text, hit);
       return hit;
     }
+    // A tokenizer earlier in the chain may still answer (warming up, or backing off for a moment): a later,
+    // costlier one (Qwen3 in process, ~180 MB) is then not loaded for this count.
+    let earlierMayAnswer = false;
     for (const tokenizer of chain) {
-      if ((skipUntil.get(tokenizer) ?? 0) > now()) continue;
+      const skipped = skipUntil.get(tokenizer) ?? 0;
+      if (skipped > now()) {
+        if (skipped !== Number.POSITIVE_INFINITY) earlierMayAnswer = true;
+        continue;
+      }
       if (hurried && tokenizer.isReady && !tokenizer.isReady()) {
         // Not proven yet (loading, or never answered): get it ready for the next count, do not wait now.
-        void tokenizer.warm?.();
+        if (!earlierMayAnswer) void tokenizer.warm?.();
+        earlierMayAnswer = true;
         continue;
       }
       try {
