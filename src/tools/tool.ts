@@ -52,14 +52,27 @@ export function defineTool<S extends z.ZodType>(tool: Tool<S>): Tool<S> {
   return tool;
 }
 
-/** The OpenAI `tools` entry for a tool, its parameters derived from the zod schema (or given as JSON Schema). */
-export function toOpenAiTool(tool: AgentTool): {
+/** A tool as the OpenAI `tools` list carries it. */
+export type OpenAiToolSpec = {
   type: "function";
   function: { name: string; description: string; parameters: Record<string, unknown> };
-} {
+};
+
+// Converting a zod schema is costly and a tool never changes: each tool is converted once (every answer,
+// the token budget and the argument hints ask again).
+const specs = new WeakMap<AgentTool, OpenAiToolSpec>();
+
+/** The OpenAI `tools` entry for a tool, its parameters derived from the zod schema (or given as JSON Schema). */
+export function toOpenAiTool(tool: AgentTool): OpenAiToolSpec {
+  const known = specs.get(tool);
+  if (known) return known;
+  let spec: OpenAiToolSpec;
   if (isJsonSchemaTool(tool)) {
-    return { type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+    spec = { type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+  } else {
+    const { $schema: _drop, ...parameters } = z.toJSONSchema(tool.schema, { io: "input" }) as Record<string, unknown>;
+    spec = { type: "function", function: { name: tool.name, description: tool.description, parameters } };
   }
-  const { $schema: _drop, ...parameters } = z.toJSONSchema(tool.schema, { io: "input" }) as Record<string, unknown>;
-  return { type: "function", function: { name: tool.name, description: tool.description, parameters } };
+  specs.set(tool, spec);
+  return spec;
 }
