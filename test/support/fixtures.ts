@@ -1,0 +1,105 @@
+/**
+ * Shared start-up as vitest fixtures. A test asks for the starters it needs
+ * (`async ({ startTelegram }) => …`); whatever it starts through them is closed after the
+ * test, last started first, whether the test passed or failed, so no file keeps its own
+ * `let …; afterEach(close)` bookkeeping. Every closer runs even when an earlier one throws;
+ * the failures are reported together afterwards.
+ */
+import { test } from "vitest";
+import { startFakeTelegram, type FakeTelegram, type FakeTelegramOptions } from "../fakes/telegram-server.js";
+import { startFakeDiscord, type FakeDiscord, type FakeDiscordOptions } from "../fakes/discord-server.js";
+import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
+import { startFakeWeb, type FakeWeb, type FakeWebOptions } from "../fakes/web-server.js";
+import { startTelegramE2E, type TelegramE2E, type TelegramE2EOptions } from "../e2e/telegram-harness.js";
+import { startDiscordE2E, type DiscordE2E, type DiscordE2EOptions } from "../e2e/discord-harness.js";
+import { startStack, type Stack, type StackOptions } from "./stack.js";
+import { createTestRedis, type TestRedis } from "./redis.js";
+import { startPrivateRedis, type PrivateRedis } from "./private-redis.js";
+
+/** Anything a test starts that has to be stopped again. */
+export interface Closable {
+  close(): unknown;
+}
+
+/** The fixtures of `e2eTest`: each starter's result is closed after the test, in reverse start order. */
+export interface E2EFixtures {
+  /** Registers `thing` to be closed after the test (in reverse order of registration) and returns it. */
+  closeAfter: <T extends Closable>(thing: T) => T;
+  /** The whole bot on Telegram against fakes (`startTelegramE2E`). */
+  startTelegram: (options?: TelegramE2EOptions) => Promise<TelegramE2E>;
+  /** The whole bot on Discord against fakes (`startDiscordE2E`). */
+  startDiscord: (options?: DiscordE2EOptions) => Promise<DiscordE2E>;
+  /** The fake Telegram Bot API alone. */
+  fakeTelegram: (options?: FakeTelegramOptions) => Promise<FakeTelegram>;
+  /** The fake Discord (REST + gateway) alone. */
+  fakeDiscord: (options?: FakeDiscordOptions) => Promise<FakeDiscord>;
+  /** The fake OpenAI-compatible model server. */
+  fakeModel: (handlerOrOptions?: Parameters<typeof startFakeOpenAI>[0]) => Promise<FakeOpenAI>;
+  /** The fake web (weather, news, pages). */
+  fakeWeb: (options?: FakeWebOptions) => Promise<FakeWeb>;
+  /** A fresh key prefix on the test Redis; every key under it is deleted after the test. */
+  testRedis: (label?: string) => TestRedis;
+  /** A private redis-server process of this test's own (for killing and restarting it). */
+  privateRedis: (options?: { args?: string[] }) => Promise<PrivateRedis>;
+  /** Bots and worker roles in this process (`startStack`). */
+  startStack: (options: StackOptions) => Promise<Stack>;
+}
+
+/** Runs every closer, last registered first, and throws once at the end if any failed. */
+async function closeAll(closers: (() => unknown)[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const close of closers.reverse()) {
+    try {
+      await close();
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+  if (failures.length === 1) throw failures[0];
+  if (failures.length > 1) throw new AggregateError(failures, `${failures.length} things failed to close after the test`);
+}
+
+/** A vitest `test` whose fixtures start fakes, Redis prefixes and stacks and stop them after the test. */
+export const e2eTest = test.extend<E2EFixtures>({
+  // vitest reads a fixture's dependencies from its destructured first parameter, so the empty pattern is needed.
+  // eslint-disable-next-line no-empty-pattern
+  closeAfter: async ({}, use) => {
+    const closers: (() => unknown)[] = [];
+    await use((thing) => {
+      closers.push(() => thing.close());
+      return thing;
+    });
+    await closeAll(closers);
+  },
+  startTelegram: async ({ closeAfter }, use) => {
+    await use(async (options) => closeAfter(await startTelegramE2E(options)));
+  },
+  startDiscord: async ({ closeAfter }, use) => {
+    await use(async (options) => closeAfter(await startDiscordE2E(options)));
+  },
+  fakeTelegram: async ({ closeAfter }, use) => {
+    await use(async (options) => closeAfter(await startFakeTelegram(options)));
+  },
+  fakeDiscord: async ({ closeAfter }, use) => {
+    await use(async (options) => closeAfter(await startFakeDiscord(options)));
+  },
+  fakeModel: async ({ closeAfter }, use) => {
+    await use(async (handlerOrOptions) => closeAfter(await startFakeOpenAI(handlerOrOptions)));
+  },
+  fakeWeb: async ({ closeAfter }, use) => {
+    await use(async (options) => closeAfter(await startFakeWeb(options)));
+  },
+  testRedis: async ({ closeAfter }, use) => {
+    await use((label) => {
+      const redis = createTestRedis(label);
+      closeAfter({ close: () => redis.cleanup() });
+      return redis;
+    });
+  },
+  privateRedis: async ({ closeAfter }, use) => {
+    await use(async (options) => closeAfter(await startPrivateRedis(options)));
+  },
+  startStack: async ({ closeAfter }, use) => {
+    await use(async (options) => closeAfter(await startStack(options)));
+  },
+});
