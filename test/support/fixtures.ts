@@ -23,7 +23,7 @@ export interface Closable {
 
 /** The fixtures of `e2eTest`: each starter's result is closed after the test, in reverse start order. */
 export interface E2EFixtures {
-  /** Registers `thing` to be closed after the test (in reverse order of registration) and returns it. */
+  /** Registers `thing` to be closed after the test (in reverse order of registration) and returns it, its `close` made once-only. */
   closeAfter: <T extends Closable>(thing: T) => T;
   /** The whole bot on Telegram against fakes (`startTelegramE2E`). */
   startTelegram: (options?: TelegramE2EOptions) => Promise<TelegramE2E>;
@@ -66,6 +66,10 @@ export const e2eTest = test.extend<E2EFixtures>({
   closeAfter: async ({}, use) => {
     const closers: (() => unknown)[] = [];
     await use((thing) => {
+      // A test may stop something itself (an adapter restart); closing it again afterwards must be a no-op.
+      const close = thing.close.bind(thing);
+      let closing: Promise<unknown> | undefined;
+      thing.close = () => (closing ??= Promise.resolve().then(close));
       closers.push(() => thing.close());
       return thing;
     });
