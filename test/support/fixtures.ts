@@ -15,6 +15,7 @@ import { startDiscordE2E, type DiscordE2E, type DiscordE2EOptions } from "../e2e
 import { startStack, type Stack, type StackOptions } from "./stack.js";
 import { createTestRedis, type TestRedis } from "./redis.js";
 import { startPrivateRedis, type PrivateRedis } from "./private-redis.js";
+import { spawnRole, type RoleProcess } from "./stack-process.js";
 
 /** Anything a test starts that has to be stopped again. */
 export interface Closable {
@@ -43,6 +44,22 @@ export interface E2EFixtures {
   privateRedis: (options?: { args?: string[] }) => Promise<PrivateRedis>;
   /** Bots and worker roles in this process (`startStack`). */
   startStack: (options: StackOptions) => Promise<Stack>;
+  /** A role as a child process (`spawnRole`); after the test it is killed, or with `stop: "terminate"` asked to exit first. */
+  spawnRole: (role: Parameters<typeof spawnRole>[0], env: Record<string, string>, options?: { stop?: "kill" | "terminate" }) => Promise<RoleProcess>;
+}
+
+/** How long a role asked to exit (SIGTERM) gets before it is killed. */
+const TERMINATE_GRACE_MS = 5000;
+
+/** Stops a role process: SIGKILL, or SIGTERM and SIGKILL only if it is still running after the grace time. */
+async function stopRole(role: RoleProcess, stop: "kill" | "terminate"): Promise<void> {
+  if (stop === "terminate") {
+    role.kill("SIGTERM");
+    const exited = await Promise.race([role.exited, new Promise((resolve) => setTimeout(resolve, TERMINATE_GRACE_MS, "timeout"))]);
+    if (exited !== "timeout") return;
+  }
+  role.kill("SIGKILL");
+  await role.exited;
 }
 
 /** Runs every closer, last registered first, and throws once at the end if any failed. */
@@ -105,5 +122,12 @@ export const e2eTest = test.extend<E2EFixtures>({
   },
   startStack: async ({ closeAfter }, use) => {
     await use(async (options) => closeAfter(await startStack(options)));
+  },
+  spawnRole: async ({ closeAfter }, use) => {
+    await use(async (role, env, options) => {
+      const child = await spawnRole(role, env);
+      closeAfter({ close: () => stopRole(child, options?.stop ?? "kill") });
+      return child;
+    });
   },
 });
