@@ -48,4 +48,20 @@ describe("e2eTest fixtures", () => {
   e2eTest("…and the fixture did not stop it again", () => {
     expect(closed).toEqual(["adapter"]);
   });
+
+  let webPort = 0;
+  e2eTest("the file's fake web is shared: a test slows it down and is asked once", async ({ web }) => {
+    webPort = web.port;
+    web.setDelay("*", 3000);
+    await fetch(`${web.url}/London?format=j1`);
+    expect(web.requests).toHaveLength(1);
+  });
+
+  e2eTest("…and the next test gets the same web, quick again and with nothing recorded", async ({ web }) => {
+    expect(web.port).toBe(webPort);
+    expect(web.requests).toEqual([]);
+    const started = Date.now();
+    await fetch(`${web.url}/London?format=j1`);
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
 });

@@ -46,6 +46,10 @@ export interface E2EFixtures {
   startStack: (options: StackOptions) => Promise<Stack>;
   /** A role as a child process (`spawnRole`); after the test it is killed, or with `stop: "terminate"` asked to exit first. */
   spawnRole: (role: Parameters<typeof spawnRole>[0], env: Record<string, string>, options?: { stop?: "kill" | "terminate" }) => Promise<RoleProcess>;
+  /** One fake web for the whole file (started on first use); each test sees it with no requests recorded and no delays. */
+  web: FakeWeb;
+  /** The file's fake web itself; tests use `web`. */
+  sharedWeb: FakeWeb;
 }
 
 /** How long a role asked to exit (SIGTERM) gets before it is killed. */
@@ -122,6 +126,28 @@ export const e2eTest = test.extend<E2EFixtures>({
   },
   startStack: async ({ closeAfter }, use) => {
     await use(async (options) => closeAfter(await startStack(options)));
+  },
+  sharedWeb: [
+    // eslint-disable-next-line no-empty-pattern
+    async ({}, use) => {
+      const web = await startFakeWeb();
+      await use(web);
+      await web.close();
+    },
+    { scope: "file" },
+  ],
+  web: async ({ sharedWeb }, use) => {
+    // The delays this test set are taken back afterwards, so the next test starts from a quick web.
+    const delayed = new Set<string>();
+    await use({
+      ...sharedWeb,
+      setDelay(pathPrefix, ms) {
+        delayed.add(pathPrefix);
+        sharedWeb.setDelay(pathPrefix, ms);
+      },
+    });
+    for (const pathPrefix of delayed) sharedWeb.setDelay(pathPrefix, 0);
+    sharedWeb.requests.length = 0;
   },
   spawnRole: async ({ closeAfter }, use) => {
     await use(async (role, env, options) => {
