@@ -36,6 +36,8 @@ export interface E2EFixtures {
   fakeDiscord: (options?: FakeDiscordOptions) => Promise<FakeDiscord>;
   /** The fake OpenAI-compatible model server. */
   fakeModel: (handlerOrOptions?: Parameters<typeof startFakeOpenAI>[0]) => Promise<FakeOpenAI>;
+  /** A fake model server with default options, started for this test (`async ({ model }) => …`). */
+  model: FakeOpenAI;
   /** The fake web (weather, news, pages). */
   fakeWeb: (options?: FakeWebOptions) => Promise<FakeWeb>;
   /** A fresh key prefix on the test Redis; every key under it is deleted after the test. */
@@ -110,6 +112,9 @@ export const e2eTest = test.extend<E2EFixtures>({
   },
   fakeModel: async ({ closeAfter }, use) => {
     await use(async (handlerOrOptions) => closeAfter(await startFakeOpenAI(handlerOrOptions)));
+  },
+  model: async ({ fakeModel }, use) => {
+    await use(await fakeModel());
   },
   fakeWeb: async ({ closeAfter }, use) => {
     await use(async (options) => closeAfter(await startFakeWeb(options)));
