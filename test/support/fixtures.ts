@@ -85,7 +85,6 @@ async function closeAll(closers: (() => unknown)[]): Promise<void> {
 /** A vitest `test` whose fixtures start fakes, Redis prefixes and stacks and stop them after the test. */
 export const e2eTest = test.extend<E2EFixtures>({
   // vitest reads a fixture's dependencies from its destructured first parameter, so the empty pattern is needed.
-  // eslint-disable-next-line no-empty-pattern
   closeAfter: async ({}, use) => {
     const closers: (() => unknown)[] = [];
     await use((thing) => {
@@ -133,7 +132,6 @@ export const e2eTest = test.extend<E2EFixtures>({
     await use(async (options) => closeAfter(await startStack(options)));
   },
   sharedWeb: [
-    // eslint-disable-next-line no-empty-pattern
     async ({}, use) => {
       const web = await startFakeWeb();
       await use(web);
