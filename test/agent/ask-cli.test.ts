@@ -1,21 +1,14 @@
 /** `npm run ask -- "question"` as a person runs it: a real process streaming the loop into the terminal. */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { runCli } from "../support/run-cli.js";
-import { refusedBaseUrl, startFakeOpenAI, textAnswer, toolCallAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
+import { refusedBaseUrl, textAnswer, toolCallAnswer } from "../fakes/openai-server.js";
+import { e2eTest } from "../support/fixtures.js";
 
 const ask = (args: string[], env: Record<string, string>) => runCli("src/ask.ts", args, { env, timeoutMs: 15_000 });
 
-let fake: FakeOpenAI;
-beforeEach(async () => {
-  fake = await startFakeOpenAI();
-});
-afterEach(async () => {
-  await fake.close();
-});
-
 // Each case starts real processes through tsx: seconds apiece on two shared cores.
 describe("npm run ask", { timeout: 60_000 }, () => {
-  it("streams reasoning, the tool call and its result, then the answer", async () => {
+  e2eTest("streams reasoning, the tool call and its result, then the answer", async ({ model: fake }) => {
     fake.script([
       toolCallAnswer([{ name: "get_time", arguments: { timezone: "Asia/Shanghai" } }], { reasoning: "用户问时间。" }),
       textAnswer("现在是上海时间下午两点。"),
@@ -29,7 +22,7 @@ describe("npm run ask", { timeout: 60_000 }, () => {
     expect(fake.requests[0]?.body.messages?.at(-1)).toEqual({ role: "user", content: "现在几点？" });
   });
 
-  it("model server down: one line with its URL and the command that starts one, exit code 1", async () => {
+  e2eTest("model server down: one line with its URL and the command that starts one, exit code 1", async () => {
     const down = await refusedBaseUrl();
     const { code, stdout, stderr } = await ask(["hi"], { OPENAI_BASE_URL: down });
     expect(code).toBe(1);

@@ -2,31 +2,22 @@
  * The loop end to end: the real openai SDK over HTTP against the fake
  * llama.cpp-compatible server, with real tools.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { runAgent } from "../../src/agent/run-agent.js";
 import {
   cutByLength,
-  startFakeOpenAI,
   stallAfter,
   textAnswer,
   textualToolCallAnswer,
   toolCallAnswer,
   withFinish,
-  type FakeOpenAI,
 } from "../fakes/openai-server.js";
 import { agentDeps, collect, finishOf, streamedReasoning, streamedText, user } from "./agent-harness.js";
 import { delay, hangingTool, newsTool, readUrlTool, throwingTool, weatherTool, type Execution } from "./test-tools.js";
-
-let fake: FakeOpenAI;
-beforeEach(async () => {
-  fake = await startFakeOpenAI();
-});
-afterEach(async () => {
-  await fake.close();
-});
+import { e2eTest } from "../support/fixtures.js";
 
 describe("reference scenarios", () => {
-  it("北京和上海今天哪里更热: two parallel get_weather calls overlap in time, then an answer", async () => {
+  e2eTest("北京和上海今天哪里更热: two parallel get_weather calls overlap in time, then an answer", async ({ model: fake }) => {
     const log: Execution[] = [];
     fake.script([
       toolCallAnswer(
@@ -76,7 +67,7 @@ describe("reference scenarios", () => {
     expect(finish.usage?.completionTokens).toBeGreaterThan(0);
   });
 
-  it("今天 AI 新闻里第一条的正文: get_news, then read_url with the link the model read from the first result", async () => {
+  e2eTest("今天 AI 新闻里第一条的正文: get_news, then read_url with the link the model read from the first result", async ({ model: fake }) => {
     const log: Execution[] = [];
     fake.script([
       toolCallAnswer([{ name: "get_news", arguments: { topic: "AI" } }]),
@@ -109,7 +100,7 @@ describe("reference scenarios", () => {
 });
 
 describe("a round with too many calls", () => {
-  it("runs at most maxParallelCalls of them; the rest come back as an observation, every call still paired", async () => {
+  e2eTest("runs at most maxParallelCalls of them; the rest come back as an observation, every call still paired", async ({ model: fake }) => {
     const log: Execution[] = [];
     const cities = Array.from({ length: 10 }, (_, i) => `City${i}`);
     fake.script([
@@ -130,7 +121,7 @@ describe("a round with too many calls", () => {
 });
 
 describe("the request each round sends", () => {
-  it("streams with usage, auto tool choice, parallel calls, tools from the zod schema, and a dated system prompt", async () => {
+  e2eTest("streams with usage, auto tool choice, parallel calls, tools from the zod schema, and a dated system prompt", async ({ model: fake }) => {
     fake.script([textAnswer("Hi!")]);
     await collect(agentDeps(fake.url, [weatherTool([], {})]), [user("hello")]);
     const body = fake.requests[0]?.body;
@@ -161,7 +152,7 @@ describe("the request each round sends", () => {
     expect(system?.content).toContain("get_news");
   });
 
-  it("sends history as given and leaves the speaker name out of the request", async () => {
+  e2eTest("sends history as given and leaves the speaker name out of the request", async ({ model: fake }) => {
     fake.script([textAnswer("Alice asked about the weather.")]);
     await collect(agentDeps(fake.url, []), [
       { role: "user", content: "Alice: what's the weather?", name: "Alice" },
@@ -181,7 +172,7 @@ describe("the request each round sends", () => {
 });
 
 describe("finish reasons and server quirks", () => {
-  it("a plain answer streams text deltas and ends with stop", async () => {
+  e2eTest("a plain answer streams text deltas and ends with stop", async ({ model: fake }) => {
     fake.script([textAnswer("Hello there! How can I help you today?", { reasoning: "Okay, the user said hi.\n" })]);
     const events = await collect(agentDeps(fake.url, []), [user("Hi")]);
     expect(streamedText(events)).toBe("Hello there! How can I help you today?");
@@ -189,7 +180,7 @@ describe("finish reasons and server quirks", () => {
     expect(finishOf(events)).toMatchObject({ reason: "stop", text: "Hello there! How can I help you today?", rounds: 1 });
   });
 
-  it("a server that ends a tool round with stop still runs the tools", async () => {
+  e2eTest("a server that ends a tool round with stop still runs the tools", async ({ model: fake }) => {
     const log: Execution[] = [];
     fake.script([withFinish(toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" } }]), "stop"), textAnswer("18°C in Paris.")]);
     const events = await collect(agentDeps(fake.url, [weatherTool(log, { Paris: 18 }, 1)]), [user("Weather in Paris?")]);
@@ -197,7 +188,7 @@ describe("finish reasons and server quirks", () => {
     expect(finishOf(events)).toMatchObject({ reason: "stop", text: "18°C in Paris.", rounds: 2 });
   });
 
-  it("a server that sends no finish_reason: tool round and answer round both work", async () => {
+  e2eTest("a server that sends no finish_reason: tool round and answer round both work", async ({ model: fake }) => {
     const log: Execution[] = [];
     fake.script([
       withFinish(toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" } }]), null),
@@ -209,7 +200,7 @@ describe("finish reasons and server quirks", () => {
     expect(events.find((e) => e.type === "round-finish")).toMatchObject({ round: 1, reason: "tool_calls" });
   });
 
-  it("length: the cut answer is reported as cut, with the text there is", async () => {
+  e2eTest("length: the cut answer is reported as cut, with the text there is", async ({ model: fake }) => {
     fake.script([cutByLength(textAnswer("This answer is far too long to fit in the budget."), 4)]);
     const events = await collect(agentDeps(fake.url, []), [user("Tell me everything")]);
     const finish = finishOf(events);
@@ -218,7 +209,7 @@ describe("finish reasons and server quirks", () => {
     expect(finish.messages).toEqual([{ role: "assistant", content: "This answer is far" }]);
   });
 
-  it("length inside tool-call arguments: the cut call is never run", async () => {
+  e2eTest("length inside tool-call arguments: the cut call is never run", async ({ model: fake }) => {
     const log: Execution[] = [];
     fake.script([cutByLength(toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" } }]), 3)]);
     const events = await collect(agentDeps(fake.url, [weatherTool(log, { Paris: 18 })]), [user("Weather?")]);
@@ -227,7 +218,7 @@ describe("finish reasons and server quirks", () => {
     expect(finishOf(events).reason).toBe("length");
   });
 
-  it("textual <tool_call> blocks written into content are run, not shown", async () => {
+  e2eTest("textual <tool_call> blocks written into content are run, not shown", async ({ model: fake }) => {
     const log: Execution[] = [];
     fake.script([
       textualToolCallAnswer(
@@ -252,7 +243,7 @@ describe("finish reasons and server quirks", () => {
     expect(new Set(assistant?.tool_calls?.map((c: { id: string }) => c.id)).size).toBe(2);
   });
 
-  it("calls streamed without ids get generated ones, and results pair with them", async () => {
+  e2eTest("calls streamed without ids get generated ones, and results pair with them", async ({ model: fake }) => {
     const log: Execution[] = [];
     fake.script([
       toolCallAnswer(
@@ -276,7 +267,7 @@ describe("finish reasons and server quirks", () => {
 });
 
 describe("tool failures come back to the model as observations", () => {
-  it("unknown tool, non-JSON arguments, a schema failure naming the field, a timeout and a thrown error", async () => {
+  e2eTest("unknown tool, non-JSON arguments, a schema failure naming the field, a timeout and a thrown error", async ({ model: fake }) => {
     const log: Execution[] = [];
     fake.script([
       toolCallAnswer([
@@ -309,7 +300,7 @@ describe("tool failures come back to the model as observations", () => {
     expect(finishOf(events).reason).toBe("stop");
   });
 
-  it("a schema failure that is not a missing field says what is wrong with the value", async () => {
+  e2eTest("a schema failure that is not a missing field says what is wrong with the value", async ({ model: fake }) => {
     fake.script([toolCallAnswer([{ name: "get_weather", arguments: { city: 42 }, id: "c1" }]), textAnswer("ok")]);
     await collect(agentDeps(fake.url, [weatherTool([], {}, 1)]), [user("?")]);
     const observation = fake.requests[1]?.body.messages?.at(-1)?.content as string;
@@ -318,7 +309,7 @@ describe("tool failures come back to the model as observations", () => {
 });
 
 describe("the MAX_TOOL_ROUNDS fuse", () => {
-  it("stops after the last allowed tool round with a clear message in the user's language", async () => {
+  e2eTest("stops after the last allowed tool round with a clear message in the user's language", async ({ model: fake }) => {
     const log: Execution[] = [];
     fake.setHandler(() => toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" } }]));
     const deps = agentDeps(fake.url, [weatherTool(log, { Paris: 18 }, 1)], { maxToolRounds: 2 });
@@ -339,7 +330,7 @@ describe("the MAX_TOOL_ROUNDS fuse", () => {
 });
 
 describe("abort", () => {
-  it("mid-stream: the request is aborted, the loop finishes as aborted with the text so far", async () => {
+  e2eTest("mid-stream: the request is aborted, the loop finishes as aborted with the text so far", async ({ model: fake }) => {
     fake.script([stallAfter(textAnswer("Partial answer that never finishes"), 2, 10_000)]);
     const controller = new AbortController();
     const events: string[] = [];
@@ -353,7 +344,7 @@ describe("abort", () => {
     expect(await fake.requests[0]?.outcome).toBe("client-closed");
   });
 
-  it("mid-tool: running tools get the abort and the half round is not stored", async () => {
+  e2eTest("mid-tool: running tools get the abort and the half round is not stored", async ({ model: fake }) => {
     const log: Execution[] = [];
     fake.script([toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" } }])]);
     const controller = new AbortController();
@@ -369,7 +360,7 @@ describe("abort", () => {
     expect(fake.requests).toHaveLength(1);
   });
 
-  it("a consumer that stops listening mid-round aborts the tools still running", async () => {
+  e2eTest("a consumer that stops listening mid-round aborts the tools still running", async ({ model: fake }) => {
     const fast: Execution[] = [];
     const slow: Execution[] = [];
     fake.script([
@@ -386,7 +377,7 @@ describe("abort", () => {
     expect(fast[0]?.end).toBeDefined();
   });
 
-  it("already aborted: no request is made", async () => {
+  e2eTest("already aborted: no request is made", async ({ model: fake }) => {
     const controller = new AbortController();
     controller.abort();
     const events = await collect(agentDeps(fake.url, []), [user("?")], controller.signal);

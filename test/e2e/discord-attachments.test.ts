@@ -4,24 +4,19 @@
  * attachment with a mention reaches the model as a scaled JPEG part, a question replying to someone's
  * picture uses that picture, and a picture alone in a DM is enough to be answered.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { textAnswer } from "../fakes/openai-server.js";
 import { lastUserParts } from "../support/model-request.js";
-import { botAnswer, startDiscordE2E, type DiscordE2E } from "./discord-harness.js";
+import { botAnswer } from "./discord-harness.js";
+import { e2eTest } from "../support/fixtures.js";
 import { decodeDataUrl, twoColourPhoto } from "../support/test-images.js";
 import { storedHistoryText } from "../support/stored-history.js";
-
-let e2e: DiscordE2E | undefined;
-afterEach(async () => {
-  await e2e?.close();
-  e2e = undefined;
-});
 
 const options = { discord: { messageWriteLimit: { limit: 5, windowMs: 500 } }, model: { props: { vision: true } } };
 
 describe("Discord pictures, end to end", () => {
-  it("an image attachment with a mention, then a question replying to someone's picture", async () => {
-    e2e = await startDiscordE2E(options);
+  e2eTest("an image attachment with a mention, then a question replying to someone's picture", async ({ startDiscord }) => {
+    const e2e = await startDiscord(options);
     const { discord, model } = e2e;
     const channel = discord.ids.general;
     model.script([textAnswer("A red and blue banner."), textAnswer("Bob's picture is red on the left.")]);
@@ -47,8 +42,8 @@ describe("Discord pictures, end to end", () => {
     expect(await storedHistoryText(e2e.stack.redis)).not.toMatch(/base64|data:image/);
   });
 
-  it("a picture alone in a DM is answered", async () => {
-    e2e = await startDiscordE2E(options);
+  e2eTest("a picture alone in a DM is answered", async ({ startDiscord }) => {
+    const e2e = await startDiscord(options);
     const { discord, model } = e2e;
     model.script([textAnswer("Two colours: red and blue.")]);
     await discord.userUploads({ channelId: discord.ids.dm, content: "", files: [{ filename: "img.jpg", contentType: "image/jpeg", bytes: await twoColourPhoto(300, 300) }] });

@@ -4,19 +4,13 @@
  * cut the answer short, abort the model request, leave a "stopped" note and remove the button,
  * and the conversation carries on afterwards.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, vi } from "vitest";
 import { RESET_DONE_TEXT, stopResultText } from "../../src/adapters/discord/discord-commands.js";
 import { historyKeys } from "../../src/redis/keys.js";
 import { STOP_BUTTON_ID } from "../../src/adapters/discord/discord-stop-button.js";
 import { paced, textAnswer } from "../fakes/openai-server.js";
 import { botAnswer, sentToModel, startDiscordE2E, userTurns, type DiscordE2E } from "./discord-harness.js";
-
-let e2e: DiscordE2E | undefined;
-
-afterEach(async () => {
-  await e2e?.close();
-  e2e = undefined;
-});
+import { e2eTest } from "../support/fixtures.js";
 
 const quick = { discord: { messageWriteLimit: { limit: 5, windowMs: 500 } } };
 
@@ -24,8 +18,8 @@ const STORY = Array.from({ length: 120 }, (_, i) => `Once upon a time, part ${i}
 const STOPPED_NOTE = "⏹ _stopped_";
 
 describe("Discord commands, end to end", () => {
-  it("/reset sent to the bot makes the model forget the channel's conversation", async () => {
-    e2e = await startDiscordE2E(quick);
+  e2eTest("/reset sent to the bot makes the model forget the channel's conversation", async ({ startDiscord }) => {
+    const e2e = await startDiscord(quick);
     const { discord, model } = e2e;
     const channelId = discord.ids.general;
     model.script([textAnswer("Got it: kiwi."), textAnswer("The code word is kiwi."), textAnswer("I don't know any code word.")]);
@@ -48,8 +42,8 @@ describe("Discord commands, end to end", () => {
     expect(JSON.stringify(sentToModel(model, 2))).not.toContain("kiwi");
   });
 
-  it("/compact sent to the bot folds the channel's older turns into a summary that names the speakers", async () => {
-    e2e = await startDiscordE2E(quick);
+  e2eTest("/compact sent to the bot folds the channel's older turns into a summary that names the speakers", async ({ startDiscord }) => {
+    const e2e = await startDiscord(quick);
     const { discord, model } = e2e;
     const channelId = discord.ids.general;
     const answers = ["Got it: kiwi.", "Noted, Friday.", "Kiwi, on Friday."];
@@ -78,8 +72,8 @@ describe("Discord commands, end to end", () => {
     expect(last?.body.messages?.[1]).toEqual({ role: "system", content: "Earlier in this conversation: Alice set the code word kiwi; the meeting is on Friday." });
   });
 
-  it("the /reset slash command in a DM answers privately and clears the DM's history", async () => {
-    e2e = await startDiscordE2E(quick);
+  e2eTest("the /reset slash command in a DM answers privately and clears the DM's history", async ({ startDiscord }) => {
+    const e2e = await startDiscord(quick);
     const { discord, model } = e2e;
     const dm = discord.ids.dm;
     model.script([textAnswer("Noted, you like tea."), textAnswer("I don't know what you like.")]);
@@ -97,8 +91,8 @@ describe("Discord commands, end to end", () => {
     expect(userTurns(model, 1)).toEqual(["what do I like?"]);
   });
 
-  it("/stop sent to the bot stops the answer being written, and the channel carries on", async () => {
-    e2e = await startDiscordE2E(quick);
+  e2eTest("/stop sent to the bot stops the answer being written, and the channel carries on", async ({ startDiscord }) => {
+    const e2e = await startDiscord(quick);
     const { discord, model } = e2e;
     const channelId = discord.ids.general;
     // ~840 tokens at 40/s: about 20 s if nobody stopped it.
@@ -128,8 +122,8 @@ describe("Discord commands, end to end", () => {
     expect(userTurns(model, 1)).toEqual(["Alice: tell me a long story", "Alice: a shorter one, please"]);
   });
 
-  it("the Stop button under a reply being written stops it and disappears", async () => {
-    e2e = await startDiscordE2E(quick);
+  e2eTest("the Stop button under a reply being written stops it and disappears", async ({ startDiscord }) => {
+    const e2e = await startDiscord(quick);
     const { discord, model } = e2e;
     const channelId = discord.ids.thread;
     model.script([paced(textAnswer(STORY), 40)]);

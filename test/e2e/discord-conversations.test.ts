@@ -4,24 +4,18 @@
  * channel's conversation is shared by everyone in it (the model sees "Alice: …"), and messages
  * from bots, webhooks, system events or the bot's own account never reach the model.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { MessageType } from "discord.js";
 import { textAnswer } from "../fakes/openai-server.js";
 import { botAnswer, sentToModel, startDiscordE2E, userTurns, type DiscordE2E } from "./discord-harness.js";
-
-let e2e: DiscordE2E | undefined;
-
-afterEach(async () => {
-  await e2e?.close();
-  e2e = undefined;
-});
+import { e2eTest } from "../support/fixtures.js";
 
 // Quick turns: the fake's bucket scaled down so pacing does not dominate the test time.
 const quick = { discord: { messageWriteLimit: { limit: 5, windowMs: 500 } } };
 
 describe("Discord conversations, end to end", () => {
-  it("a DM is answered without a mention and remembered as a private conversation", async () => {
-    e2e = await startDiscordE2E(quick);
+  e2eTest("a DM is answered without a mention and remembered as a private conversation", async ({ startDiscord }) => {
+    const e2e = await startDiscord(quick);
     const { discord, model } = e2e;
     const dm = discord.ids.dm;
     model.script([textAnswer("Hi Alice! Nice to meet you."), textAnswer("You said hello and asked how I am.")]);
@@ -42,8 +36,8 @@ describe("Discord conversations, end to end", () => {
     expect(discord.botMessages(discord.ids.general)).toEqual([]);
   });
 
-  it("a thread is its own conversation: separate history from its parent channel, answered in the thread", async () => {
-    e2e = await startDiscordE2E(quick);
+  e2eTest("a thread is its own conversation: separate history from its parent channel, answered in the thread", async ({ startDiscord }) => {
+    const e2e = await startDiscord(quick);
     const { discord, model } = e2e;
     const { general, thread } = discord.ids;
     model.script([textAnswer("Noted: the build is red."), textAnswer("Thread answer: use the staging key."), textAnswer("The build was red.")]);
@@ -65,8 +59,8 @@ describe("Discord conversations, end to end", () => {
     expect(discord.botMessages(thread)).toHaveLength(1);
   });
 
-  it("a reply to the bot is answered without a mention; chatter and replies to others are not", async () => {
-    e2e = await startDiscordE2E(quick);
+  e2eTest("a reply to the bot is answered without a mention; chatter and replies to others are not", async ({ startDiscord }) => {
+    const e2e = await startDiscord(quick);
     const { discord, model } = e2e;
     const channelId = discord.ids.general;
     model.script([textAnswer("Paris is the capital of France."), textAnswer("About 2.1 million people live in Paris.")]);
@@ -89,8 +83,8 @@ describe("Discord conversations, end to end", () => {
     expect(userTurns(model, 1).at(-1)).toBe('carol: (replying to testbot: "Paris is the capital of France.")\nand how many people live there?');
   });
 
-  it("a channel is one shared conversation: Bob can ask what Alice asked", async () => {
-    e2e = await startDiscordE2E(quick);
+  e2eTest("a channel is one shared conversation: Bob can ask what Alice asked", async ({ startDiscord }) => {
+    const e2e = await startDiscord(quick);
     const { discord, model } = e2e;
     const channelId = discord.ids.general;
     model.script([textAnswer("Teal is a lovely colour."), textAnswer("Alice said her favourite colour is teal.")]);
@@ -109,8 +103,8 @@ describe("Discord conversations, end to end", () => {
     ]);
   });
 
-  it("messages from other bots, webhooks, system events and the bot's own account never reach the model", async () => {
-    e2e = await startDiscordE2E(quick);
+  e2eTest("messages from other bots, webhooks, system events and the bot's own account never reach the model", async ({ startDiscord }) => {
+    const e2e = await startDiscord(quick);
     const { discord, model } = e2e;
     const channelId = discord.ids.general;
     model.script([textAnswer("Only Alice gets an answer.")]);

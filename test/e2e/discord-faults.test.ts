@@ -3,22 +3,16 @@
  * retry_after (no request in between, the newest text sent after it), and a 429 or a 5xx on
  * the final edit is retried until the final text lands, in the same message, with no duplicate.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { paced, textAnswer } from "../fakes/openai-server.js";
 import { botAnswer, startDiscordE2E, writesTo, type DiscordE2E } from "./discord-harness.js";
-
-let e2e: DiscordE2E | undefined;
-
-afterEach(async () => {
-  await e2e?.close();
-  e2e = undefined;
-});
+import { e2eTest } from "../support/fixtures.js";
 
 const EDIT = "PATCH /channels/:id/messages/:id";
 
 describe("Discord: rate limits and server errors on edits", () => {
-  it("a 429 on an edit mid-stream is waited out for its retry_after, then the newest text and the final text land", async () => {
-    e2e = await startDiscordE2E({ discord: { messageWriteLimit: { limit: 5, windowMs: 1000 } } });
+  e2eTest("a 429 on an edit mid-stream is waited out for its retry_after, then the newest text and the final text land", async ({ startDiscord }) => {
+    const e2e = await startDiscord({ discord: { messageWriteLimit: { limit: 5, windowMs: 1000 } } });
     const { discord, model } = e2e;
     const channelId = discord.ids.general;
     const answer = Array.from({ length: 40 }, (_, i) => `token${i}`).join(" ") + " — done.";
@@ -43,8 +37,8 @@ describe("Discord: rate limits and server errors on edits", () => {
     expect(discord.violations).toEqual([]);
   });
 
-  it("a 429 and then a 502 on the final edit are retried until the final text lands in the same message", async () => {
-    e2e = await startDiscordE2E({ discord: { messageWriteLimit: { limit: 5, windowMs: 1000 } } });
+  e2eTest("a 429 and then a 502 on the final edit are retried until the final text lands in the same message", async ({ startDiscord }) => {
+    const e2e = await startDiscord({ discord: { messageWriteLimit: { limit: 5, windowMs: 1000 } } });
     const { discord, model } = e2e;
     const channelId = discord.ids.random;
     const answer = "The final answer is forty-two.";

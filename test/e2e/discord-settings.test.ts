@@ -6,36 +6,35 @@
  * (Bob, a moderator, may; Alice may not, and nothing changes); in a DM the user decides. What a
  * channel chose is what its next model request carries, and it survives a restart of every role.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import type { APIMessage, APIUser } from "discord.js";
 import { textAnswer, toolCallAnswer } from "../fakes/openai-server.js";
 import type { FakeDiscord } from "../fakes/discord-server.js";
-import { startStack, type Stack } from "../support/stack.js";
 import { settingsCarriedBy } from "../support/request-settings.js";
-import { startDiscordE2E, type DiscordE2E } from "./discord-harness.js";
+import type { DiscordE2E } from "./discord-harness.js";
+import { e2eTest, type E2EFixtures } from "../support/fixtures.js";
 
 const MODELS = ["qwen3-1.7b", "qwen3-4b", "qwen3-8b"];
 const REFUSAL = "🔒 Only admins of this chat can change its settings. Anyone can look with /settings.";
 
-let e2e: DiscordE2E | undefined;
-const stacks: Stack[] = [];
-afterEach(async () => {
-  for (const s of stacks.splice(0).reverse()) await s.close();
-  await e2e?.close();
-  e2e = undefined;
-});
-
-async function start(env: Record<string, string> = {}): Promise<DiscordE2E> {
-  e2e = await startDiscordE2E({ roles: [], model: { models: MODELS }, env, discord: { messageWriteLimit: { limit: 5, windowMs: 500 } } });
-  await startRoles();
-  return e2e;
-}
-
-/** Starts bots + worker roles on the harness's Redis prefix (the adapter's start registers the application commands). */
-async function startRoles(): Promise<Stack> {
-  const stack = await startStack({ env: e2e!.stack.env, redis: e2e!.stack.redis });
-  stacks.push(stack);
-  return stack;
+/**
+ * Starts the fakes and Redis with no roles, then bots + worker roles on the harness's Redis prefix
+ * (the adapter's start registers the application commands); `restartRoles` stops every role and
+ * starts it again on the same deployment.
+ */
+async function start(
+  { startDiscord, startStack }: Pick<E2EFixtures, "startDiscord" | "startStack">,
+  env: Record<string, string> = {},
+): Promise<DiscordE2E & { restartRoles(): Promise<void> }> {
+  const e2e = await startDiscord({ roles: [], model: { models: MODELS }, env, discord: { messageWriteLimit: { limit: 5, windowMs: 500 } } });
+  let roles = await startStack({ env: e2e.stack.env, redis: e2e.stack.redis });
+  return {
+    ...e2e,
+    async restartRoles() {
+      await roles.close();
+      roles = await startStack({ env: e2e.stack.env, redis: e2e.stack.redis });
+    },
+  };
 }
 
 /** The bot's final answer (buttons gone) to a message. */
@@ -56,8 +55,8 @@ const buttonsOf = (message: APIMessage | undefined) =>
   (message?.components ?? []).flatMap((row) => ("components" in row ? (row.components as { label?: string; custom_id?: string }[]) : []));
 
 describe("Discord per-conversation settings, end to end", () => {
-  it("in a server channel a member is refused and nothing changes; a moderator's slash commands, text command and buttons reach the next request", async () => {
-    const { discord, model } = await start({ ENABLE_THINKING: "false" });
+  e2eTest("in a server channel a member is refused and nothing changes; a moderator's slash commands, text command and buttons reach the next request", async ({ startDiscord, startStack }) => {
+    const { discord, model } = await start({ startDiscord, startStack }, { ENABLE_THINKING: "false" });
     model.setHandler(() => textAnswer("Hello there."));
     const channelId = discord.ids.general;
     const { alice, bob } = discord.users;
@@ -107,8 +106,8 @@ describe("Discord per-conversation settings, end to end", () => {
     expect(discord.violations).toEqual([]);
   }, 60_000);
 
-  it("in a DM the user decides alone, the channel's settings stay its own, and a DM's survive a restart of every role", async () => {
-    const { discord, model } = await start();
+  e2eTest("in a DM the user decides alone, the channel's settings stay its own, and a DM's survive a restart of every role", async ({ startDiscord, startStack }) => {
+    const { discord, model, restartRoles } = await start({ startDiscord, startStack });
     model.setHandler(() => textAnswer("Sure."));
     const dm = discord.ids.dm;
     const { alice } = discord.users;
@@ -119,8 +118,7 @@ describe("Discord per-conversation settings, end to end", () => {
     // The reply's buttons choose a model too, the current one marked.
     expect(buttonsOf(reply).map((b) => b.label)).toEqual(["qwen3-1.7b", "qwen3-4b", "• qwen3-8b"]);
 
-    await stacks.pop()!.close();
-    await startRoles();
+    await restartRoles();
     const asked = discord.userSays({ channelId: dm, author: alice, content: "which model are you?" });
     await answerTo(discord, dm, asked, "Sure.");
     expect(settingsCarriedBy(model.requests[0]).model).toBe("qwen3-8b");
@@ -134,8 +132,8 @@ describe("Discord per-conversation settings, end to end", () => {
     expect(String(overview.data?.content)).not.toContain("only admins");
   }, 60_000);
 
-  it("a change made while an answer is being written applies from the next answer, not to the rest of that one", async () => {
-    const { discord, model } = await start();
+  e2eTest("a change made while an answer is being written applies from the next answer, not to the rest of that one", async ({ startDiscord, startStack }) => {
+    const { discord, model } = await start({ startDiscord, startStack });
     const channelId = discord.ids.general;
     const { alice, bob } = discord.users;
     model.setHandler(async (request) => {

@@ -4,16 +4,10 @@
  * from the headers), a long answer continues over several messages within 2000 characters with
  * code fences balanced and nothing lost, and model output pings no one.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { paced, textAnswer, toolCallAnswer } from "../fakes/openai-server.js";
-import { botAnswer, fencesBalanced, mostInAnyWindow, startDiscordE2E, userTurns, writesTo, type DiscordE2E } from "./discord-harness.js";
-
-let e2e: DiscordE2E | undefined;
-
-afterEach(async () => {
-  await e2e?.close();
-  e2e = undefined;
-});
+import { botAnswer, fencesBalanced, mostInAnyWindow, userTurns, writesTo } from "./discord-harness.js";
+import { e2eTest } from "../support/fixtures.js";
 
 /** Lines a reader sees, without fence lines and blank lines (fences are closed and reopened at splits). */
 const contentLines = (text: string): string[] =>
@@ -23,8 +17,8 @@ const contentLines = (text: string): string[] =>
     .map((line) => line.trimEnd());
 
 describe("Discord: a mention in a channel", () => {
-  it("streams a reply inside Discord's real 5-per-5-s bucket: first message at once, paced edits, final text replying to the user", async () => {
-    e2e = await startDiscordE2E();
+  e2eTest("streams a reply inside Discord's real 5-per-5-s bucket: first message at once, paced edits, final text replying to the user", async ({ startDiscord }) => {
+    const e2e = await startDiscord();
     const { discord, model } = e2e;
     const answer =
       "Beijing is warmer today: 31°C against London's cooler weather. Take light clothes, drink water, and keep an umbrella near in case the afternoon storm arrives.";
@@ -72,10 +66,10 @@ describe("Discord: a mention in a channel", () => {
     expect(userTurns(model, 0)).toEqual(["Alice: is it warm in Beijing?"]);
   });
 
-  it("paces by what the X-RateLimit headers say: a looser bucket gets quicker edits, still without a 429", async () => {
+  e2eTest("paces by what the X-RateLimit headers say: a looser bucket gets quicker edits, still without a 429", async ({ startDiscord }) => {
     // 5 writes per 600 ms: once Discord's first answer told it so, the bot may write every ~120 ms,
     // not at its 1000 ms guess (the guess only covers the time before the first headers arrive).
-    e2e = await startDiscordE2E({ discord: { messageWriteLimit: { limit: 5, windowMs: 600 } } });
+    const e2e = await startDiscord({ discord: { messageWriteLimit: { limit: 5, windowMs: 600 } } });
     const { discord, model } = e2e;
     const answer = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ") + ".";
     model.script([paced(textAnswer(answer), 25)]);
@@ -91,8 +85,8 @@ describe("Discord: a mention in a channel", () => {
     expect(mostInAnyWindow(writes.map((w) => w.at), 600)).toBeLessThanOrEqual(5);
   });
 
-  it("a 6000-character answer with code arrives as ≥3 messages, each ≤2000 characters, fences balanced, nothing lost", async () => {
-    e2e = await startDiscordE2E({ discord: { messageWriteLimit: { limit: 5, windowMs: 1000 } } });
+  e2eTest("a 6000-character answer with code arrives as ≥3 messages, each ≤2000 characters, fences balanced, nothing lost", async ({ startDiscord }) => {
+    const e2e = await startDiscord({ discord: { messageWriteLimit: { limit: 5, windowMs: 1000 } } });
     const { discord, model } = e2e;
     const paragraph = (i: number) => `Paragraph ${i}: ${"the quick brown fox jumps over the lazy dog ".repeat(7).trim()}.`;
     const tsBlock = ["```ts", ...Array.from({ length: 60 }, (_, i) => `const value${i} = compute(${i}) * 2; // step ${i}`), "```"].join("\n");
@@ -131,8 +125,8 @@ describe("Discord: a mention in a channel", () => {
     expect(discord.violations).toEqual([]);
   });
 
-  it("model output with @everyone, @here, a role and a user mention pings no one", async () => {
-    e2e = await startDiscordE2E({ discord: { messageWriteLimit: { limit: 5, windowMs: 1000 } } });
+  e2eTest("model output with @everyone, @here, a role and a user mention pings no one", async ({ startDiscord }) => {
+    const e2e = await startDiscord({ discord: { messageWriteLimit: { limit: 5, windowMs: 1000 } } });
     const { discord, model } = e2e;
     const roleId = discord.world.roles.moderators.id;
     const bobId = discord.users.bob.id;

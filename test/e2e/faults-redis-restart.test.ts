@@ -7,43 +7,28 @@
  * and nothing else from the bot. An update that arrives while Redis is down is not confirmed
  * to Telegram (getUpdates offset) until it is enqueued, and is answered once Redis is back.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { privateChat, startFakeTelegram, type FakeTelegram, type FakeUser } from "../fakes/telegram-server.js";
-import { paced, startFakeOpenAI, textAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
-import { startStack, type Stack } from "../support/stack.js";
-import { startPrivateRedis, type PrivateRedis } from "../support/private-redis.js";
+import { describe, expect } from "vitest";
+import { privateChat, type FakeUser } from "../fakes/telegram-server.js";
+import { paced, textAnswer } from "../fakes/openai-server.js";
+import { e2eTest } from "../support/fixtures.js";
 import { allAnsweredOnce, auditAnswers, FAST_QUEUE, waitUntil, type Asked } from "../support/fault-kit.js";
-
-let redis: PrivateRedis | undefined;
-let tg: FakeTelegram | undefined;
-let model: FakeOpenAI | undefined;
-const stacks: Stack[] = [];
-
-afterEach(async () => {
-  for (const s of stacks.splice(0).reverse()) await s.close();
-  await tg?.close();
-  await model?.close();
-  await redis?.close();
-  tg = model = redis = undefined;
-});
 
 const answerTo = (question: string) => `Answer to ${question}: all present and accounted for.`;
 
 describe("Redis restarted under load", () => {
-  it("answers every message exactly once, and confirms an update only once it is enqueued", async () => {
-    redis = await startPrivateRedis();
-    tg = await startFakeTelegram();
+  e2eTest("answers every message exactly once, and confirms an update only once it is enqueued", async ({ privateRedis, fakeTelegram, fakeModel, startStack }) => {
+    const redis = await privateRedis();
+    const tg = await fakeTelegram();
     // Answers asked before the crash stream for ~4 s (they outlive the outage); later ones are quick.
     let slow = true;
-    model = await startFakeOpenAI((request) => {
+    const model = await fakeModel((request) => {
       const question = String(request.body.messages?.at(-1)?.content ?? "");
       return paced(textAnswer(answerTo(question)), slow ? 3 : 40);
     });
     // One worker slot per chat in each worker: every conversation streams at once.
     const env = { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot, OPENAI_BASE_URL: model.url, WORKER_CONCURRENCY: "12" };
     const first = await startStack({ redis: redis.testRedis("faults-redis"), env, worker: { queue: FAST_QUEUE } });
-    stacks.push(first);
-    stacks.push(await startStack({ redis: redis.testRedis(first.redis.prefix), roles: ["worker"], env, worker: { queue: FAST_QUEUE } }));
+    await startStack({ redis: redis.testRedis(first.redis.prefix), roles: ["worker"], env, worker: { queue: FAST_QUEUE } });
 
     const users: FakeUser[] = Array.from({ length: 10 }, (_, i) => ({ id: 3001 + i, first_name: `User${i + 1}` }));
     const asked: Asked[] = [];

@@ -5,28 +5,23 @@
  * visible (and Telegram's offset shows every update handled), outsiders must have got
  * no answer and the model must have been asked only the insiders' questions.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { privateChat, type FakeChat } from "../fakes/telegram-server.js";
 import { createDefaultWorld } from "../fakes/discord-fixtures.js";
-import { echoingModel, lastUserTurn, startHostileRig, type HostileRig } from "../security/hostile-kit.js";
-
-let rig: HostileRig | undefined;
-afterEach(async () => {
-  await rig?.close();
-  rig = undefined;
-});
+import { echoingModel, lastUserTurn, startHostileRig } from "../security/hostile-kit.js";
+import { e2eTest } from "../support/fixtures.js";
 
 describe("Telegram allow lists", () => {
-  it("answers only allowed users in allowed chats; outsiders reach no model", async () => {
+  e2eTest("answers only allowed users in allowed chats; outsiders reach no model", async ({ closeAfter }) => {
     const team: FakeChat = { id: -1001200, type: "supergroup", title: "Team" };
     const elsewhere: FakeChat = { id: -1001300, type: "supergroup", title: "Elsewhere" };
     const alice = { id: 1001, first_name: "Alice" };
     const bob = { id: 1002, first_name: "Bob" };
     const mallory = { id: 6666, first_name: "Mallory" };
-    rig = await startHostileRig({
+    const rig = closeAfter(await startHostileRig({
       platform: "telegram",
       env: { TELEGRAM_ALLOWED_CHATS: `${team.id},${alice.id}`, TELEGRAM_ALLOWED_USERS: `${alice.id},${bob.id}` },
-    });
+    }));
     const { tg, model } = { tg: rig.tg!, model: rig.model };
     echoingModel(model);
 
@@ -59,8 +54,8 @@ describe("Telegram allow lists", () => {
 describe("Discord allow lists", () => {
   // The fake serves this world (fixed ids), so the allow lists can name its guild and channels.
   const world = createDefaultWorld();
-  it("DISCORD_ALLOWED_CHANNELS: other channels and DMs get nothing; a thread of an allowed channel is answered", async () => {
-    rig = await startHostileRig({ platform: "discord", env: { DISCORD_ALLOWED_CHANNELS: world.channels.general.id } });
+  e2eTest("DISCORD_ALLOWED_CHANNELS: other channels and DMs get nothing; a thread of an allowed channel is answered", async ({ closeAfter }) => {
+    const rig = closeAfter(await startHostileRig({ platform: "discord", env: { DISCORD_ALLOWED_CHANNELS: world.channels.general.id } }));
     const { discord, model } = { discord: rig.discord!, model: rig.model };
     echoingModel(model);
     const { general, random, dm, thread } = discord.ids;
@@ -79,8 +74,8 @@ describe("Discord allow lists", () => {
     expect(discord.typing.filter((t) => t.channelId === random || t.channelId === dm)).toEqual([]);
   });
 
-  it("DISCORD_ALLOWED_GUILDS: the guild is served, DMs (which belong to no guild) are not", async () => {
-    rig = await startHostileRig({ platform: "discord", env: { DISCORD_ALLOWED_GUILDS: world.guildId } });
+  e2eTest("DISCORD_ALLOWED_GUILDS: the guild is served, DMs (which belong to no guild) are not", async ({ closeAfter }) => {
+    const rig = closeAfter(await startHostileRig({ platform: "discord", env: { DISCORD_ALLOWED_GUILDS: world.guildId } }));
     const { discord, model } = { discord: rig.discord!, model: rig.model };
     echoingModel(model);
 

@@ -5,16 +5,11 @@
  * or does not answer at all. The chat gets one line that says what to do; the details
  * stay in the log (checked in hostile-secrets-in-logs and log-redaction tests).
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { privateChat } from "../fakes/telegram-server.js";
 import { contextExceeded, httpError, refusedBaseUrl, type ResponsePlan } from "../fakes/openai-server.js";
-import { startHostileRig, type HostileRig } from "../security/hostile-kit.js";
-
-let rig: HostileRig | undefined;
-afterEach(async () => {
-  await rig?.close();
-  rig = undefined;
-});
+import { startHostileRig } from "../security/hostile-kit.js";
+import { e2eTest } from "../support/fixtures.js";
 
 const TRACEBACK = [
   "Traceback (most recent call last):",
@@ -27,13 +22,13 @@ const TRACEBACK = [
 const INTERNALS = /Traceback|File "|\.py\b|https?:\/\/|10\.0\.3\.7|127\.0\.0\.1|Error\b|ECONN|\bat \S+:\d+|sk-|\b(401|500|400)\b/;
 
 describe("model failures, as the user sees them", () => {
-  it("a 500 with a traceback, a 401 echoing the key and a context overflow each give one short line", async () => {
+  e2eTest("a 500 with a traceback, a 401 echoing the key and a context overflow each give one short line", async ({ closeAfter }) => {
     const plans: Record<string, ResponsePlan> = {
       traceback: httpError(500, TRACEBACK, "server_error"),
       key: httpError(401, "Incorrect API key provided: sk-live-0000111122223333", "invalid_request_error"),
       overflow: contextExceeded(9000, 4096),
     };
-    rig = await startHostileRig({ platform: "telegram", worker: { queue: { attempts: 2, backoffMs: 50 } } });
+    const rig = closeAfter(await startHostileRig({ platform: "telegram", worker: { queue: { attempts: 2, backoffMs: 50 } } }));
     const { tg, model } = { tg: rig.tg!, model: rig.model };
     model.setHandler((request) => {
       const asked = String(request.body.messages?.at(-1)?.content ?? "");
@@ -59,8 +54,8 @@ describe("model failures, as the user sees them", () => {
     expect(asked.filter((q) => q === "overflow")).toHaveLength(1);
   });
 
-  it("a model server that refuses connections: retried, then the same short line", async () => {
-    rig = await startHostileRig({ platform: "telegram", env: { OPENAI_BASE_URL: await refusedBaseUrl() }, worker: { queue: { attempts: 2, backoffMs: 50 } } });
+  e2eTest("a model server that refuses connections: retried, then the same short line", async ({ closeAfter }) => {
+    const rig = closeAfter(await startHostileRig({ platform: "telegram", env: { OPENAI_BASE_URL: await refusedBaseUrl() }, worker: { queue: { attempts: 2, backoffMs: 50 } } }));
     const tg = rig.tg!;
     const alice = { id: 1001, first_name: "Alice" };
     tg.userSays(privateChat(alice), alice, "hello?");

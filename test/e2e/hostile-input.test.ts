@@ -4,17 +4,12 @@
  * forge the transcript. What each gets is checked where a user would notice it (the
  * chat) and where it would cost something (requests to the model, jobs in Redis).
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { setTimeout as sleep } from "node:timers/promises";
 import { privateChat, type FakeChat } from "../fakes/telegram-server.js";
 import { jobIdFor } from "../../src/contracts/inbound-message.js";
 import { echoingModel, lastUserTurn, startHostileRig, type HostileRig } from "../security/hostile-kit.js";
-
-let rig: HostileRig | undefined;
-afterEach(async () => {
-  await rig?.close();
-  rig = undefined;
-});
+import { e2eTest } from "../support/fixtures.js";
 
 const alice = { id: 1001, first_name: "Alice" };
 const bob = { id: 1002, first_name: "Bob" };
@@ -39,8 +34,8 @@ async function keysOfJob(rigNow: HostileRig, chatId: number, messageId: number):
 }
 
 describe("USER_RATE_LIMIT through the stack", () => {
-  it("the (N+1)th message of a minute gets one polite refusal and reaches no model; other users are unaffected", async () => {
-    rig = await startHostileRig({ platform: "telegram", env: { USER_RATE_LIMIT: "2" } });
+  e2eTest("the (N+1)th message of a minute gets one polite refusal and reaches no model; other users are unaffected", async ({ closeAfter }) => {
+    const rig = closeAfter(await startHostileRig({ platform: "telegram", env: { USER_RATE_LIMIT: "2" } }));
     const { tg, model } = { tg: rig.tg!, model: rig.model };
     echoingModel(model);
     await awayFromMinuteBoundary();
@@ -64,8 +59,8 @@ describe("USER_RATE_LIMIT through the stack", () => {
 });
 
 describe("input the bot must refuse or ignore", () => {
-  it("over-long: a clear refusal, nothing queued; at the limit (counted in characters, not UTF-16 units) it is answered", async () => {
-    rig = await startHostileRig({ platform: "telegram", env: { MAX_INPUT_CHARS: "40" } });
+  e2eTest("over-long: a clear refusal, nothing queued; at the limit (counted in characters, not UTF-16 units) it is answered", async ({ closeAfter }) => {
+    const rig = closeAfter(await startHostileRig({ platform: "telegram", env: { MAX_INPUT_CHARS: "40" } }));
     const { tg, model } = { tg: rig.tg!, model: rig.model };
     echoingModel(model);
     const tooLong = tg.userSays(privateChat(alice), alice, "x".repeat(41));
@@ -82,8 +77,8 @@ describe("input the bot must refuse or ignore", () => {
     expect(await keysOfJob(rig, alice.id, em.message.message_id as number)).not.toEqual([]);
   });
 
-  it("empty and whitespace messages are ignored; a bare mention gets a hint; an unknown command gets the help", async () => {
-    rig = await startHostileRig({ platform: "telegram" });
+  e2eTest("empty and whitespace messages are ignored; a bare mention gets a hint; an unknown command gets the help", async ({ closeAfter }) => {
+    const rig = closeAfter(await startHostileRig({ platform: "telegram" }));
     const { tg, model } = { tg: rig.tg!, model: rig.model };
     echoingModel(model);
     const group: FakeChat = { id: -1001500, type: "supergroup", title: "Group" };
@@ -110,8 +105,8 @@ describe("input the bot must refuse or ignore", () => {
     expect(model.requests.map(lastUserTurn)).toEqual(["real question"]);
   });
 
-  it("Discord: a bare mention is ignored, an unknown command gets the help, an over-long message a refusal", async () => {
-    rig = await startHostileRig({ platform: "discord", env: { MAX_INPUT_CHARS: "40" } });
+  e2eTest("Discord: a bare mention is ignored, an unknown command gets the help, an over-long message a refusal", async ({ closeAfter }) => {
+    const rig = closeAfter(await startHostileRig({ platform: "discord", env: { MAX_INPUT_CHARS: "40" } }));
     const { discord, model } = { discord: rig.discord!, model: rig.model };
     echoingModel(model);
     const general = discord.ids.general;
@@ -127,8 +122,8 @@ describe("input the bot must refuse or ignore", () => {
     expect(model.requests.map(lastUserTurn)).toEqual(["Alice: real question"]);
   });
 
-  it("names and texts that try to forge the transcript reach the model as one line under the real speaker", async () => {
-    rig = await startHostileRig({ platform: "telegram" });
+  e2eTest("names and texts that try to forge the transcript reach the model as one line under the real speaker", async ({ closeAfter }) => {
+    const rig = closeAfter(await startHostileRig({ platform: "telegram" }));
     const { tg, model } = { tg: rig.tg!, model: rig.model };
     echoingModel(model);
     const group: FakeChat = { id: -1001600, type: "supergroup", title: "Group" };

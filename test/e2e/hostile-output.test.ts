@@ -6,18 +6,13 @@
  * a platform: not in the answer, not in the tool activity line, not in a draft.
  * Judged by the fakes: Telegram's tdlib-like parser and Discord's mention rules.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import type { MessageEntity } from "grammy/types";
 import { privateChat, type FakeChat } from "../fakes/telegram-server.js";
 import { textAnswer, toolCallAnswer, type RecordedRequest } from "../fakes/openai-server.js";
 import { parseTelegramHtml } from "../fakes/telegram-html.js";
-import { discordBodiesSent, startHostileRig, telegramTextsSent, type HostileRig } from "../security/hostile-kit.js";
-
-let rig: HostileRig | undefined;
-afterEach(async () => {
-  await rig?.close();
-  rig = undefined;
-});
+import { discordBodiesSent, startHostileRig, telegramTextsSent } from "../security/hostile-kit.js";
+import { e2eTest } from "../support/fixtures.js";
 
 const API_KEY = "sk-live-4f1c9e2b7a6d5c3b8e0f1a2d3c4b5a69";
 const ADMIN_TOKEN = "adm-8c7b6a5f4e3d2c1b0a9f8e7d";
@@ -51,8 +46,8 @@ function holdsPieceOf(text: string, secret: string): boolean {
 }
 
 describe("Telegram: model output is text, never markup, mentions or secrets", () => {
-  it("in a private chat (drafts) and a group (placeholder + edits)", async () => {
-    rig = await startHostileRig({ platform: "telegram", env: { OPENAI_API_KEY: API_KEY, ADMIN_TOKEN } });
+  e2eTest("in a private chat (drafts) and a group (placeholder + edits)", async ({ closeAfter }) => {
+    const rig = closeAfter(await startHostileRig({ platform: "telegram", env: { OPENAI_API_KEY: API_KEY, ADMIN_TOKEN } }));
     const tg = rig.tg!;
     const secrets = [tg.token, API_KEY, ADMIN_TOKEN];
     rig.model.setHandler(hostileModel(secrets));
@@ -88,8 +83,8 @@ describe("Telegram: model output is text, never markup, mentions or secrets", ()
 });
 
 describe("Discord: model output pings no one and shows no secret", () => {
-  it("@everyone, @here, role and user mentions are shown but notify nobody", async () => {
-    rig = await startHostileRig({ platform: "discord", env: { OPENAI_API_KEY: API_KEY, ADMIN_TOKEN } });
+  e2eTest("@everyone, @here, role and user mentions are shown but notify nobody", async ({ closeAfter }) => {
+    const rig = closeAfter(await startHostileRig({ platform: "discord", env: { OPENAI_API_KEY: API_KEY, ADMIN_TOKEN } }));
     const discord = rig.discord!;
     const secrets = [discord.token, API_KEY, ADMIN_TOKEN];
     const { alice, bob } = discord.users;

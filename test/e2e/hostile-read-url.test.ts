@@ -9,22 +9,11 @@
  */
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { createServer, type Server, type Socket } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { privateChat } from "../fakes/telegram-server.js";
 import { textAnswer, toolCallAnswer, type RecordedRequest } from "../fakes/openai-server.js";
-import { startHostileRig, type HostileRig } from "../security/hostile-kit.js";
-
-let rig: HostileRig | undefined;
-let decoy: Server | undefined;
-let stopWatching: (() => void) | undefined;
-afterEach(async () => {
-  stopWatching?.();
-  stopWatching = undefined;
-  await rig?.close();
-  rig = undefined;
-  await new Promise<void>((resolve) => (decoy ? decoy.close(() => resolve()) : resolve()));
-  decoy = undefined;
-});
+import { startHostileRig } from "../security/hostile-kit.js";
+import { e2eTest } from "../support/fixtures.js";
 
 /** Client sockets this process opens from now on: where they connected, and whether tool code opened them. */
 function watchSockets(): { connected: { port: number; address: string; fromTools: boolean }[]; stop(): void } {
@@ -68,11 +57,11 @@ const PRIVATE_SPELLINGS = [
 ];
 
 describe("read_url against a page that asks for the bot's own network", () => {
-  it("every private target is refused back to the model, and no socket reaches Redis or the decoy", async () => {
+  e2eTest("every private target is refused back to the model, and no socket reaches Redis or the decoy", async ({ closeAfter }) => {
     const trap = await startDecoy();
-    decoy = trap.server;
+    closeAfter({ close: () => new Promise<void>((resolve) => trap.server.close(() => resolve())) });
     // The fake web is on 127.0.0.1 too: allow exactly it, as an operator would allow one intranet host.
-    rig = await startHostileRig({ platform: "telegram", envFor: ({ web }) => ({ READ_URL_ALLOW_HOSTS: web.host }) });
+    const rig = closeAfter(await startHostileRig({ platform: "telegram", envFor: ({ web }) => ({ READ_URL_ALLOW_HOSTS: web.host }) }));
     const { tg, model } = { tg: rig.tg!, model: rig.model };
     const targets = [...PRIVATE_SPELLINGS, trap.url];
     model.script([
@@ -88,7 +77,7 @@ describe("read_url against a page that asks for the bot's own network", () => {
       textAnswer("I could not read that address."),
     ]);
     const sockets = watchSockets();
-    stopWatching = sockets.stop;
+    closeAfter({ close: sockets.stop });
 
     const alice = { id: 1001, first_name: "Alice" };
     tg.userSays(privateChat(alice), alice, "Please summarise the page at the link");

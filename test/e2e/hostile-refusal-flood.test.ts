@@ -5,15 +5,10 @@
  * an outsider hears "private" at most once a minute.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { privateChat, type FakeUser } from "../fakes/telegram-server.js";
-import { startHostileRig, type HostileRig } from "../security/hostile-kit.js";
-
-let rig: HostileRig | undefined;
-afterEach(async () => {
-  await rig?.close();
-  rig = undefined;
-});
+import { startHostileRig } from "../security/hostile-kit.js";
+import { e2eTest } from "../support/fixtures.js";
 
 const member: FakeUser = { id: 4001, first_name: "Member" };
 const outsider: FakeUser = { id: 4002, first_name: "Outsider" };
@@ -25,8 +20,8 @@ async function awayFromMinuteBoundary(): Promise<void> {
 }
 
 describe("refusal floods, Telegram", () => {
-  it("an outsider's ten messages get one 'private' refusal, and none reaches the model", async () => {
-    rig = await startHostileRig({ platform: "telegram", env: { TELEGRAM_ALLOWED_USERS: String(member.id) } });
+  e2eTest("an outsider's ten messages get one 'private' refusal, and none reaches the model", async ({ closeAfter }) => {
+    const rig = closeAfter(await startHostileRig({ platform: "telegram", env: { TELEGRAM_ALLOWED_USERS: String(member.id) } }));
     const tg = rig.tg!;
     await awayFromMinuteBoundary();
     for (let i = 0; i < 10; i++) tg.userSays(privateChat(outsider), outsider, `let me in ${i}`);
@@ -39,8 +34,8 @@ describe("refusal floods, Telegram", () => {
     expect(rig.model.requests).toEqual([]);
   });
 
-  it("over-long messages and unknown commands past USER_RATE_LIMIT get no more replies", async () => {
-    rig = await startHostileRig({ platform: "telegram", env: { USER_RATE_LIMIT: "3", MAX_INPUT_CHARS: "20" } });
+  e2eTest("over-long messages and unknown commands past USER_RATE_LIMIT get no more replies", async ({ closeAfter }) => {
+    const rig = closeAfter(await startHostileRig({ platform: "telegram", env: { USER_RATE_LIMIT: "3", MAX_INPUT_CHARS: "20" } }));
     const tg = rig.tg!;
     await awayFromMinuteBoundary();
     for (let i = 0; i < 4; i++) tg.userSays(privateChat(member), member, `this message is much too long for the bot ${i}`);

@@ -8,30 +8,13 @@
  * The log must tell what went wrong without any secret; the chat must show one short
  * line without internals, or the answer once the connection is back.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { privateChat, startFakeTelegram, type FakeTelegram } from "../fakes/telegram-server.js";
-import { httpError, startFakeOpenAI, textAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
-import { spawnRole, type RoleProcess } from "../support/stack-process.js";
-import { createTestRedis, type TestRedis } from "../support/redis.js";
+import { describe, expect } from "vitest";
+import { privateChat } from "../fakes/telegram-server.js";
+import { httpError, textAnswer } from "../fakes/openai-server.js";
+import { e2eTest } from "../support/fixtures.js";
 
 const API_KEY = "sk-live-0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d";
 const ADMIN_TOKEN = "admin-5d4c3b2a1f0e9d8c7b6a";
-
-let tg: FakeTelegram | undefined;
-let model: FakeOpenAI | undefined;
-let bot: RoleProcess | undefined;
-let redis: TestRedis | undefined;
-afterEach(async () => {
-  if (bot) {
-    bot.kill("SIGTERM");
-    const exited = await Promise.race([bot.exited, new Promise((r) => setTimeout(r, 5000, "timeout"))]);
-    if (exited === "timeout") bot.kill("SIGKILL");
-  }
-  bot = undefined;
-  await tg?.close();
-  await model?.close();
-  await redis?.cleanup();
-});
 
 /** Every fragment of 12 characters of `secret` that appears in `text`. */
 function piecesOf(secret: string, text: string): string[] {
@@ -41,10 +24,10 @@ function piecesOf(secret: string, text: string): string[] {
 }
 
 describe("secrets in failing requests, with the bot as a real process", () => {
-  it("the log explains the failure without the key or the token; the chat shows one short line, or the answer", async () => {
-    tg = await startFakeTelegram();
-    model = await startFakeOpenAI();
-    redis = createTestRedis("logs");
+  e2eTest("the log explains the failure without the key or the token; the chat shows one short line, or the answer", async ({ fakeTelegram, fakeModel, testRedis, spawnRole }) => {
+    const tg = await fakeTelegram();
+    const model = await fakeModel();
+    const redis = testRedis("logs");
     const alice = { id: 1001, first_name: "Alice" };
     const bob = { id: 1002, first_name: "Bob" };
     model.setHandler((request) => {
@@ -53,7 +36,7 @@ describe("secrets in failing requests, with the bot as a real process", () => {
       if (asked.includes("first")) return httpError(401, `Incorrect API key provided: ${request.headers.authorization?.replace(/^Bearer /, "")}`, "invalid_request_error");
       return textAnswer("fine");
     });
-    bot = await spawnRole("all", {
+    const bot = await spawnRole("all", {
       REDIS_URL: redis.url,
       KEY_PREFIX: redis.prefix,
       TELEGRAM_BOT_TOKEN: tg.token,
@@ -64,7 +47,7 @@ describe("secrets in failing requests, with the bot as a real process", () => {
       LOG_LEVEL: "debug",
       QUEUE_ATTEMPTS: "2",
       QUEUE_RETRY_BACKOFF_MS: "100",
-    });
+    }, { stop: "terminate" });
 
     tg.userSays(privateChat(alice), alice, "first question");
     await tg.waitFor(() => tg!.botMessages(alice.id).some((m) => m.text.startsWith("⚠️")), { timeoutMs: 10_000, what: "the failure line" });

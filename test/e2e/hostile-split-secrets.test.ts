@@ -4,25 +4,20 @@
  * the URL-encoded and upper-cased forms are as good as the secret to whoever reads them. What the
  * chat shows, across all the bot's messages joined together, must hold none of them.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { textAnswer } from "../fakes/openai-server.js";
-import { startHostileRig, type HostileRig } from "../security/hostile-kit.js";
-
-let rig: HostileRig | undefined;
-afterEach(async () => {
-  await rig?.close();
-  rig = undefined;
-});
+import { startHostileRig } from "../security/hostile-kit.js";
+import { e2eTest } from "../support/fixtures.js";
 
 const ADMIN_TOKEN = "Adm1n-T0ken-4242"; // 16 characters, the shortest allowed
 const REDIS_PASSWORD = "p@ss/w0rd:with spaces";
 
 describe("secrets split or respelled in model output, Discord", () => {
-  it("a token cut in half by the 2000-character split, a URL-encoded password and an upper-cased token are all redacted", async () => {
-    rig = await startHostileRig({
+  e2eTest("a token cut in half by the 2000-character split, a URL-encoded password and an upper-cased token are all redacted", async ({ closeAfter }) => {
+    const rig = closeAfter(await startHostileRig({
       platform: "discord",
       env: { ADMIN_TOKEN, REDIS_URL: `redis://:${encodeURIComponent(REDIS_PASSWORD)}@127.0.0.1:6379` },
-    });
+    }));
     const discord = rig.discord!;
     // One unbroken word: the splitter has no boundary and cuts at the limit, 8 characters into the token.
     const filler = "z".repeat(1992);

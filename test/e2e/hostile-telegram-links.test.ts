@@ -3,23 +3,18 @@
  * app, a login, a group join, a profile) and plain `@username` mentions that would notify members
  * of a group. Checked on what Telegram makes of the bot's message (its entities), through the stack.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import type { FakeChat, FakeUser } from "../fakes/telegram-server.js";
 import { textAnswer } from "../fakes/openai-server.js";
-import { startHostileRig, type HostileRig } from "../security/hostile-kit.js";
-
-let rig: HostileRig | undefined;
-afterEach(async () => {
-  await rig?.close();
-  rig = undefined;
-});
+import { startHostileRig } from "../security/hostile-kit.js";
+import { e2eTest } from "../support/fixtures.js";
 
 const group: FakeChat = { id: -1007766554433, type: "supergroup", title: "Neighbours" };
 const alice: FakeUser = { id: 3001, first_name: "Alice", username: "alice_w" };
 
 describe("links and mentions in model output, Telegram", () => {
-  it("only http(s) and mailto links survive, and only the asker's own @username can notify", async () => {
-    rig = await startHostileRig({ platform: "telegram" });
+  e2eTest("only http(s) and mailto links survive, and only the asker's own @username can notify", async ({ closeAfter }) => {
+    const rig = closeAfter(await startHostileRig({ platform: "telegram" }));
     const tg = rig.tg!;
     rig.model.script([
       textAnswer(

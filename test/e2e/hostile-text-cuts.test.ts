@@ -4,22 +4,17 @@
  * an emoji leaves `\ud83d` alone in the request JSON, which llama.cpp (and so the fake model)
  * refuses outright: the user would see "model unavailable" for every question.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import type { FakeChat, FakeUser } from "../fakes/telegram-server.js";
-import { echoingModel, startHostileRig, type HostileRig } from "../security/hostile-kit.js";
-
-let rig: HostileRig | undefined;
-afterEach(async () => {
-  await rig?.close();
-  rig = undefined;
-});
+import { echoingModel, startHostileRig } from "../security/hostile-kit.js";
+import { e2eTest } from "../support/fixtures.js";
 
 const LONE_HALF = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const group: FakeChat = { id: -1009988776655, type: "supergroup", title: "Emoji club" };
 
 describe("emoji cut in half never reaches the model", () => {
-  it("a group member whose name is one letter and many emoji still gets an answer", async () => {
-    rig = await startHostileRig({ platform: "telegram", env: { QUEUE_RETRY_BACKOFF_MS: "100" } });
+  e2eTest("a group member whose name is one letter and many emoji still gets an answer", async ({ closeAfter }) => {
+    const rig = closeAfter(await startHostileRig({ platform: "telegram", env: { QUEUE_RETRY_BACKOFF_MS: "100" } }));
     const tg = rig.tg!;
     echoingModel(rig.model);
     // 1 + 2·40 UTF-16 units: the speaker cut at 64 units falls between the halves of an emoji.
@@ -31,8 +26,8 @@ describe("emoji cut in half never reaches the model", () => {
     expect(tg.botMessages(group.id).map((m) => m.text).join("\n")).not.toMatch(/unavailable/i);
   });
 
-  it("a reply to a long emoji message is quoted with whole characters", async () => {
-    rig = await startHostileRig({ platform: "telegram", env: { QUEUE_RETRY_BACKOFF_MS: "100" } });
+  e2eTest("a reply to a long emoji message is quoted with whole characters", async ({ closeAfter }) => {
+    const rig = closeAfter(await startHostileRig({ platform: "telegram", env: { QUEUE_RETRY_BACKOFF_MS: "100" } }));
     const tg = rig.tg!;
     echoingModel(rig.model);
     const bob: FakeUser = { id: 2002, first_name: "Bob" };

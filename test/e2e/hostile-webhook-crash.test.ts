@@ -7,26 +7,9 @@
  */
 import { createHash } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterEach, describe, expect, it } from "vitest";
-import { startFakeTelegram, type FakeTelegram } from "../fakes/telegram-server.js";
-import { spawnRole, type RoleProcess } from "../support/stack-process.js";
+import { describe, expect } from "vitest";
 import { freePort } from "../support/free-port.js";
-import { startPrivateRedis, type PrivateRedis } from "../support/private-redis.js";
-
-let role: RoleProcess | undefined;
-let tg: FakeTelegram | undefined;
-let redis: PrivateRedis | undefined;
-let admin: Redis | undefined;
-afterEach(async () => {
-  if (role) {
-    role.kill("SIGKILL");
-    await role.exited;
-  }
-  admin?.disconnect();
-  await tg?.close();
-  await redis?.close();
-  role = tg = redis = admin = undefined;
-});
+import { e2eTest } from "../support/fixtures.js";
 
 const user = { id: 5001, is_bot: false, first_name: "Walt" };
 
@@ -38,12 +21,13 @@ function update(updateId: number, messageId: number, text: string): object {
 }
 
 describe("a webhook update that stalls, then fails", () => {
-  it("gets a non-2xx answer, leaves the role running, and never prints the token", async () => {
-    redis = await startPrivateRedis();
-    admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
-    tg = await startFakeTelegram();
+  e2eTest("gets a non-2xx answer, leaves the role running, and never prints the token", async ({ privateRedis, closeAfter, fakeTelegram, spawnRole }) => {
+    const redis = await privateRedis();
+    const admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    closeAfter({ close: () => admin.disconnect() });
+    const tg = await fakeTelegram();
     const port = await freePort();
-    role = await spawnRole("bots", {
+    const role = await spawnRole("bots", {
       REDIS_URL: redis.url,
       KEY_PREFIX: "hook",
       HTTP_PORT: String(port),

@@ -4,11 +4,11 @@
  * budget (forum topics share it) is kept in Redis, so together they stay inside Telegram's
  * limits (the fake Bot API refuses anything over them) and every final text lands.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { startFakeTelegram, type FakeChat, type FakeTelegram, type FakeUser } from "../fakes/telegram-server.js";
-import { paced, startFakeOpenAI, textAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
-import { startStack, type Stack } from "../support/stack.js";
-import { createTestRedis, type TestRedis } from "../support/redis.js";
+import { describe, expect } from "vitest";
+import type { FakeChat, FakeUser } from "../fakes/telegram-server.js";
+import { paced, textAnswer } from "../fakes/openai-server.js";
+import type { Stack } from "../support/stack.js";
+import { e2eTest } from "../support/fixtures.js";
 
 const alice: FakeUser = { id: 2001, first_name: "Alice" };
 const bob: FakeUser = { id: 2002, first_name: "Bob" };
@@ -22,19 +22,6 @@ const ANSWERS: Record<string, string> = {
     "and the history museum has a guided tour in English at two in the afternoon every day except Monday.",
 };
 
-let tg: FakeTelegram | undefined;
-let model: FakeOpenAI | undefined;
-let shared: TestRedis | undefined;
-const stacks: Stack[] = [];
-
-afterEach(async () => {
-  for (const stack of stacks.splice(0).reverse()) await stack.close();
-  await tg?.close();
-  await model?.close();
-  await shared?.cleanup();
-  tg = model = shared = undefined;
-});
-
 /** Sum of one outcome of chatbot_jobs_total in a stack. */
 async function jobsDone(stack: Stack): Promise<number> {
   const metric = await stack.metrics.jobs.get();
@@ -42,9 +29,9 @@ async function jobsDone(stack: Stack): Promise<number> {
 }
 
 describe("one group's edit budget, shared by two worker processes", () => {
-  it("keeps three answers streaming into two forum topics and the main chat inside the group's limits", async () => {
-    tg = await startFakeTelegram(); // documented flood limits, enforced
-    model = await startFakeOpenAI({
+  e2eTest("keeps three answers streaming into two forum topics and the main chat inside the group's limits", async ({ fakeTelegram, fakeModel, testRedis, startStack }) => {
+    const tg = await fakeTelegram(); // documented flood limits, enforced
+    const model = await fakeModel({
       handler: (request) => {
         const asked = JSON.stringify(request.body.messages?.at(-1)?.content ?? "");
         const topic = Object.keys(ANSWERS).find((t) => asked.includes(t)) ?? "trains";
@@ -52,9 +39,10 @@ describe("one group's edit budget, shared by two worker processes", () => {
         return paced(textAnswer(ANSWERS[topic]!), topic === "museums" ? 10 : 12);
       },
     });
-    shared = createTestRedis("shared-group");
+    const shared = testRedis("shared-group");
     const env = { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot, OPENAI_BASE_URL: model.url, WORKER_CONCURRENCY: "2" };
     // Two worker processes (each with its own Redis connections and gate instance), then the adapter.
+    const stacks: Stack[] = [];
     stacks.push(await startStack({ env, roles: ["worker"], redis: shared }));
     stacks.push(await startStack({ env, roles: ["worker"], redis: shared }));
     stacks.push(await startStack({ env, roles: ["bots"], redis: shared }));

@@ -4,27 +4,13 @@
  * together they stay under it (the fake Bot API refuses anything over it), every chat's final
  * text lands, and no chat's final waits much longer than the budget itself makes necessary.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { privateChat, startFakeTelegram, type FakeTelegram, type FakeUser } from "../fakes/telegram-server.js";
-import { paced, startFakeOpenAI, textAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
-import { startStack, type Stack } from "../support/stack.js";
-import { createTestRedis, type TestRedis } from "../support/redis.js";
+import { describe, expect } from "vitest";
+import { privateChat, type FakeUser } from "../fakes/telegram-server.js";
+import { paced, textAnswer } from "../fakes/openai-server.js";
+import { e2eTest } from "../support/fixtures.js";
 
 const CHATS = 100;
 const answerFor = (n: number) => `Answer ${n}: mild, ${10 + (n % 15)} degrees.`;
-
-let tg: FakeTelegram | undefined;
-let model: FakeOpenAI | undefined;
-let shared: TestRedis | undefined;
-const stacks: Stack[] = [];
-
-afterEach(async () => {
-  for (const stack of stacks.splice(0).reverse()) await stack.close();
-  await tg?.close();
-  await model?.close();
-  await shared?.cleanup();
-  tg = model = shared = undefined;
-});
 
 /** Most timestamps inside any window of `windowMs` (the fake's own rule: (at − 1000, at]). */
 function busiestWindow(times: number[], windowMs: number): number {
@@ -41,10 +27,10 @@ function busiestWindow(times: number[], windowMs: number): number {
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 describe("one bot-wide budget, shared by two worker processes", () => {
-  it("answers a hundred private chats streaming at once under 30 messages a second, every final landing", async () => {
-    tg = await startFakeTelegram(); // documented flood limits, enforced
+  e2eTest("answers a hundred private chats streaming at once under 30 messages a second, every final landing", async ({ fakeTelegram, fakeModel, testRedis, startStack }) => {
+    const tg = await fakeTelegram(); // documented flood limits, enforced
     const modelDoneAt = new Map<number, number>();
-    model = await startFakeOpenAI({
+    const model = await fakeModel({
       handler: (request) => {
         const asked = JSON.stringify(request.body.messages?.at(-1)?.content ?? "");
         const n = Number(/question (\d+)/.exec(asked)?.[1]);
@@ -52,16 +38,16 @@ describe("one bot-wide budget, shared by two worker processes", () => {
         return paced(textAnswer(answerFor(n)), 4); // 8 tokens: about 2 s of streaming each
       },
     });
-    shared = createTestRedis("shared-private");
+    const shared = testRedis("shared-private");
     const env = {
       TELEGRAM_BOT_TOKEN: tg.token,
       TELEGRAM_API_ROOT: tg.apiRoot,
       OPENAI_BASE_URL: model.url,
       WORKER_CONCURRENCY: String(CHATS / 2),
     };
-    stacks.push(await startStack({ env, roles: ["worker"], redis: shared }));
-    stacks.push(await startStack({ env, roles: ["worker"], redis: shared }));
-    stacks.push(await startStack({ env, roles: ["bots"], redis: shared }));
+    await startStack({ env, roles: ["worker"], redis: shared });
+    await startStack({ env, roles: ["worker"], redis: shared });
+    await startStack({ env, roles: ["bots"], redis: shared });
 
     const users: FakeUser[] = Array.from({ length: CHATS }, (_, i) => ({ id: 30_000 + i, first_name: `User${i}` }));
     users.forEach((user, i) => tg!.userSays(privateChat(user), user, `question ${i}`));

@@ -6,12 +6,13 @@
  * photo; PDFs and text files are answered from their text; a model without vision says so; hostile
  * pictures are refused and the bot keeps answering; the history holds no picture bytes.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { privateChat, type FakeChat, type FakeUser } from "../fakes/telegram-server.js";
 import { httpError, textAnswer } from "../fakes/openai-server.js";
 import { lastUserParts } from "../support/model-request.js";
 import { IMAGES_UNSUPPORTED_LINE } from "../../src/answer/answer-message.js";
-import { startTelegramE2E, type TelegramE2E } from "./telegram-harness.js";
+import {  } from "./telegram-harness.js";
+import { e2eTest } from "../support/fixtures.js";
 import { decodeDataUrl, noisePng, onePagePdf, pngBomb, twoColourPhoto } from "../support/test-images.js";
 import { storedHistoryText } from "../support/stored-history.js";
 
@@ -19,17 +20,11 @@ const alice: FakeUser = { id: 1001, first_name: "Alice" };
 const bob: FakeUser = { id: 1002, first_name: "Bob" };
 const group: FakeChat = { id: -100555, type: "supergroup", title: "Photos" };
 
-let e2e: TelegramE2E | undefined;
-afterEach(async () => {
-  await e2e?.close();
-  e2e = undefined;
-});
-
 const seeing = { model: { props: { vision: true } } };
 
 describe("Telegram pictures and files, end to end", () => {
-  it("a captioned photo in a private chat reaches the model as one scaled JPEG beside the caption; history keeps only a marker", async () => {
-    e2e = await startTelegramE2E(seeing);
+  e2eTest("a captioned photo in a private chat reaches the model as one scaled JPEG beside the caption; history keeps only a marker", async ({ startTelegram }) => {
+    const e2e = await startTelegram(seeing);
     const { tg, model } = e2e;
     model.script([textAnswer("The left half is red and the right half is blue."), textAnswer("It was red and blue.")]);
 
@@ -57,8 +52,8 @@ describe("Telegram pictures and files, end to end", () => {
     expect(stored).not.toMatch(/base64|data:image/);
   });
 
-  it("in a group: a photo whose caption mentions the bot, and a mention under someone else's photo", async () => {
-    e2e = await startTelegramE2E(seeing);
+  e2eTest("in a group: a photo whose caption mentions the bot, and a mention under someone else's photo", async ({ startTelegram }) => {
+    const e2e = await startTelegram(seeing);
     const { tg, model } = e2e;
     model.script([textAnswer("A red and blue flag."), textAnswer("Bob's picture is red and blue too.")]);
 
@@ -79,8 +74,8 @@ describe("Telegram pictures and files, end to end", () => {
     expect(model.requests).toHaveLength(2);
   });
 
-  it("answers a PDF and a .txt file from their text", async () => {
-    e2e = await startTelegramE2E();
+  e2eTest("answers a PDF and a .txt file from their text", async ({ startTelegram }) => {
+    const e2e = await startTelegram();
     const { tg, model } = e2e;
     model.script([textAnswer("The invoice total is 99 euros."), textAnswer("The password is swordfish.")]);
 
@@ -98,8 +93,8 @@ describe("Telegram pictures and files, end to end", () => {
     expect(model.requests[1]?.body.messages?.filter((m) => m.role === "user")[0]?.content).toBe("how much?\n[file: invoice.pdf]");
   });
 
-  it("a model that cannot see: the reply says so and how to fix it, and still answers the text", async () => {
-    e2e = await startTelegramE2E();
+  e2eTest("a model that cannot see: the reply says so and how to fix it, and still answers the text", async ({ startTelegram }) => {
+    const e2e = await startTelegram();
     const { tg, model } = e2e;
     model.script([textAnswer("I cannot see it, but a sunset is usually orange.")]);
 
@@ -114,8 +109,8 @@ describe("Telegram pictures and files, end to end", () => {
     expect(tg.files.downloads).toEqual([]);
   });
 
-  it("MODEL_VISION=on in front of llama-server without an mmproj: one request, then a line saying what to change", async () => {
-    e2e = await startTelegramE2E({ env: { MODEL_VISION: "on" } });
+  e2eTest("MODEL_VISION=on in front of llama-server without an mmproj: one request, then a line saying what to change", async ({ startTelegram }) => {
+    const e2e = await startTelegram({ env: { MODEL_VISION: "on" } });
     const { tg, model } = e2e;
     // llama-server's words when a picture reaches a model loaded without its projector.
     model.setHandler(() => httpError(500, "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj", "server_error"));
@@ -127,8 +122,8 @@ describe("Telegram pictures and files, end to end", () => {
     expect(model.requests).toHaveLength(1);
   });
 
-  it("refuses an oversized, a corrupt and a 30000×30000 picture with a clear line, and keeps answering", async () => {
-    e2e = await startTelegramE2E({ ...seeing, env: { MAX_IMAGE_BYTES: "300000" } });
+  e2eTest("refuses an oversized, a corrupt and a 30000×30000 picture with a clear line, and keeps answering", async ({ startTelegram }) => {
+    const e2e = await startTelegram({ ...seeing, env: { MAX_IMAGE_BYTES: "300000" } });
     const { tg, model } = e2e;
     model.setHandler(() => textAnswer("Answered."));
     const chat = privateChat(alice);

@@ -4,11 +4,12 @@
  * written (the model request is aborted, the chat shows "stopped"), /reset makes the next
  * model request start from nothing.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { privateChat, type FakeChat, type FakeUser } from "../fakes/telegram-server.js";
 import { paced, textAnswer } from "../fakes/openai-server.js";
 import { STOP_CALLBACK_DATA } from "../../src/adapters/telegram/telegram-reply-port.js";
 import { afterReading, callsTo, expectNoFlood, MESSAGE_METHODS, responseEnd, sentHistory, startTelegramE2E, within, type TelegramE2E } from "./telegram-harness.js";
+import { e2eTest } from "../support/fixtures.js";
 
 const alice: FakeUser = { id: 1001, first_name: "Alice" };
 const bob: FakeUser = { id: 1002, first_name: "Bob" };
@@ -16,15 +17,9 @@ const bob: FakeUser = { id: 1002, first_name: "Bob" };
 /** A story that takes the fake model ~20 s to write: long enough that only a stop ends it early. */
 const LONG_STORY = Array.from({ length: 30 }, (_, i) => `Once upon a time, in chapter ${i + 1}, a small robot learned something new.`).join(" ");
 
-let e2e: TelegramE2E | undefined;
-afterEach(async () => {
-  await e2e?.close();
-  e2e = undefined;
-});
-
 describe("Telegram commands, end to end", () => {
-  it("/stop ends the answer being written; /reset makes the next question start from nothing", async () => {
-    e2e = await startTelegramE2E();
+  e2eTest("/stop ends the answer being written; /reset makes the next question start from nothing", async ({ startTelegram }) => {
+    const e2e = await startTelegram();
     const { tg, model } = e2e;
     model.script([paced(textAnswer(LONG_STORY), 20), textAnswer("I was telling you a story about a robot."), textAnswer("Hello! How can I help?")]);
     const chat = privateChat(alice);
@@ -76,8 +71,8 @@ describe("Telegram commands, end to end", () => {
     expectNoFlood(tg);
   });
 
-  it("the Stop button under a streaming group answer works like /stop", async () => {
-    e2e = await startTelegramE2E();
+  e2eTest("the Stop button under a streaming group answer works like /stop", async ({ startTelegram }) => {
+    const e2e = await startTelegram();
     const { tg, model } = e2e;
     const group: FakeChat = { id: -1002222222222, type: "supergroup", title: "Book club" };
     model.script([paced(textAnswer(LONG_STORY), 20)]);

@@ -4,23 +4,18 @@
  * the model, says how much it kept, and the next question's request carries the summary as a
  * system note before the kept turns. `/reset` then clears summary and history.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, vi } from "vitest";
 import { privateChat, type FakeUser } from "../fakes/telegram-server.js";
 import { textAnswer } from "../fakes/openai-server.js";
 import { historyKeys } from "../../src/redis/keys.js";
-import { sentMessages, startTelegramE2E, type TelegramE2E } from "./telegram-harness.js";
+import { sentMessages } from "./telegram-harness.js";
+import { e2eTest } from "../support/fixtures.js";
 
 const alice: FakeUser = { id: 1001, first_name: "Alice" };
 
-let e2e: TelegramE2E | undefined;
-afterEach(async () => {
-  await e2e?.close();
-  e2e = undefined;
-});
-
 describe("/compact on Telegram", () => {
-  it("folds older turns into a summary, says what it kept, and the next request carries it; /reset clears it", async () => {
-    e2e = await startTelegramE2E();
+  e2eTest("folds older turns into a summary, says what it kept, and the next request carries it; /reset clears it", async ({ startTelegram }) => {
+    const e2e = await startTelegram();
     const { tg, model } = e2e;
     const answers = ["Nice, a cat called Momo.", "Got it, you live in Lyon.", "Momo lives with you in Lyon."];
     model.setHandler((request) =>

@@ -4,25 +4,17 @@
  * the second and the final text lands; an update delivered twice (also across an adapter
  * restart) is answered once.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { privateChat, type FakeChat, type FakeUser } from "../fakes/telegram-server.js";
 import { paced, textAnswer } from "../fakes/openai-server.js";
-import { startStack, type Stack } from "../support/stack.js";
-import { arrivalsAt, callsTo, expectNoFlood, MESSAGE_METHODS, sentHistory, startTelegramE2E, type TelegramE2E } from "./telegram-harness.js";
+import { arrivalsAt, callsTo, expectNoFlood, MESSAGE_METHODS, sentHistory } from "./telegram-harness.js";
+import { e2eTest } from "../support/fixtures.js";
 
 const alice: FakeUser = { id: 1001, first_name: "Alice" };
 
-let e2e: TelegramE2E | undefined;
-const extraStacks: Stack[] = [];
-afterEach(async () => {
-  await Promise.allSettled(extraStacks.splice(0).map((s) => s.close()));
-  await e2e?.close();
-  e2e = undefined;
-});
-
 describe("Telegram faults, end to end", () => {
-  it("waits out a 429 storm on drafts, sends and edits, never early, and every final text lands", async () => {
-    e2e = await startTelegramE2E();
+  e2eTest("waits out a 429 storm on drafts, sends and edits, never early, and every final text lands", async ({ startTelegram }) => {
+    const e2e = await startTelegram();
     const { tg, model } = e2e;
     const group: FakeChat = { id: -1001111111111, type: "supergroup", title: "Ops" };
     const inGroup = "The deploy finished at 14:02, all **three** regions are healthy and the queue is empty again.";
@@ -80,13 +72,12 @@ describe("Telegram faults, end to end", () => {
     expect(model.requests).toHaveLength(2);
   });
 
-  it("answers an update delivered twice only once, also when it comes again after an adapter restart", async () => {
+  e2eTest("answers an update delivered twice only once, also when it comes again after an adapter restart", async ({ startTelegram, startStack }) => {
     // The worker runs on its own; adapters come and go on the same deployment.
-    e2e = await startTelegramE2E({ roles: ["worker"] });
+    const e2e = await startTelegram({ roles: ["worker"] });
     const { tg, model } = e2e;
     const startAdapter = async () => {
-      const bots = await startStack({ env: e2e!.env, roles: ["bots"], redis: e2e!.stack.redis });
-      extraStacks.push(bots);
+      const bots = await startStack({ env: e2e.env, roles: ["bots"], redis: e2e.stack.redis });
       await tg.waitFor(() => tg.isLongPolling(), { what: "the adapter to poll" });
       return bots;
     };
@@ -100,7 +91,6 @@ describe("Telegram faults, end to end", () => {
 
     // The adapter restarts and Telegram delivers the same message once more.
     await first.close();
-    extraStacks.splice(extraStacks.indexOf(first), 1);
     await startAdapter();
     tg.pushUpdate({ message: hello });
     // A later question: the conversation is answered in order, so a duplicate job would have run before it.

@@ -4,10 +4,11 @@
  * unaddressed chatter is neither answered nor sent to the model; forum topics are
  * conversations of their own that still share the group's edit budget.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import type { FakeChat, FakeUser } from "../fakes/telegram-server.js";
 import { paced, textAnswer } from "../fakes/openai-server.js";
-import { arrivalsAt, callsTo, expectNoFlood, MESSAGE_METHODS, sentHistory, smallestGapMs, startTelegramE2E, type TelegramE2E } from "./telegram-harness.js";
+import { arrivalsAt, callsTo, expectNoFlood, MESSAGE_METHODS, sentHistory, smallestGapMs } from "./telegram-harness.js";
+import { e2eTest } from "../support/fixtures.js";
 
 const alice: FakeUser = { id: 1001, first_name: "Alice" };
 const bob: FakeUser = { id: 1002, first_name: "Bob", username: "bobby" };
@@ -20,15 +21,9 @@ const carol: FakeUser = { id: 1003, first_name: "Carol" };
  */
 const GROUP_SPACING_MS = 2700;
 
-let e2e: TelegramE2E | undefined;
-afterEach(async () => {
-  await e2e?.close();
-  e2e = undefined;
-});
-
 describe("Telegram group chat, end to end", () => {
-  it("shares one conversation with speaker names, answers each asker, and ignores unaddressed chatter", async () => {
-    e2e = await startTelegramE2E();
+  e2eTest("shares one conversation with speaker names, answers each asker, and ignores unaddressed chatter", async ({ startTelegram }) => {
+    const e2e = await startTelegram();
     const { tg, model } = e2e;
     const group: FakeChat = { id: -1001234567890, type: "supergroup", title: "Trip planning" };
     model.script([textAnswer("The capital of France is **Paris**."), textAnswer("Alice asked what the capital of France is.")]);
@@ -83,8 +78,8 @@ describe("Telegram group chat, end to end", () => {
     expectNoFlood(tg);
   });
 
-  it("keeps forum topics apart (own histories, answers in their topic) while they share the group's budget", async () => {
-    e2e = await startTelegramE2E();
+  e2eTest("keeps forum topics apart (own histories, answers in their topic) while they share the group's budget", async ({ startTelegram }) => {
+    const e2e = await startTelegram();
     const { tg, model } = e2e;
     const forum: FakeChat = { id: -1009876543210, type: "supergroup", title: "Help desk", is_forum: true };
     tg.addChat(forum);

@@ -4,26 +4,21 @@
  * writes and lands as one message; a long answer is split into messages that each
  * parse and fit; a model that stays down ends in the "unavailable" line.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import type { MessageEntity } from "grammy/types";
 import { privateChat, type FakeUser } from "../fakes/telegram-server.js";
 import { paced, textAnswer, unavailable } from "../fakes/openai-server.js";
 import { parseTelegramHtml } from "../fakes/telegram-html.js";
 import { markdownToTelegramHtml } from "../../src/adapters/telegram/telegram-html.js";
 import { modelUnavailableLine } from "../../src/reply/reply-view.js";
-import { arrivalsAt, callsTo, expectNoFlood, MESSAGE_METHODS, responseEnd, sentHistory, smallestGapMs, startTelegramE2E, type TelegramE2E } from "./telegram-harness.js";
+import { arrivalsAt, callsTo, expectNoFlood, MESSAGE_METHODS, responseEnd, sentHistory, smallestGapMs } from "./telegram-harness.js";
+import { e2eTest } from "../support/fixtures.js";
 
 const alice: FakeUser = { id: 1001, first_name: "Alice", language_code: "en" };
 
-let e2e: TelegramE2E | undefined;
-afterEach(async () => {
-  await e2e?.close();
-  e2e = undefined;
-});
-
 describe("Telegram private chat, end to end", () => {
-  it("streams drafts while the model writes, then keeps one message with the rendered answer", async () => {
-    e2e = await startTelegramE2E();
+  e2eTest("streams drafts while the model writes, then keeps one message with the rendered answer", async ({ startTelegram }) => {
+    const e2e = await startTelegram();
     const { tg, model } = e2e;
     const answer =
       "Here is the plan: **install** the dependencies with `npm ci`, run the whole test suite, " +
@@ -86,8 +81,8 @@ describe("Telegram private chat, end to end", () => {
     expectNoFlood(tg);
   });
 
-  it("splits a long answer with a code block into messages that each fit and parse, losing nothing", async () => {
-    e2e = await startTelegramE2E();
+  e2eTest("splits a long answer with a code block into messages that each fit and parse, losing nothing", async ({ startTelegram }) => {
+    const e2e = await startTelegram();
     const { tg, model } = e2e;
     const sentence = (i: number) => `Step ${i} explains one more detail of the set-up, with **care** and a \`flag-${i}\` to remember.`;
     const paragraph = (from: number, n: number) => Array.from({ length: n }, (_, k) => sentence(from + k)).join(" ");
@@ -143,8 +138,8 @@ describe("Telegram private chat, end to end", () => {
     expect(model.requests).toHaveLength(1);
   });
 
-  it("says the model is unavailable, in one message, after every retry met a 503", async () => {
-    e2e = await startTelegramE2E({ worker: { queue: { backoffMs: 50, attempts: 3 } } });
+  e2eTest("says the model is unavailable, in one message, after every retry met a 503", async ({ startTelegram }) => {
+    const e2e = await startTelegram({ worker: { queue: { backoffMs: 50, attempts: 3 } } });
     const { tg, model } = e2e;
     model.setHandler(() => unavailable());
 

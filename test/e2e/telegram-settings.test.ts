@@ -6,37 +6,35 @@
  * getChatMember, or listed in ADMIN_USER_IDS) can; the settings survive /reset and a restart of
  * every role, and /settings reset brings the defaults back.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { privateChat, type FakeChat, type FakeTelegram, type FakeUser } from "../fakes/telegram-server.js";
 import { textAnswer } from "../fakes/openai-server.js";
-import { startStack, type Stack } from "../support/stack.js";
 import { settingsCarriedBy } from "../support/request-settings.js";
-import { afterReading, expectNoFlood, sentHistory, startTelegramE2E, type TelegramE2E } from "./telegram-harness.js";
+import { afterReading, expectNoFlood, sentHistory, type TelegramE2E } from "./telegram-harness.js";
+import { e2eTest, type E2EFixtures } from "../support/fixtures.js";
 
 const alice: FakeUser = { id: 1001, first_name: "Alice" };
 const bob: FakeUser = { id: 1002, first_name: "Bob" };
 const carol: FakeUser = { id: 1003, first_name: "Carol" };
 const MODELS = ["qwen3-1.7b", "qwen3-4b", "qwen3-8b"];
 
-let e2e: TelegramE2E | undefined;
-const stacks: Stack[] = [];
-afterEach(async () => {
-  for (const s of stacks.splice(0).reverse()) await s.close();
-  await e2e?.close();
-  e2e = undefined;
-});
-
-/** Starts the fakes and Redis only; the roles are started (and restarted) by the test. */
-async function start(env: Record<string, string> = {}): Promise<TelegramE2E> {
-  e2e = await startTelegramE2E({ roles: [], model: { models: MODELS }, env });
-  await startRoles();
-  return e2e;
-}
-
-async function startRoles(): Promise<Stack> {
-  const stack = await startStack({ env: e2e!.env, redis: e2e!.stack.redis });
-  stacks.push(stack);
-  return stack;
+/**
+ * Starts the fakes and Redis with no roles, then the roles as a stack of their own, so that
+ * `restartRoles` can stop every role and start it again on the same deployment.
+ */
+async function start(
+  { startTelegram, startStack }: Pick<E2EFixtures, "startTelegram" | "startStack">,
+  env: Record<string, string> = {},
+): Promise<TelegramE2E & { restartRoles(): Promise<void> }> {
+  const e2e = await startTelegram({ roles: [], model: { models: MODELS }, env });
+  let roles = await startStack({ env: e2e.env, redis: e2e.stack.redis });
+  return {
+    ...e2e,
+    async restartRoles() {
+      await roles.close();
+      roles = await startStack({ env: e2e.env, redis: e2e.stack.redis });
+    },
+  };
 }
 
 /** A user writes in a chat once the bot's last message there has been read; resolves with the bot's reply to it (`answer`: its final text). */
@@ -50,8 +48,8 @@ async function say(tg: FakeTelegram, chat: FakeChat, user: FakeUser, text: strin
 }
 
 describe("Telegram per-conversation settings, end to end", () => {
-  it("in a private chat the user's /model, /think, /persona and tool toggle reach the next request, and survive /reset and a restart", async () => {
-    const { tg, model } = await start({ ENABLE_THINKING: "false" });
+  e2eTest("in a private chat the user's /model, /think, /persona and tool toggle reach the next request, and survive /reset and a restart", async ({ startTelegram, startStack }) => {
+    const { tg, model, restartRoles } = await start({ startTelegram, startStack }, { ENABLE_THINKING: "false" });
     model.setHandler(() => textAnswer("Ahoy!"));
     const chat = privateChat(alice);
 
@@ -100,8 +98,7 @@ describe("Telegram per-conversation settings, end to end", () => {
     // /reset forgets the history, says the settings stay, and they do.
     expect((await say(tg, chat, alice, "/reset")).text).toBe("🧹 Done: I forgot this conversation. Its settings stay (/settings reset restores the defaults).");
     // Every role restarts: the settings are in Redis, not in a process.
-    await stacks.pop()!.close();
-    await startRoles();
+    await restartRoles();
     await say(tg, chat, alice, "who are you?", "Ahoy!");
     expect(sentHistory(model.requests[2])).toEqual([{ role: "user", content: "who are you?" }]);
     expect(settingsCarriedBy(model.requests[2])).toMatchObject({ model: "qwen3-4b", thinking: true, tools: ["get_news", "get_time", "read_url"] });
@@ -114,8 +111,8 @@ describe("Telegram per-conversation settings, end to end", () => {
     expectNoFlood(tg);
   }, 60_000);
 
-  it("in a group anyone may look, a member's /model is refused and changes nothing, an admin's and a bot-wide admin's work", async () => {
-    const { tg, model } = await start({ ADMIN_USER_IDS: `tg:${carol.id}` });
+  e2eTest("in a group anyone may look, a member's /model is refused and changes nothing, an admin's and a bot-wide admin's work", async ({ startTelegram, startStack }) => {
+    const { tg, model } = await start({ startTelegram, startStack }, { ADMIN_USER_IDS: `tg:${carol.id}` });
     model.setHandler(() => textAnswer("Hi all."));
     const group: FakeChat = { id: -1003333333333, type: "supergroup", title: "Team" };
     tg.addChat(group);

@@ -1,27 +1,14 @@
 /** A first end-to-end check: a Telegram private chat answered through queue, worker and fake model. */
-import { afterEach, describe, expect, it } from "vitest";
-import { privateChat, startFakeTelegram, type FakeTelegram } from "../fakes/telegram-server.js";
-import { startFakeOpenAI, textAnswer, toolCallAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
-import { startFakeWeb, type FakeWeb } from "../fakes/web-server.js";
-import { startStack, type Stack } from "../support/stack.js";
-
-let tg: FakeTelegram | undefined;
-let model: FakeOpenAI | undefined;
-let web: FakeWeb | undefined;
-let stack: Stack | undefined;
-
-afterEach(async () => {
-  await stack?.close();
-  await tg?.close();
-  await model?.close();
-  await web?.close();
-});
+import { describe, expect } from "vitest";
+import { privateChat } from "../fakes/telegram-server.js";
+import { textAnswer, toolCallAnswer } from "../fakes/openai-server.js";
+import { e2eTest } from "../support/fixtures.js";
 
 describe("Telegram private chat, end to end", () => {
-  it("streams a tool-using answer and leaves the final text visible", async () => {
-    tg = await startFakeTelegram();
-    model = await startFakeOpenAI();
-    web = await startFakeWeb();
+  e2eTest("streams a tool-using answer and leaves the final text visible", async ({ fakeTelegram, fakeModel, fakeWeb, startStack }) => {
+    const tg = await fakeTelegram();
+    const model = await fakeModel();
+    const web = await fakeWeb();
     model.script([
       toolCallAnswer([
         { name: "get_weather", arguments: { city: "北京" } },
@@ -29,7 +16,7 @@ describe("Telegram private chat, end to end", () => {
       ], { interleave: true }),
       textAnswer("北京今天更热：31°C，上海 26°C。"),
     ]);
-    stack = await startStack({
+    const stack = await startStack({
       env: {
         TELEGRAM_BOT_TOKEN: tg.token,
         TELEGRAM_API_ROOT: tg.apiRoot,

@@ -4,35 +4,20 @@
  * Redis is gone (and 200 again once it is back), 503 naming the model when its server is
  * down; /metrics keeps answering throughout.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { startFakeOpenAI, textAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
-import { spawnRole, type RoleProcess } from "../support/stack-process.js";
+import { describe, expect } from "vitest";
+import { textAnswer } from "../fakes/openai-server.js";
 import { freePort } from "../support/free-port.js";
-import { startPrivateRedis, type PrivateRedis } from "../support/private-redis.js";
+import { e2eTest } from "../support/fixtures.js";
 import { healthz, scrape, waitFor } from "./support/ops-http.js";
 import { hasSeries, valueOf } from "./support/prometheus-text.js";
 
-let model: FakeOpenAI | undefined;
-let role: RoleProcess | undefined;
-let redis: PrivateRedis | undefined;
-
-afterEach(async () => {
-  if (role) {
-    role.kill("SIGKILL");
-    await role.exited;
-  }
-  await model?.close();
-  await redis?.close();
-  role = model = redis = undefined;
-});
-
 describe("/healthz and /metrics of a running bot process", () => {
-  it("names whichever dependency is down, recovers with it, and keeps serving metrics", async () => {
+  e2eTest("names whichever dependency is down, recovers with it, and keeps serving metrics", async ({ privateRedis, fakeModel, spawnRole }) => {
     // A Redis of this test's own, so taking it away disturbs no other suite.
-    redis = await startPrivateRedis();
-    model = await startFakeOpenAI(() => textAnswer("unused"));
+    const redis = await privateRedis();
+    const model = await fakeModel(() => textAnswer("unused"));
     const port = await freePort();
-    role = await spawnRole("all", { REDIS_URL: redis.url, KEY_PREFIX: "ops", HTTP_PORT: String(port), OPENAI_BASE_URL: model.url });
+    const role = await spawnRole("all", { REDIS_URL: redis.url, KEY_PREFIX: "ops", HTTP_PORT: String(port), OPENAI_BASE_URL: model.url });
     const ops = `http://127.0.0.1:${port}`;
 
     expect(await healthz(ops)).toEqual({ status: 200, body: { status: "ok", checks: { redis: "ok", model: "ok" } } });
@@ -64,7 +49,6 @@ describe("/healthz and /metrics of a running bot process", () => {
 
     // The model server goes away.
     await model.close();
-    model = undefined;
     const noModel = await healthz(ops);
     expect(noModel.status).toBe(503);
     expect(noModel.body.checks.redis).toBe("ok");

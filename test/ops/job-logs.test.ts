@@ -4,35 +4,25 @@
  * destination of a real in-process bot; and no configured secret in any line, even when
  * the model server echoes the API key in its error.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { privateChat, startFakeTelegram, type FakeTelegram } from "../fakes/telegram-server.js";
-import { httpError, serverError, startFakeOpenAI, textAnswer, type FakeOpenAI, type ResponsePlan } from "../fakes/openai-server.js";
+import { describe, expect } from "vitest";
+import { privateChat } from "../fakes/telegram-server.js";
+import { httpError, serverError, textAnswer, type ResponsePlan } from "../fakes/openai-server.js";
 import { startOpsStack, type OpsStack } from "./support/ops-stack.js";
+import { e2eTest } from "../support/fixtures.js";
 import { waitFor } from "./support/ops-http.js";
-
-let tg: FakeTelegram | undefined;
-let model: FakeOpenAI | undefined;
-let stack: OpsStack | undefined;
-
-afterEach(async () => {
-  await stack?.close();
-  await tg?.close();
-  await model?.close();
-  stack = tg = model = undefined;
-});
 
 const lastContent = (body: { messages?: Array<Record<string, unknown>> }) => String(body.messages?.at(-1)?.content ?? "");
 const outcomeLines = (s: OpsStack) => s.logs.lines().filter((l) => l.msg === "job outcome");
 
 describe("job outcome log lines", () => {
-  it("writes exactly one line per outcome: answered, and failed then given up", async () => {
-    tg = await startFakeTelegram();
+  e2eTest("writes exactly one line per outcome: answered, and failed then given up", async ({ fakeTelegram, fakeModel, closeAfter }) => {
+    const tg = await fakeTelegram();
     // Bob's question is answered; Carol's meets a model server that keeps failing.
-    model = await startFakeOpenAI((req): ResponsePlan => (lastContent(req.body).includes("Carol") || lastContent(req.body).includes("broken") ? serverError("upstream crashed") : textAnswer("Hello Bob!")));
-    stack = await startOpsStack({
+    const model = await fakeModel((req): ResponsePlan => (lastContent(req.body).includes("Carol") || lastContent(req.body).includes("broken") ? serverError("upstream crashed") : textAnswer("Hello Bob!")));
+    const stack = closeAfter(await startOpsStack({
       env: { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot, OPENAI_BASE_URL: model.url },
       worker: { queue: { attempts: 2, backoffMs: 50 } },
-    });
+    }));
     const bob = { id: 3001, first_name: "Bob" };
     const carol = { id: 3002, first_name: "Carol" };
     const asked = tg.userSays(privateChat(bob), bob, "hi there").message as { message_id: number };
@@ -66,16 +56,16 @@ describe("job outcome log lines", () => {
     expect(stack.logs.lines().filter((l) => "outcome" in l && l.msg !== "job outcome")).toEqual([]);
   });
 
-  it("redacts every configured secret, even one the model server echoes back in its error", async () => {
-    tg = await startFakeTelegram();
+  e2eTest("redacts every configured secret, even one the model server echoes back in its error", async ({ fakeTelegram, fakeModel, closeAfter }) => {
+    const tg = await fakeTelegram();
     const apiKey = "sk-live-0a1b2c3d4e5f6a7b8c9d";
     const adminToken = "admin-Very-Secret-42x";
     // OpenAI-style servers quote the key they refused.
-    model = await startFakeOpenAI(() => httpError(401, `Incorrect API key provided: ${apiKey}. You can find your API key at your dashboard.`, "invalid_request_error"));
-    stack = await startOpsStack({
+    const model = await fakeModel(() => httpError(401, `Incorrect API key provided: ${apiKey}. You can find your API key at your dashboard.`, "invalid_request_error"));
+    const stack = closeAfter(await startOpsStack({
       env: { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot, OPENAI_BASE_URL: model.url, OPENAI_API_KEY: apiKey, ADMIN_TOKEN: adminToken },
       worker: { queue: { attempts: 2, backoffMs: 50 } },
-    });
+    }));
     const dave = { id: 3003, first_name: "Dave" };
     tg.userSays(privateChat(dave), dave, "hello?");
     await tg.waitFor(() => tg!.botMessages(dave.id).some((m) => m.text.includes("⚠️")), { timeoutMs: 10_000, what: "Dave's failure notice" });

@@ -4,38 +4,22 @@
  * from the ops server the way Prometheus does it. Each figure is checked against what the
  * fakes saw.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { privateChat, startFakeTelegram, type FakeChat, type FakeTelegram } from "../fakes/telegram-server.js";
-import { paced, startFakeOpenAI, textAnswer, toolCallAnswer, type FakeOpenAI, type ResponsePlan } from "../fakes/openai-server.js";
-import { startFakeWeb, type FakeWeb } from "../fakes/web-server.js";
-import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
-import { startOpsStack, type OpsStack } from "./support/ops-stack.js";
+import { describe, expect } from "vitest";
+import { privateChat, type FakeChat } from "../fakes/telegram-server.js";
+import { paced, textAnswer, toolCallAnswer, type ResponsePlan } from "../fakes/openai-server.js";
+import { startOpsStack } from "./support/ops-stack.js";
+import { e2eTest } from "../support/fixtures.js";
 import { scrape, waitFor } from "./support/ops-http.js";
 import { valueOf } from "./support/prometheus-text.js";
-
-let tg: FakeTelegram | undefined;
-let model: FakeOpenAI | undefined;
-let web: FakeWeb | undefined;
-let discord: FakeDiscord | undefined;
-let stack: OpsStack | undefined;
-
-afterEach(async () => {
-  await stack?.close();
-  await discord?.close();
-  await tg?.close();
-  await model?.close();
-  await web?.close();
-  stack = tg = model = web = discord = undefined;
-});
 
 const lastContent = (body: { messages?: Array<Record<string, unknown>> }) => String(body.messages?.at(-1)?.content ?? "");
 
 describe("/metrics of a bot that answered", () => {
-  it("shows messages, jobs, queue depth, latencies, model speed, platform requests, tools and conversations", async () => {
-    tg = await startFakeTelegram();
-    web = await startFakeWeb();
+  e2eTest("shows messages, jobs, queue depth, latencies, model speed, platform requests, tools and conversations", async ({ fakeTelegram, fakeModel, fakeWeb, closeAfter }) => {
+    const tg = await fakeTelegram();
+    const web = await fakeWeb();
     // Routed by what was asked, since conversations run at once.
-    model = await startFakeOpenAI((req): ResponsePlan => {
+    const model = await fakeModel((req): ResponsePlan => {
       if (req.body.messages?.at(-1)?.role === "tool") return paced(textAnswer("In London it is mild and cloudy right now."), 100);
       const asked = lastContent(req.body);
       if (asked.includes("weather in London")) return paced(toolCallAnswer([{ name: "get_weather", arguments: { city: "London" } }]), 100);
@@ -43,9 +27,9 @@ describe("/metrics of a bot that answered", () => {
       if (asked.includes("first question")) return { ...paced(textAnswer("Here is the first answer."), 100), headerDelayMs: 1500 };
       return paced(textAnswer("Here is the second answer."), 100);
     });
-    stack = await startOpsStack({
+    const stack = closeAfter(await startOpsStack({
       env: { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot, OPENAI_BASE_URL: model.url, WEATHER_API_BASE: web.url },
-    });
+    }));
     const ops = stack.opsUrl;
     // A slow weather API: the tool's second is not the model's time to first token in the next round.
     web.setDelay("/London", 1000);
@@ -109,11 +93,11 @@ describe("/metrics of a bot that answered", () => {
     expect(m.types.get("chatbot_platform_requests_total")).toBe("counter");
   });
 
-  it("counts Discord sends, edits and 429s as the fake Discord saw them", async () => {
-    discord = await startFakeDiscord();
+  e2eTest("counts Discord sends, edits and 429s as the fake Discord saw them", async ({ fakeModel, fakeDiscord, closeAfter }) => {
+    const discord = await fakeDiscord();
     const words = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
-    model = await startFakeOpenAI(() => paced(textAnswer(`Here goes: ${words}.`), 20));
-    stack = await startOpsStack({ env: { DISCORD_BOT_TOKEN: discord.token, DISCORD_API_BASE: discord.apiBase, OPENAI_BASE_URL: model.url } });
+    const model = await fakeModel(() => paced(textAnswer(`Here goes: ${words}.`), 20));
+    const stack = closeAfter(await startOpsStack({ env: { DISCORD_BOT_TOKEN: discord.token, DISCORD_API_BASE: discord.apiBase, OPENAI_BASE_URL: model.url } }));
     const channel = discord.ids.general;
     // Discord refuses the first edit of the answer with a 429 (retry_after 300 ms).
     discord.failNext({ route: "PATCH /channels/:id/messages/:id", status: 429, retryAfterMs: 300 });

@@ -1,23 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { createGetNewsTool, newsFeedUrl, parseFeed, type NewsItem } from "../../src/tools/get-news.js";
 import { ToolError } from "../../src/tools/tool-error.js";
-import { startFakeWeb, type FakeWeb } from "../fakes/web-server.js";
+import { e2eTest } from "../support/fixtures.js";
 
-let web: FakeWeb;
 const ctx = () => ({ signal: new AbortController().signal });
-
-beforeAll(async () => {
-  web = await startFakeWeb();
-});
-afterAll(async () => {
-  await web.close();
-});
-afterEach(() => {
-  web.requests.length = 0;
-  web.setDelay("*", 0);
-});
 
 async function toolError(p: Promise<unknown>): Promise<string> {
   const err = await p.then(
@@ -41,7 +29,7 @@ async function stop(server: Server): Promise<void> {
 }
 
 describe("get_news", () => {
-  it("returns at most 8 headlines as {title, link, published, source} from a Google-News-style RSS feed", async () => {
+  e2eTest("returns at most 8 headlines as {title, link, published, source} from a Google-News-style RSS feed", async ({ web }) => {
     const tool = createGetNewsTool({ newsRssUrl: `${web.url}/rss?q={query}&hl=en-US&gl=US&ceid=US:en` });
     const items = (await tool.execute({ topic: "AI" }, ctx())) as NewsItem[];
     expect(items).toHaveLength(8);
@@ -60,7 +48,7 @@ describe("get_news", () => {
     expect(web.requests[0]?.path).toBe("/rss?q=AI&hl=en-US&gl=US&ceid=US:en");
   });
 
-  it("puts the topic into the template URL-encoded, so user text cannot add parameters", async () => {
+  e2eTest("puts the topic into the template URL-encoded, so user text cannot add parameters", async ({ web }) => {
     const tool = createGetNewsTool({ newsRssUrl: `${web.url}/rss?q={query}&hl=zh-CN` });
     const items = (await tool.execute({ topic: "人工智能 & 芯片&hl=en#x" }, ctx())) as NewsItem[];
     expect(web.requests[0]?.query.get("q")).toBe("人工智能 & 芯片&hl=en#x");
@@ -69,7 +57,7 @@ describe("get_news", () => {
     expect(newsFeedUrl("https://n.example/s?q=%7Bquery%7D", "a b")).toBe("https://n.example/s?q=a%20b");
   });
 
-  it("reads Atom feeds too", async () => {
+  e2eTest("reads Atom feeds too", async ({ web }) => {
     const tool = createGetNewsTool({ newsRssUrl: `${web.url}/atom?q={query}` });
     const items = (await tool.execute({ topic: "robots" }, ctx())) as NewsItem[];
     expect(items).toHaveLength(4);
@@ -81,7 +69,7 @@ describe("get_news", () => {
     });
   });
 
-  it("parses CDATA, entities, HTML titles, RSS 1.0 and odd dates without regexes tripping", () => {
+  e2eTest("parses CDATA, entities, HTML titles, RSS 1.0 and odd dates without regexes tripping", () => {
     const rss = `<?xml version="1.0"?><rss version="2.0"><channel><title>Feed T</title>
       <item><title><![CDATA[  Tom & Jerry <3  ]]></title><link>
         https://x.example/a?b=1&amp;c=2
@@ -101,7 +89,7 @@ describe("get_news", () => {
     expect(parseFeed(atom)).toEqual([{ title: "Big news", link: "https://a.example/alt", published: "2025-06-18T00:00:00.000Z", source: "A" }]);
   });
 
-  it("an empty result, a non-feed answer, an HTTP error and a timeout are clear errors", async () => {
+  e2eTest("an empty result, a non-feed answer, an HTTP error and a timeout are clear errors", async ({ web }) => {
     const tool = createGetNewsTool({ newsRssUrl: `${web.url}/rss?q={query}` });
     expect(await toolError(tool.execute({ topic: "no-results" }, ctx()))).toBe('no news found for "no-results"; try a shorter or more general topic');
 
@@ -122,7 +110,7 @@ describe("get_news", () => {
     expect(await toolError(slow.execute({ topic: "AI" }, ctx()))).toBe("news service timed out after 0.2s");
   });
 
-  it("maxItems limits the list", async () => {
+  e2eTest("maxItems limits the list", async ({ web }) => {
     const tool = createGetNewsTool({ newsRssUrl: `${web.url}/rss?q={query}`, maxItems: 3 });
     expect((await tool.execute({ topic: "AI" }, ctx())) as NewsItem[]).toHaveLength(3);
   });

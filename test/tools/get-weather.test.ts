@@ -1,24 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { createGetWeatherTool, type WeatherReport } from "../../src/tools/get-weather.js";
 import { ToolError } from "../../src/tools/tool-error.js";
-import { startFakeWeb, type FakeWeb } from "../fakes/web-server.js";
+import { e2eTest } from "../support/fixtures.js";
 
-let web: FakeWeb;
 const ctx = () => ({ signal: new AbortController().signal });
-
-beforeAll(async () => {
-  web = await startFakeWeb();
-});
-afterAll(async () => {
-  await web.close();
-});
-afterEach(() => {
-  web.requests.length = 0;
-  web.setDelay("*", 0);
-  web.setDelay("/", 0);
-});
 
 /** A loopback port nothing listens on. */
 async function closedPort(): Promise<number> {
@@ -39,7 +26,7 @@ async function toolError(p: Promise<unknown>): Promise<string> {
 }
 
 describe("get_weather", () => {
-  it("returns structured current weather for a Chinese city name, asking wttr.in's j1 format", async () => {
+  e2eTest("returns structured current weather for a Chinese city name, asking wttr.in's j1 format", async ({ web }) => {
     const tool = createGetWeatherTool({ weatherApiBase: web.url });
     const report = await tool.execute({ city: "北京" }, ctx());
     expect(report).toEqual({
@@ -57,14 +44,14 @@ describe("get_weather", () => {
     expect(web.requests[0]?.path).toBe(`/${encodeURIComponent("北京")}?format=j1`);
   });
 
-  it("gives different cities their own numbers (北京 is hotter than 上海)", async () => {
+  e2eTest("gives different cities their own numbers (北京 is hotter than 上海)", async ({ web }) => {
     const tool = createGetWeatherTool({ weatherApiBase: `${web.url}/` });
     const [beijing, shanghai] = (await Promise.all([tool.execute({ city: "北京" }, ctx()), tool.execute({ city: "上海" }, ctx())])) as WeatherReport[];
     expect(beijing!.temperature_c).toBeGreaterThan(shanghai!.temperature_c!);
     expect(shanghai).toMatchObject({ area: "Shanghai", description: "Light rain", humidity_pct: 83 });
   });
 
-  it("runs concurrent calls in parallel (their requests overlap in time)", async () => {
+  e2eTest("runs concurrent calls in parallel (their requests overlap in time)", async ({ web }) => {
     web.setDelay("/", 150);
     const tool = createGetWeatherTool({ weatherApiBase: web.url });
     await Promise.all([tool.execute({ city: "Beijing" }, ctx()), tool.execute({ city: "Shanghai" }, ctx())]);
@@ -73,13 +60,13 @@ describe("get_weather", () => {
     expect(b!.startedAt).toBeLessThan(a!.endedAt!);
   });
 
-  it("keeps user text inside one encoded path segment", async () => {
+  e2eTest("keeps user text inside one encoded path segment", async ({ web }) => {
     const tool = createGetWeatherTool({ weatherApiBase: web.url });
     await toolError(tool.execute({ city: "../rss?q=x&format=j1#" }, ctx()));
     expect(web.requests[0]?.path).toBe("/..%2Frss%3Fq%3Dx%26format%3Dj1%23?format=j1");
   });
 
-  it("reads the Chinese description when the service sends one", async () => {
+  e2eTest("reads the Chinese description when the service sends one", async ({ web }) => {
     const tool = createGetWeatherTool({ weatherApiBase: `${web.url}` });
     // An operator may point the base at a proxy that adds lang=zh; simulate with a fake fetch that rewrites the URL.
     const zhFetch: typeof fetch = (input, init) => fetch(`${String(input)}&lang=zh`, init);
@@ -88,19 +75,19 @@ describe("get_weather", () => {
     expect(((await tool.execute({ city: "Shanghai" }, ctx())) as WeatherReport).description_zh).toBeUndefined();
   });
 
-  it("an unknown city (wttr.in's 404 with some random place in the body) is a clear error", async () => {
+  e2eTest("an unknown city (wttr.in's 404 with some random place in the body) is a clear error", async ({ web }) => {
     const tool = createGetWeatherTool({ weatherApiBase: web.url });
     expect(await toolError(tool.execute({ city: "Atlantis" }, ctx()))).toBe(
       'unknown city "Atlantis": the weather service could not find it. Check the spelling or try the English name.',
     );
   });
 
-  it("the older 200 'Unknown location; please try ~lat,lon' text is the same clear error, not a JSON crash", async () => {
+  e2eTest("the older 200 'Unknown location; please try ~lat,lon' text is the same clear error, not a JSON crash", async ({ web }) => {
     const tool = createGetWeatherTool({ weatherApiBase: web.url });
     expect(await toolError(tool.execute({ city: "Antarctica" }, ctx()))).toMatch(/^unknown city "Antarctica"/);
   });
 
-  it("server errors, bad JSON, timeouts and a dead backend each get their own short message", async () => {
+  e2eTest("server errors, bad JSON, timeouts and a dead backend each get their own short message", async ({ web }) => {
     let mode: "500" | "garbage" | "empty" = "500";
     const backend: Server = createServer((_req, res) => {
       if (mode === "500") res.writeHead(500, { "content-type": "text/html" }).end("<h1>Internal Server Error</h1>");
@@ -128,13 +115,13 @@ describe("get_weather", () => {
     expect(await toolError(slow.execute({ city: "Beijing" }, ctx()))).toBe("weather service timed out after 0.2s");
   });
 
-  it("stops reading an oversized answer at the cap", async () => {
+  e2eTest("stops reading an oversized answer at the cap", async ({ web }) => {
     const tool = createGetWeatherTool({ weatherApiBase: web.url, maxBytes: 1_000 });
     // The j1 document is far larger than 1 KB: cut JSON does not parse, and the model is told so.
     expect(await toolError(tool.execute({ city: "London" }, ctx()))).toBe("weather service returned something that is not weather data");
   });
 
-  it("the schema refuses an empty city with a reason the model can act on", () => {
+  e2eTest("the schema refuses an empty city with a reason the model can act on", ({ web }) => {
     const tool = createGetWeatherTool({ weatherApiBase: web.url });
     const parsed = tool.schema.safeParse({ city: "   " });
     expect(parsed.success).toBe(false);

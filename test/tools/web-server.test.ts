@@ -1,16 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeWeb, type FakeWeb } from "../fakes/web-server.js";
-
-let web: FakeWeb;
-beforeAll(async () => {
-  web = await startFakeWeb();
-});
-afterAll(async () => {
-  await web.close();
-});
+import { describe, expect } from "vitest";
+import { e2eTest } from "../support/fixtures.js";
 
 describe("fake web server", () => {
-  it("speaks wttr.in j1: real field shapes, 404 with a random place for unknown cities, lang_zh on request", async () => {
+  e2eTest("speaks wttr.in j1: real field shapes, 404 with a random place for unknown cities, lang_zh on request", async ({ web }) => {
     const res = await fetch(`${web.url}/${encodeURIComponent("上海")}?format=j1&lang=zh`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/json");
@@ -24,7 +16,7 @@ describe("fake web server", () => {
     expect(await (await fetch(`${web.url}/Antarctica?format=j1`)).text()).toMatch(/^Unknown location; please try ~/);
   });
 
-  it("logs each request with start and end times and honours per-route delays", async () => {
+  e2eTest("logs each request with start and end times and honours per-route delays", async ({ web }) => {
     web.setDelay("/article", 100);
     const before = web.requests.length;
     await Promise.all([fetch(`${web.url}/article/1`).then((r) => r.text()), fetch(`${web.url}/article/2`).then((r) => r.text())]);
@@ -35,7 +27,7 @@ describe("fake web server", () => {
     expect(a!.status).toBe(200);
   });
 
-  it("serves the RSS feed with links back to its own article pages", async () => {
+  e2eTest("serves the RSS feed with links back to its own article pages", async ({ web }) => {
     const xml = await (await fetch(`${web.url}/rss?q=AI`)).text();
     expect(xml).toContain(`<link>${web.url}/article/1?q=AI&amp;oc=5</link>`);
     expect(xml).toContain('<source url="https://times.example">Example Times</source>');
