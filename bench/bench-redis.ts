@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { freePort } from "../test/support/free-port.js";
-import { redisAnswers } from "../test/support/redis-answers.js";
+import { redisAnswers } from "../src/redis/redis-answers.js";
 
 /** Commands executed per command name (INFO commandstats `calls`). */
 export type CommandCounts = Map<string, number>;

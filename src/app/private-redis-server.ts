@@ -10,7 +10,7 @@ import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Redis } from "ioredis";
+import { redisAnswers } from "../redis/redis-answers.js";
 
 /** A running private Redis. */
 export interface PrivateRedisServer {
@@ -32,18 +32,8 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function answers(port: number): Promise<boolean> {
-  const probe = new Redis(port, "127.0.0.1", { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 500 });
-  probe.on("error", () => undefined); // a refused connection while it starts is expected
-  try {
-    await probe.connect();
-    return (await probe.ping()) === "PONG";
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
+/** Whether the private server answers yet (a refused connection while it starts is expected). */
+const answers = (port: number): Promise<boolean> => redisAnswers(`redis://127.0.0.1:${port}`, 500);
 
 /** Starts redis-server from PATH; throws RedisServerMissingError when there is none, Error when it will not start. */
 export async function startPrivateRedisServer(opts: { command?: string; startTimeoutMs?: number } = {}): Promise<PrivateRedisServer> {

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { freePort } from "./free-port.js";
-import { redisAnswers } from "./redis-answers.js";
+import { redisAnswers } from "../../src/redis/redis-answers.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
