@@ -8,13 +8,6 @@ import { parsePacingKey } from "../reply/rate-gate.js";
 import { discordPacing, type ObservedDiscordIntervals } from "../adapters/discord/discord-pacing.js";
 import { telegramPacing } from "../adapters/telegram/telegram-pacing.js";
 
-export {
-  TELEGRAM_DRAFT_INTERVAL_MS,
-  TELEGRAM_GLOBAL_PER_SECOND,
-  TELEGRAM_GROUP_EDIT_INTERVAL_MS as TELEGRAM_GROUP_INTERVAL_MS,
-  TELEGRAM_PRIVATE_EDIT_INTERVAL_MS as TELEGRAM_PRIVATE_INTERVAL_MS,
-} from "../adapters/telegram/telegram-pacing.js";
-
 /** Every platform's rules; Discord's with what its REST client has learned from the headers. */
 export function platformPacings(discord?: ObservedDiscordIntervals): Partial<Record<Platform, PlatformPacing>> {
   return { telegram: telegramPacing, discord: discordPacing(discord) };
@@ -29,8 +22,11 @@ export function pacingIntervalFor(discord?: ObservedDiscordIntervals): (chatKey:
   };
 }
 
+// Bot-wide budgets do not depend on what a REST client has learned: one set of rules serves every call.
+const budgetRules = platformPacings();
+
 /** The bot-wide budget of a pacing key: one per platform (and one for Telegram's drafts), shared by every chat and worker process. */
 export function pacingGlobalFor(chatKey: string): GlobalBudget | undefined {
   const { platform, lane } = parsePacingKey(chatKey);
-  return platformPacings()[platform as Platform]?.globalBudget(lane);
+  return budgetRules[platform as Platform]?.globalBudget(lane);
 }

@@ -4,28 +4,20 @@
  * cannot reach, the Message Content intent switched off, a bot invited nowhere.
  */
 import { Api } from "grammy";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { checkTelegram } from "../../src/adapters/telegram/telegram-setup-checks.js";
 import { checkDiscord } from "../../src/adapters/discord/discord-setup-checks.js";
 import type { SetupFinding } from "../../src/contracts/setup-finding.js";
-import { privateChat, startFakeTelegram, type FakeTelegram } from "../fakes/telegram-server.js";
-import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
+import { privateChat } from "../fakes/telegram-server.js";
+import { e2eTest } from "../support/fixtures.js";
 import { freePort } from "../support/tcp-relay.js";
 
-let tg: FakeTelegram | undefined;
-let discord: FakeDiscord | undefined;
-afterEach(async () => {
-  await tg?.close();
-  await discord?.close();
-  tg = undefined;
-  discord = undefined;
-});
 
 const byCheck = (findings: SetupFinding[]) => new Map(findings.map((f) => [f.check, f]));
 
 describe("doctor: Telegram", () => {
-  it("a valid token passes and privacy mode is stated (on: the bot still gets everything it answers)", async () => {
-    tg = await startFakeTelegram({ privacyMode: true });
+  e2eTest("a valid token passes and privacy mode is stated (on: the bot still gets everything it answers)", async ({ fakeTelegram }) => {
+    const tg = await fakeTelegram({ privacyMode: true });
     const found = byCheck(await checkTelegram({ token: tg.token, apiRoot: tg.apiRoot, httpPort: 9464 }));
     expect(found.get("token")).toMatchObject({ status: "pass", detail: `token valid: @${tg.me.username} (id ${tg.me.id})` });
     expect(found.get("privacy mode")).toMatchObject({
@@ -35,14 +27,14 @@ describe("doctor: Telegram", () => {
     expect(found.has("webhook")).toBe(false); // long polling: nothing to check
   });
 
-  it("privacy mode off is stated too", async () => {
-    tg = await startFakeTelegram({ privacyMode: false });
+  e2eTest("privacy mode off is stated too", async ({ fakeTelegram }) => {
+    const tg = await fakeTelegram({ privacyMode: false });
     const found = byCheck(await checkTelegram({ token: tg.token, apiRoot: tg.apiRoot, httpPort: 9464 }));
     expect(found.get("privacy mode")!.detail).toMatch(/^privacy mode is off: the bot receives every group message/);
   });
 
-  it("a rejected token fails with where to get the right one, and never shows the token", async () => {
-    tg = await startFakeTelegram();
+  e2eTest("a rejected token fails with where to get the right one, and never shows the token", async ({ fakeTelegram }) => {
+    const tg = await fakeTelegram();
     const wrong = `${tg.me.id}:AAWrongTokenWrongTokenWrongToken`;
     const findings = await checkTelegram({ token: wrong, apiRoot: tg.apiRoot, httpPort: 9464 });
     expect(findings).toEqual([
@@ -57,13 +49,13 @@ describe("doctor: Telegram", () => {
     expect(JSON.stringify(findings)).not.toContain("AAWrongToken");
   });
 
-  it("webhook mode: a webhook Telegram cannot reach fails with Telegram's last error and what the URL needs", async () => {
-    tg = await startFakeTelegram({ webhookRetryDelayMs: 50 });
+  e2eTest("webhook mode: a webhook Telegram cannot reach fails with Telegram's last error and what the URL needs", async ({ fakeTelegram }) => {
+    const tg = await fakeTelegram({ webhookRetryDelayMs: 50 });
     const url = `http://127.0.0.1:${await freePort()}/telegram/hook`;
     await new Api(tg.token, { apiRoot: tg.apiRoot }).setWebhook(url);
     const alice = { id: 1001, first_name: "Alice" };
     tg.userSays(privateChat(alice), alice, "hi");
-    await tg.waitFor(() => tg!.webhookDeliveries().length > 0);
+    await tg.waitFor(() => tg.webhookDeliveries().length > 0);
     const found = byCheck(await checkTelegram({ token: tg.token, apiRoot: tg.apiRoot, httpPort: 9464, webhookUrl: url }));
     expect(found.get("webhook")!.status).toBe("fail");
     expect(found.get("webhook")!.detail).toBe(`Telegram's last delivery to ${url} failed 0 min ago: Connection refused (1 updates waiting)`);
@@ -72,8 +64,8 @@ describe("doctor: Telegram", () => {
     );
   });
 
-  it("webhook mode: a webhook set to another URL fails; a healthy one passes", async () => {
-    tg = await startFakeTelegram();
+  e2eTest("webhook mode: a webhook set to another URL fails; a healthy one passes", async ({ fakeTelegram }) => {
+    const tg = await fakeTelegram();
     const api = new Api(tg.token, { apiRoot: tg.apiRoot });
     await api.setWebhook("https://old.example.org/hook");
     const mine = "https://bot.example.org/telegram";
@@ -86,8 +78,8 @@ describe("doctor: Telegram", () => {
 });
 
 describe("doctor: Discord", () => {
-  it("passes a bot with a valid token, the Message Content intent and a server", async () => {
-    discord = await startFakeDiscord();
+  e2eTest("passes a bot with a valid token, the Message Content intent and a server", async ({ fakeDiscord }) => {
+    const discord = await fakeDiscord();
     const found = byCheck(await checkDiscord({ token: discord.token, apiBase: discord.apiBase }));
     expect([...found.values()].map((f) => [f.check, f.status])).toEqual([
       ["token", "pass"],
@@ -97,8 +89,8 @@ describe("doctor: Discord", () => {
     expect(found.get("servers")!.detail).toMatch(/^in 1 server \(/);
   });
 
-  it("the Message Content intent switched off in the portal fails with where to switch it on", async () => {
-    discord = await startFakeDiscord({ privilegedIntents: [] });
+  e2eTest("the Message Content intent switched off in the portal fails with where to switch it on", async ({ fakeDiscord }) => {
+    const discord = await fakeDiscord({ privilegedIntents: [] });
     const found = byCheck(await checkDiscord({ token: discord.token, apiBase: discord.apiBase }));
     expect(found.get("message content")).toMatchObject({
       status: "fail",
@@ -107,8 +99,8 @@ describe("doctor: Discord", () => {
     expect(found.get("message content")!.detail).toMatch(/^the Message Content intent is not enabled/);
   });
 
-  it("a bot in no server fails with an invite link for this application", async () => {
-    discord = await startFakeDiscord({ notInAnyGuild: true });
+  e2eTest("a bot in no server fails with an invite link for this application", async ({ fakeDiscord }) => {
+    const discord = await fakeDiscord({ notInAnyGuild: true });
     const found = byCheck(await checkDiscord({ token: discord.token, apiBase: discord.apiBase }));
     expect(found.get("servers")).toMatchObject({ status: "fail", detail: "the bot is in no server yet, so nobody can talk to it" });
     expect(found.get("servers")!.fix).toBe(
@@ -116,8 +108,8 @@ describe("doctor: Discord", () => {
     );
   });
 
-  it("a rejected token fails with where to reset it, and never shows the token", async () => {
-    discord = await startFakeDiscord();
+  e2eTest("a rejected token fails with where to reset it, and never shows the token", async ({ fakeDiscord }) => {
+    const discord = await fakeDiscord();
     const findings = await checkDiscord({ token: "MTIz.wrong.tokenwrongtoken", apiBase: discord.apiBase });
     expect(findings).toEqual([
       {

@@ -1,13 +1,12 @@
 import { Api } from "grammy";
 import { describe, expect, it } from "vitest";
+import { pacingGlobalFor, pacingIntervalFor } from "../../src/app/pacing.js";
 import {
-  pacingGlobalFor,
-  pacingIntervalFor,
   TELEGRAM_DRAFT_INTERVAL_MS,
   TELEGRAM_GLOBAL_PER_SECOND,
-  TELEGRAM_GROUP_INTERVAL_MS,
-  TELEGRAM_PRIVATE_INTERVAL_MS,
-} from "../../src/app/pacing.js";
+  TELEGRAM_GROUP_EDIT_INTERVAL_MS as TELEGRAM_GROUP_INTERVAL_MS,
+  TELEGRAM_PRIVATE_EDIT_INTERVAL_MS as TELEGRAM_PRIVATE_INTERVAL_MS,
+} from "../../src/adapters/telegram/telegram-pacing.js";
 import { chatPacingKey, draftPacingKey } from "../../src/reply/rate-gate.js";
 import { createTelegramReplyPortFactory } from "../../src/adapters/telegram/telegram-reply-port.js";
 import type { InboundMessage } from "../../src/contracts/inbound-message.js";

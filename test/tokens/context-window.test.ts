@@ -1,15 +1,11 @@
 /** The context size: MODEL_CONTEXT_TOKENS, else llama.cpp's `/props`, else 8192. */
 import { readFileSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { contextTokensFromProps, resolveContextWindow } from "../../src/tokens/context-window.js";
 import { serverRootOf } from "../../src/tokens/server-tokenizer.js";
-import { refusedBaseUrl, startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
+import { refusedBaseUrl } from "../fakes/openai-server.js";
+import { e2eTest } from "../support/fixtures.js";
 
-let fake: FakeOpenAI | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
 
 describe("the context window", () => {
   it("reads n_ctx from a real llama-server's /props body", () => {
@@ -19,16 +15,16 @@ describe("the context window", () => {
     expect(contextTokensFromProps({ default_generation_settings: { n_ctx: "big" } })).toBeUndefined();
   });
 
-  it("asks the server when unset, and the setting wins when set", async () => {
-    fake = await startFakeOpenAI({ llama: { contextTokens: 12288 } });
+  e2eTest("asks the server when unset, and the setting wins when set", async ({ fakeModel }) => {
+    const fake = await fakeModel({ llama: { contextTokens: 12288 } });
     const serverRoot = serverRootOf(fake.url);
     expect(serverRoot).toBe(fake.origin);
     expect(await resolveContextWindow({ serverRoot })).toEqual({ tokens: 12288, source: "server" });
     expect(await resolveContextWindow({ configured: 4096, serverRoot })).toEqual({ tokens: 4096, source: "config" });
   });
 
-  it("is 8192 when the server has no /props or cannot be reached", async () => {
-    fake = await startFakeOpenAI({ llama: { props: false } });
+  e2eTest("is 8192 when the server has no /props or cannot be reached", async ({ fakeModel }) => {
+    const fake = await fakeModel({ llama: { props: false } });
     expect(await resolveContextWindow({ serverRoot: fake.origin })).toEqual({ tokens: 8192, source: "default" });
     expect(await resolveContextWindow({ serverRoot: serverRootOf(await refusedBaseUrl()), timeoutMs: 500 })).toEqual({ tokens: 8192, source: "default" });
   });

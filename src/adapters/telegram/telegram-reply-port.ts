@@ -13,6 +13,7 @@ import type { InlineKeyboardMarkup } from "grammy/types";
 import { RateLimitedError, RejectedContentError, type RenderedText, type ReplyPort, type ReplyPortFactory, type SendOptions } from "../../contracts/reply-port.js";
 import type { InboundMessage } from "../../contracts/inbound-message.js";
 import { markdownToTelegramHtml, telegramVisibleText } from "./telegram-html.js";
+import { cutTextWithMarker } from "../../shared/text-cut.js";
 import { TELEGRAM_DRAFT_INTERVAL_MS, TELEGRAM_GROUP_EDIT_INTERVAL_MS, TELEGRAM_PRIVATE_EDIT_INTERVAL_MS } from "./telegram-pacing.js";
 
 /** callback_data of the Stop button; the adapter answers it with gateway.stop. */
@@ -74,8 +75,9 @@ function createTelegramReplyPort(opts: TelegramReplyPortOptions, message: Inboun
 
   /** The text to fall back to when Telegram cannot parse our HTML: the model's Markdown, else the HTML's visible text. */
   const plainOf = (content: RenderedText): string => {
-    const plain = sources.get(content.text) ?? visibleTextOf(content.text);
-    return truncateCodePoints(plain, TELEGRAM_MAX_MESSAGE_LENGTH);
+    const plain = sources.get(content.text) ?? telegramVisibleText(content.text);
+    // Telegram counts UTF-16 units: cut there (whole characters), leaving room for the ellipsis.
+    return cutTextWithMarker(plain, TELEGRAM_MAX_MESSAGE_LENGTH - 1, "…");
   };
 
   /** Runs a call with the rendered text; on a parse failure once more as plain text. Errors come back mapped. */
@@ -196,19 +198,3 @@ function mapError(err: unknown): unknown {
   return err;
 }
 
-/** Visible text of Telegram HTML, for the fallback when the Markdown source is unknown. */
-function visibleTextOf(html: string): string {
-  return html
-    .replace(/<[^>]*>/g, "")
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .replace(/&quot;/g, '"')
-    .replace(/&#(\d+);/g, (_, d: string) => String.fromCodePoint(Number(d)))
-    .replace(/&#x([0-9a-f]+);/gi, (_, h: string) => String.fromCodePoint(parseInt(h, 16)))
-    .replace(/&amp;/g, "&");
-}
-
-function truncateCodePoints(text: string, max: number): string {
-  const points = Array.from(text);
-  return points.length <= max ? text : `${points.slice(0, max - 1).join("")}…`;
-}

@@ -6,11 +6,11 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { privateChat, type FakeUser } from "../../fakes/telegram-server.js";
-import { startFakeOpenAI, textAnswer, toolCallAnswer } from "../../fakes/openai-server.js";
-import { startTelegramE2E, type TelegramE2E } from "../../e2e/telegram-harness.js";
-import { botAnswer, startDiscordE2E, type DiscordE2E } from "../../e2e/discord-harness.js";
+import { textAnswer, toolCallAnswer } from "../../fakes/openai-server.js";
+import { botAnswer } from "../../e2e/discord-harness.js";
+import { e2eTest } from "../../support/fixtures.js";
 import type { WorkerRole } from "../../../src/app/worker-role.js";
 import { createToolListingStore } from "../../../src/queue/tool-listing-store.js";
 import type { Stack } from "../../support/stack.js";
@@ -59,18 +59,10 @@ async function listingShowsReady(stack: Stack): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 1_200));
 }
 
-let telegram: TelegramE2E | undefined;
-let discord: DiscordE2E | undefined;
-afterEach(async () => {
-  await telegram?.close();
-  await discord?.close();
-  telegram = undefined;
-  discord = undefined;
-});
 
 describe("MCP tools in the chats", () => {
-  it("Telegram: the model calls everything__get-sum and the answer built on its result lands in the chat", async () => {
-    telegram = await startTelegramE2E({ env: { MCP_CONFIG: mcpFile() } });
+  e2eTest("Telegram: the model calls everything__get-sum and the answer built on its result lands in the chat", async ({ startTelegram }) => {
+    const telegram = await startTelegram({ env: { MCP_CONFIG: mcpFile() } });
     const { tg, model, stack } = telegram;
     await mcpReady(stack.worker);
     model.script([toolCallAnswer([{ name: "everything__get-sum", arguments: { a: 19, b: 23 }, id: "callSum" }]), textAnswer("19 + 23 = 42.")]);
@@ -94,8 +86,8 @@ describe("MCP tools in the chats", () => {
     expect(listing.text).toContain("everything:\n✅ everything__echo: Echoes back the input string\n✅ everything__get-sum: Returns the sum of two numbers");
   });
 
-  it("Discord: the same server's echo answers in a channel", async () => {
-    discord = await startDiscordE2E({ env: { MCP_CONFIG: mcpFile() } });
+  e2eTest("Discord: the same server's echo answers in a channel", async ({ startDiscord }) => {
+    const discord = await startDiscord({ env: { MCP_CONFIG: mcpFile() } });
     const { discord: dc, model, stack } = discord;
     await mcpReady(stack.worker);
     model.script([toolCallAnswer([{ name: "everything__echo", arguments: { message: "ping" }, id: "callEcho" }]), textAnswer("The server said: Echo: ping")]);
@@ -113,17 +105,12 @@ describe("MCP tools in the chats", () => {
     expect(listing.content).toMatch(/everything:\n✅ everything\\?_\\?_echo/);
   });
 
-  it("npm run ask offers the same MCP tools and shows the call", async () => {
-    const model = await startFakeOpenAI();
-    try {
-      model.script([toolCallAnswer([{ name: "everything__echo", arguments: { message: "from ask" } }]), textAnswer("Done.")]);
-      const { code, stdout } = await runCli("src/ask.ts", ["echo from ask"], { env: { OPENAI_BASE_URL: model.url, MCP_CONFIG: mcpFile() } });
-      expect(code).toBe(0);
-      expect(stdout).toMatch(/✓ everything__echo \(\d+ ms\): Echo: from ask/);
-      expect(stdout).toContain("Done.");
-      expect(model.requests[0]?.body.tools?.map((t) => t.function.name)).toContain("everything__get-sum");
-    } finally {
-      await model.close();
-    }
+  e2eTest("npm run ask offers the same MCP tools and shows the call", async ({ model }) => {
+    model.script([toolCallAnswer([{ name: "everything__echo", arguments: { message: "from ask" } }]), textAnswer("Done.")]);
+    const { code, stdout } = await runCli("src/ask.ts", ["echo from ask"], { env: { OPENAI_BASE_URL: model.url, MCP_CONFIG: mcpFile() } });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/✓ everything__echo \(\d+ ms\): Echo: from ask/);
+    expect(stdout).toContain("Done.");
+    expect(model.requests[0]?.body.tools?.map((t) => t.function.name)).toContain("everything__get-sum");
   });
 });
