@@ -14,9 +14,12 @@ export interface SystemPromptOptions {
   persona?: string;
 }
 
+/** The server's zone, read once (building a formatter per prompt costs more than the prompt). */
+const SERVER_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
 /** Builds the system message text. */
 export function buildSystemPrompt(opts: SystemPromptOptions): string {
-  const timeZone = opts.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const timeZone = opts.timeZone ?? SERVER_ZONE;
   return [
     `You are a helpful assistant in a chat. Now it is ${formatNow(opts.now, timeZone)}.`,
     "",

@@ -89,21 +89,40 @@ export function resolveTimeZone(name: string): string {
   }
 }
 
+/** Zones whose formatters are kept (a formatter costs about a millisecond to build; the prompt needs one per request). */
+const MAX_CACHED_ZONES = 64;
+const formatters = new Map<string, { parts: Intl.DateTimeFormat; local: Intl.DateTimeFormat }>();
+
+/** The two formatters of a zone, built once (throws RangeError for an unknown zone, as the constructor does). */
+function formattersOf(timeZone: string): { parts: Intl.DateTimeFormat; local: Intl.DateTimeFormat } {
+  let f = formatters.get(timeZone);
+  if (!f) {
+    f = {
+      parts: new Intl.DateTimeFormat("en-US", {
+        timeZone,
+        year: "numeric",
+        month: "2-digit",
+        day: "2-digit",
+        hour: "2-digit",
+        minute: "2-digit",
+        second: "2-digit",
+        hourCycle: "h23",
+        weekday: "long",
+        timeZoneName: "longOffset",
+      }),
+      local: new Intl.DateTimeFormat("en-GB", { timeZone, dateStyle: "full", timeStyle: "medium", hourCycle: "h23" }),
+    };
+    if (formatters.size >= MAX_CACHED_ZONES) formatters.clear();
+    formatters.set(timeZone, f);
+  }
+  return f;
+}
+
 /** The moment `date` as seen in `timeZone`. */
 export function describeTime(date: Date, timeZone: string): TimeReport {
+  const f = formattersOf(timeZone);
   const parts = Object.fromEntries(
-    new Intl.DateTimeFormat("en-US", {
-      timeZone,
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-      hourCycle: "h23",
-      weekday: "long",
-      timeZoneName: "longOffset",
-    })
+    f.parts
       .formatToParts(date)
       .map((p) => [p.type, p.value]),
   ) as Record<string, string>;
@@ -113,7 +132,7 @@ export function describeTime(date: Date, timeZone: string): TimeReport {
   return {
     timezone: timeZone,
     iso: `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}${utcOffset}`,
-    local: new Intl.DateTimeFormat("en-GB", { timeZone, dateStyle: "full", timeStyle: "medium", hourCycle: "h23" }).format(date),
+    local: f.local.format(date),
     weekday: parts.weekday ?? "",
     utc_offset: utcOffset,
   };
