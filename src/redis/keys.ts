@@ -10,7 +10,8 @@
  *   P:failures:J           failed attempts so far (our retry counter)
  *   P:giveup:J             claim so only one process gives up on a job
  *   P:journal:J            reply journal: message ids + final flag
- *   P:runner:J             the run answering job J right now and its heartbeat (runner-heartbeat.ts)
+ *   P:runner:J             the run answering job J right now (runner-heartbeat.ts)
+ *   P:runner:J:R           the heartbeat counter of run R of job J
  *   P:running:CK           job id answering in that conversation right now (short TTL, refreshed)
  *   P:cancel               pub/sub channel of /stop requests
  *   P:tools                the tool listing the workers publish for /tools (JSON, short TTL)
@@ -48,6 +49,8 @@ export interface QueueKeys {
   giveUp(jobId: string): string;
   journal(jobId: string): string;
   runner(jobId: string): string;
+  /** The beat counter of run `runId` of job J. */
+  runnerBeat(jobId: string, runId: string): string;
   running(conversationKey: string): string;
   cancelChannel(): string;
   toolListing(): string;
@@ -65,6 +68,7 @@ export function queueKeys(prefix: string): QueueKeys {
     giveUp: (jobId) => `${prefix}:giveup:${keyPart(jobId)}`,
     journal: (jobId) => `${prefix}:journal:${keyPart(jobId)}`,
     runner: (jobId) => `${prefix}:runner:${keyPart(jobId)}`,
+    runnerBeat: (jobId, runId) => `${prefix}:runner:${keyPart(jobId)}:${keyPart(runId)}`,
     running: (ck) => `${prefix}:running:${keyPart(ck)}`,
     cancelChannel: () => `${prefix}:cancel`,
     toolListing: () => `${prefix}:tools`,
