@@ -1,7 +1,7 @@
 /**
  * The rate gate shared by every worker process: one edit budget per chat and
  * one bot-wide budget per platform, kept in Redis and decided by Lua scripts
- * (one round trip per acquire when a slot is free).
+ * (one round trip per final, and one per few intermediates: see credits below).
  *
  * Per chat: grants at least `intervalFor(chatKey)` apart, whichever process and
  * conversation asks. Finals queue per chat (FIFO, with a lease so a dead process
@@ -17,6 +17,13 @@
  * slots once its own slot is free, so a slow chat never holds back another one:
  * nobody waits on another chat beyond the budget itself.
  *
+ * Credits: an intermediate does not ask Redis for every request. One LEASE round trip gives this
+ * process k slots in the chat (about `creditWindowMs` of them, spaced by the interval), charges the
+ * bot-wide budget for all k at once, and holds the chat for the others until the last credit's time
+ * has passed (`lh` holder, `lend`). The holder uses them locally, spaced from its own last request's
+ * start and completion, tells Redis where it got to with its next LEASE, and gives unused credits
+ * back (`release`, or its final, which ends them). Finals of other processes wait for `lend`.
+ *
  * Waiting is a timer for as long as the script says; a 429 (`backoff`) blocks
  * the chat for every process, and 429s in several chats of one platform at
  * once (Telegram does not say which limit it was) block the whole platform.
@@ -25,7 +32,8 @@
  *
  * Keys (P = prefix, C = chat key, G = global key, both escaped like queue keys):
  *   P:rate:chat:C        hash: next (earliest next grant), headAt, seq, nf (finals queued), exp, fexp
- *                        (when this hash and the finals zset expire), lease:<waiter id>
+ *                        (when this hash and the finals zset expire), lease:<waiter id>, lh and lend
+ *                        (the process holding credits in the chat, and until when)
  *   P:rate:finals:C      zset: finals waiting in this chat, in arrival order
  *   P:rate:global:G      hash: tat (reservations), act (real grants), tati (intermediates' bucket), blocked, exp
  *   P:rate:global:G:429  zset: chats that got a 429 lately (to recognise a bot-wide flood)
@@ -35,7 +43,9 @@ import type { Redis } from "ioredis";
 import type { GlobalBudget } from "../contracts/platform-pacing.js";
 import { rateKeys } from "../redis/keys.js";
 import { redisScript } from "../redis/script.js";
+import { ACQUIRE, BACKOFF, LEASE, LEAVE, RELEASE } from "./redis-rate-gate-lua.js";
 import { createLocalRateGate, type RateGate, type RequestKind } from "./rate-gate.js";
+import { createCreditBook } from "./rate-credits.js";
 import { abortableSleep } from "../shared/abortable-sleep.js";
 
 export type { GlobalBudget };
@@ -81,260 +91,20 @@ export interface RedisRateGateOptions {
   logger?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
   /** Called for every granted slot. */
   onGrant?(grant: RateGrant): void;
+  /**
+   * Intermediates take credits for about this long at once (default 2 s): one round trip gives a chat
+   * `creditWindowMs / interval` slots (at most `maxCredits`, default 8), used without asking Redis again.
+   */
+  creditWindowMs?: number;
+  /** See `creditWindowMs`. */
+  maxCredits?: number;
 }
-
-/**
- * Shared Lua helpers. Every key lives at least KEEP past the latest time it holds. Rather than a
- * PTTL and a PEXPIRE on every call, a hash notes its own expiry (field `exp`; the chat hash also notes
- * its finals zset's, `fexp`) and the expiry is pushed out a further KEEP whenever it falls short, so a
- * busy chat renews it about once a minute. The chat hash always outlives its finals zset, so its count
- * of queued finals (`nf`) cannot outlive the zset's members unnoticed.
- */
-const CLOCK = `
-local KEEP = 60000
-local function clock(arg)
-  if arg ~= '' then return tonumber(arg) end
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
--- The new expiry (absolute) when the key, expiring at exp, must live until untilAt; nil when it already does.
-local function pushOut(exp, untilAt)
-  if exp >= untilAt then return nil end
-  return untilAt + KEEP
-end
-local function expireAt(key, at, now)
-  redis.call('PEXPIRE', key, math.max(1, math.ceil(at - now)))
-end
-local function extend(key, ms)
-  ms = math.ceil(ms)
-  if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
-end
-`;
-
-/**
- * KEYS: chat hash, finals zset, [global hash]
- * ARGV: now|'', kind, interval, waiter id, ticket|'', T, tau, Ti, taui, leaseMs
- * Returns {1, now} (granted) or {0, waitMs, ticket|-1}.
- */
-const ACQUIRE = `${CLOCK}
-local now = clock(ARGV[1])
-local final = ARGV[2] == 'final'
-local interval = tonumber(ARGV[3])
-local id = ARGV[4]
-local ticket = tonumber(ARGV[5])
-local T, tau, Ti, taui = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
-local leaseMs = tonumber(ARGV[10])
-local chat, finals, global = KEYS[1], KEYS[2], KEYS[3]
-
-local st = redis.call('HMGET', chat, 'next', 'headAt', 'nf', 'exp', 'fexp')
-local nextAt = tonumber(st[1]) or 0
-local headAt = tonumber(st[2]) or 0
-local storedNf = tonumber(st[3]) or 0
-local exp = tonumber(st[4]) or 0
-local fexp = tonumber(st[5]) or 0
-
--- Chat fields written once, at the end (with the expiry when it moves).
-local writes = {}
-local function put(field, value) writes[#writes + 1] = field; writes[#writes + 1] = value end
-local nf = 0
-local function saveChat(untilAt)
-  if nf ~= storedNf then put('nf', nf) end
-  local newExp = pushOut(exp, untilAt)
-  if newExp then put('exp', newExp) end
-  if #writes > 0 then redis.call('HSET', chat, unpack(writes)) end
-  if newExp then expireAt(chat, newExp, now) end
-end
-
--- Finals of a process that died while waiting must not hold the chat for ever. Only looked at when
--- some are queued: the count in the chat hash says so without a round trip to the zset.
-if storedNf > 0 then
-  for _, m in ipairs(redis.call('ZRANGE', finals, 0, -1)) do
-    local lease = tonumber(redis.call('HGET', chat, 'lease:' .. m))
-    if lease == nil or lease < now then
-      redis.call('ZREM', finals, m)
-      redis.call('HDEL', chat, 'lease:' .. m)
-    else
-      nf = nf + 1
-    end
-  end
-end
-local live = nf
-
--- tat: reservations (the order finals go in; intermediates are charged here too, so finals queue
--- behind what was really used); act: the grants as they really happen, which is what the platform
--- counts (a reservation used late, e.g. by a process that stalled, must not crowd a window).
--- Read only when a decision needs it.
-local tat, tati, act, gblocked, gexp = 0, 0, 0, 0, 0
-local globalRead, globalDirty = false, false
-local function readGlobal()
-  if globalRead or not global then return end
-  globalRead = true
-  local g = redis.call('HMGET', global, 'tat', 'tati', 'act', 'blocked', 'exp')
-  tat, tati, act, gblocked, gexp = tonumber(g[1]) or 0, tonumber(g[2]) or 0, tonumber(g[3]) or 0, tonumber(g[4]) or 0, tonumber(g[5]) or 0
-end
-local function saveGlobal()
-  if not globalDirty then return end
-  local newExp = pushOut(gexp, math.max(tat, tati, act, gblocked) + KEEP)
-  if newExp then
-    redis.call('HSET', global, 'tat', tat, 'tati', tati, 'act', act, 'exp', newExp)
-    expireAt(global, newExp, now)
-  else
-    redis.call('HSET', global, 'tat', tat, 'tati', tati, 'act', act)
-  end
-end
-
-local function grant()
-  put('next', now + interval)
-  saveGlobal()
-  saveChat(now + interval + KEEP)
-  return {1, now}
-end
-
-if final then
-  if redis.call('ZSCORE', finals, id) == false then
-    -- An empty queue is a new zset, without an expiry whatever fexp still says.
-    if nf == 0 then fexp = 0 end
-    local seq = redis.call('HINCRBY', chat, 'seq', 1)
-    redis.call('ZADD', finals, seq, id)
-    nf = nf + 1
-    live = live + 1
-  end
-  local rank = redis.call('ZRANK', finals, id)
-  local function grantFinal()
-    redis.call('ZREM', finals, id)
-    nf = nf - 1
-    redis.call('HDEL', chat, 'lease:' .. id, 'headAt')
-    return grant()
-  end
-  local wait, keep = 0, -1
-  if rank > 0 then
-    -- Behind other finals of this chat: look again about when our turn should come.
-    wait = math.max(10, math.max(nextAt, headAt, now) - now + rank * interval)
-  elseif nextAt > now then
-    wait = nextAt - now
-    if ticket then keep = ticket end
-  elseif not global then
-    return grantFinal()
-  else
-    readGlobal()
-    if ticket == nil or gblocked > now then
-      -- Reserve the next bot-wide slot (FIFO over all chats' finals; intermediates yield until it passed).
-      ticket = math.max(now, tat - tau, gblocked)
-      tat = math.max(tat, ticket) + T
-      globalDirty = true
-    end
-    if ticket > now then
-      wait = ticket - now
-    elseif act - tau > now then
-      -- Its time has come, but late: reservations that fell due together still go out spaced.
-      wait = act - tau - now
-    else
-      act = math.max(act, now) + T
-      globalDirty = true
-      return grantFinal()
-    end
-    keep = ticket
-  end
-  saveGlobal()
-  put('lease:' .. id, now + wait + leaseMs)
-  if rank == 0 then put('headAt', now + wait) end
-  -- The finals zset lives as long as the waiters' leases, and the chat hash at least as long as the zset.
-  local untilAt = now + wait + leaseMs + KEEP
-  local newFexp = pushOut(fexp, untilAt)
-  if newFexp then
-    put('fexp', newFexp)
-    expireAt(finals, newFexp, now)
-    untilAt = math.max(untilAt, newFexp)
-  end
-  saveChat(untilAt)
-  return {0, math.max(1, math.ceil(wait)), keep}
-end
-
--- An intermediate.
-if live > 0 then
-  -- A final waits for this chat: it goes first.
-  saveChat(0)
-  return {0, math.ceil(math.max(10, math.max(nextAt, headAt, now) - now + live * interval)), ticket or -1}
-end
-if nextAt > now then
-  saveChat(0)
-  return {0, math.ceil(nextAt - now), ticket or -1}
-end
-if not global then return grant() end
-readGlobal()
-if ticket == nil or gblocked > now then
-  -- A place in the intermediates' own (slower) bucket, never inside time finals have reserved. A late
-  -- caller keeps its place: the shared bucket is charged when the slot is granted, below.
-  ticket = math.max(now, tati - taui, tat - tau, gblocked)
-  tati = math.max(tati, ticket) + Ti
-  globalDirty = true
-end
-local waitFor = 0
-if ticket > now then waitFor = ticket - now
-elseif tat - tau > now then waitFor = tat - tau - now
-elseif act - tau > now then waitFor = act - tau - now
-end
-if waitFor > 0 then
-  saveGlobal()
-  saveChat(0)
-  return {0, math.ceil(waitFor), ticket}
-end
-tat = math.max(tat, now) + T
-act = math.max(act, now) + T
-globalDirty = true
-return grant()
-`;
-
-/**
- * KEYS: chat hash, [global hash, recent-429 zset]
- * ARGV: now|'', retryAfterMs, chat key, flood window ms, flood chats
- */
-const BACKOFF = `${CLOCK}
-local now = clock(ARGV[1])
-local upto = now + tonumber(ARGV[2])
-local chat, global, recent = KEYS[1], KEYS[2], KEYS[3]
-local st = redis.call('HMGET', chat, 'next', 'exp')
-local newExp = pushOut(tonumber(st[2]) or 0, upto + KEEP)
-if upto > (tonumber(st[1]) or 0) then
-  if newExp then redis.call('HSET', chat, 'next', upto, 'exp', newExp) else redis.call('HSET', chat, 'next', upto) end
-elseif newExp then
-  redis.call('HSET', chat, 'exp', newExp)
-end
-if newExp then expireAt(chat, newExp, now) end
-if global then
-  local window = tonumber(ARGV[4])
-  redis.call('ZADD', recent, now, ARGV[3])
-  redis.call('ZREMRANGEBYSCORE', recent, '-inf', now - window)
-  extend(recent, window * 2)
-  if redis.call('ZCARD', recent) >= tonumber(ARGV[5]) then
-    local g = redis.call('HMGET', global, 'blocked', 'exp')
-    local gExp = pushOut(tonumber(g[2]) or 0, upto + KEEP)
-    if upto > (tonumber(g[1]) or 0) then redis.call('HSET', global, 'blocked', upto) end
-    if gExp then
-      redis.call('HSET', global, 'exp', gExp)
-      expireAt(global, gExp, now)
-    end
-  end
-end
-return upto
-`;
-
-/**
- * A final that gave up waiting leaves its chat's queue (and the queue's count).
- * KEYS: chat hash, finals zset · ARGV: waiter id
- */
-const LEAVE = `
-if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
-  local nf = tonumber(redis.call('HGET', KEYS[1], 'nf')) or 0
-  if nf > 0 then redis.call('HSET', KEYS[1], 'nf', nf - 1) end
-end
-redis.call('HDEL', KEYS[1], 'lease:' .. ARGV[1])
-return 1
-`;
 
 const acquireScript = redisScript(ACQUIRE);
 const backoffScript = redisScript(BACKOFF);
 const leaveScript = redisScript(LEAVE);
+const leaseScript = redisScript(LEASE);
+const releaseScript = redisScript(RELEASE);
 
 /** GCRA parameters of a bot-wide budget. */
 interface BucketTiming {
@@ -352,6 +122,87 @@ const QUIET_MARGIN_MS = 2;
 /** Redis did not answer in time. */
 class GateTimeoutError extends Error {
   override readonly name = "GateTimeoutError";
+}
+
+/** At most `perSecond` grants in any window of `windowMs`: floor(W/T) + burst ≤ perSecond (memoised per rate). */
+function bucketTimings(windowMs: number, burst: number, share: number): (perSecond: number) => BucketTiming {
+  const timings = new Map<number, BucketTiming>();
+  return (perSecond) => {
+    let t = timings.get(perSecond);
+    if (!t) {
+      const T = Math.ceil(windowMs / Math.max(1, perSecond - burst));
+      const Ti = Math.ceil(T / Math.min(1, Math.max(0.05, share)));
+      t = { T, tau: (burst - 1) * T, Ti, taui: 0 };
+      timings.set(perSecond, t);
+    }
+    return t;
+  };
+}
+
+/** A Redis call bounded in time and by the signal. */
+function boundedCall(timeoutMs: number): <T>(run: () => Promise<T>, signal?: AbortSignal) => Promise<T> {
+  return <T>(run: () => Promise<T>, signal?: AbortSignal) =>
+    new Promise<T>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = () => finish(() => reject(signal?.reason));
+      const timer = setTimeout(() => finish(() => reject(new GateTimeoutError(`no answer from Redis within ${timeoutMs} ms`))), timeoutMs);
+      let done = false;
+      const finish = (settle: () => void) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        settle();
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      run().then(
+        (value) => finish(() => resolve(value)),
+        (error: unknown) => finish(() => reject(error)),
+      );
+    });
+}
+
+/**
+ * Per chat, the local time before which Redis would refuse this process's requests anyway: its own
+ * last request's completion plus the interval (`settled`), or a 429's block. An intermediate waits that out
+ * here rather than asking Redis only to be told to wait and ask again (a second round trip per request,
+ * as the editors space requests from their start). Finals go to Redis at once and tell it this time:
+ * they must queue there so that other processes' intermediates yield to them.
+ */
+function quietBook(localNow: () => number) {
+  const quiet = new Map<string, number>();
+  const quietUntil = (chatKey: string, until: number) => {
+    if (quiet.size >= MAX_QUIET_CHATS) {
+      const t = localNow();
+      for (const [key, at] of quiet) if (at <= t) quiet.delete(key);
+    }
+    quiet.set(chatKey, Math.max(quiet.get(chatKey) ?? until, until));
+  };
+  const quietWait = (chatKey: string): number => {
+    const until = quiet.get(chatKey);
+    if (until === undefined) return 0;
+    const ms = until - localNow();
+    if (ms <= 0) quiet.delete(chatKey);
+    return ms;
+  };
+  return { quiet, quietUntil, quietWait };
+}
+
+/**
+ * Gate clock minus local clock (stays 0 when the clock is given), from the quickest round trip seen:
+ * a slow one (event-loop lag) says little about when Redis read its clock.
+ */
+function offsetClock(): { offset: number; learn(gateNow: number, sentAt: number, receivedAt: number): void } {
+  let bestRttMs = Infinity;
+  return {
+    offset: 0,
+    learn(gateNow, sentAt, receivedAt) {
+      const rtt = receivedAt - sentAt;
+      if (rtt > bestRttMs * 1.5 + 2) return;
+      bestRttMs = Math.min(bestRttMs, rtt);
+      this.offset = gateNow - (sentAt + receivedAt) / 2;
+    },
+  };
 }
 
 /** A gate shared through Redis by every process with the same prefix (see the module comment). */
@@ -373,18 +224,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
   const finalsSet = keys.finals;
   const globalHash = keys.global;
 
-  const timings = new Map<number, BucketTiming>();
-  /** At most `perSecond` grants in any window of `windowMs`: floor(W/T) + burst ≤ perSecond. */
-  const timingFor = (perSecond: number): BucketTiming => {
-    let t = timings.get(perSecond);
-    if (!t) {
-      const T = Math.ceil(windowMs / Math.max(1, perSecond - burst));
-      const Ti = Math.ceil(T / Math.min(1, Math.max(0.05, share)));
-      t = { T, tau: (burst - 1) * T, Ti, taui: 0 };
-      timings.set(perSecond, t);
-    }
-    return t;
-  };
+  const timingFor = bucketTimings(windowMs, burst, share);
 
   let down = false;
   /** Ready, or still coming up for the first time (commands queue until it is); a lost connection means local pacing at once. */
@@ -405,27 +245,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
     opts.logger?.info({}, "shared rate gate available again");
   };
 
-  /** A Redis call bounded in time and by the signal. */
-  const call = <T>(run: () => Promise<T>, signal?: AbortSignal): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      const onAbort = () => finish(() => reject(signal?.reason));
-      const timer = setTimeout(() => finish(() => reject(new GateTimeoutError(`no answer from Redis within ${timeoutMs} ms`))), timeoutMs);
-      let done = false;
-      const finish = (settle: () => void) => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-        settle();
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      run().then(
-        (value) => finish(() => resolve(value)),
-        (error: unknown) => finish(() => reject(error)),
-      );
-    });
-
+  const call = boundedCall(timeoutMs);
 
   /** A final that gave up waiting leaves the chat's queue now rather than when its lease runs out. */
   const leaveQueue = (chatKey: string, id: string, inflight: Promise<unknown> | undefined) => {
@@ -439,89 +259,175 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
       .catch((error: unknown) => opts.logger?.warn({ err: error }, "could not remove an aborted waiter from the rate gate"));
   };
 
-  /**
-   * Per chat, the local time before which Redis would refuse this process's intermediates anyway: its own
-   * last request's completion plus the interval (`settled`), or a 429's block. An intermediate waits that out
-   * here rather than asking Redis only to be told to wait and ask again (a second round trip per request,
-   * as the editors space requests from their start). Finals still go to Redis at once: they must queue there
-   * so that other processes' intermediates yield to them.
-   */
-  const quiet = new Map<string, number>();
   const localNow = opts.now ?? Date.now;
-  const quietUntil = (chatKey: string, until: number) => {
-    if (quiet.size >= MAX_QUIET_CHATS) {
-      const t = localNow();
-      for (const [key, at] of quiet) if (at <= t) quiet.delete(key);
-    }
-    quiet.set(chatKey, Math.max(quiet.get(chatKey) ?? until, until));
-  };
-  const quietWait = (chatKey: string): number => {
-    const until = quiet.get(chatKey);
-    if (until === undefined) return 0;
-    const ms = until - localNow();
-    if (ms <= 0) quiet.delete(chatKey);
-    return ms;
-  };
+  const { quiet, quietUntil, quietWait } = quietBook(localNow);
 
   const fallback = async (chatKey: string, kind: RequestKind, startedAt: number, signal?: AbortSignal) => {
     await local.acquire(chatKey, kind, signal);
     opts.onGrant?.({ chatKey, kind, at: opts.now?.() ?? Date.now(), waitedMs: Date.now() - startedAt, shared: false });
   };
 
+  const holder = randomUUID();
+  const credits = createCreditBook();
+  const creditWindowMs = opts.creditWindowMs ?? 2000;
+  const maxCredits = Math.max(1, Math.floor(opts.maxCredits ?? 8));
+  const gateClock = offsetClock();
+  /** Chats whose last request was granted by ACQUIRE (not a credit): its completion is told to Redis. */
+  const settleInRedis = new Set<string>();
+  /** One LEASE round trip at a time per chat: concurrent intermediates of this process share its answer. */
+  const renewing = new Map<string, Promise<number>>();
+
+  const timingOf = (chatKey: string): { budget: GlobalBudget | undefined; timing: BucketTiming } => {
+    const budget = opts.globalFor?.(chatKey);
+    return { budget, timing: budget ? timingFor(budget.perSecond) : { T: 0, tau: 0, Ti: 0, taui: 0 } };
+  };
+  const intervalOf = (chatKey: string) => Math.max(0, Math.ceil(opts.intervalFor(chatKey)));
+  const grantAt = () => localNow() + gateClock.offset;
+  /** Credits one LEASE gives: about `creditWindowMs` of the chat's slots (1: every request asks Redis). */
+  const creditsPerLease = (chatKey: string) => {
+    const interval = intervalOf(chatKey);
+    return Math.min(maxCredits, Math.max(1, interval > 0 ? Math.floor(creditWindowMs / interval) : maxCredits));
+  };
+
+  /** Asks Redis for credits; resolves with how long to wait before looking again (0: credits granted). */
+  const renew = (chatKey: string, signal?: AbortSignal): Promise<number> => {
+    const running = renewing.get(chatKey);
+    if (running) return running;
+    const interval = intervalOf(chatKey);
+    const count = creditsPerLease(chatKey);
+    const slack = interval > 0 ? Math.min(Math.floor(interval / 2), marginMs) : marginMs;
+    const { budget, timing } = timingOf(chatKey);
+    const keys = [chatHash(chatKey), finalsSet(chatKey), ...(budget ? [globalHash(budget.key)] : [])];
+    const args = [clock(), count, interval, "", "", timing.T, timing.tau, timing.Ti, timing.taui, leaseMs, holder, ownNextOf(chatKey), slack];
+    const sentAt = localNow();
+    const asked = call(() => leaseScript.run(redis, keys, args), signal).then((raw) => {
+      const reply = raw as [number, number, number];
+      if (!opts.now) gateClock.learn(reply[2], sentAt, localNow());
+      if (reply[0] !== 1) return Math.max(1, reply[1]);
+      credits.grant(chatKey, { start: reply[1] - gateClock.offset, count, interval, slack });
+      return 0;
+    });
+    const tracked = asked.finally(() => renewing.delete(chatKey));
+    renewing.set(chatKey, tracked);
+    return tracked;
+  };
+
+  /** An intermediate: a credit of this process if one is due, else one LEASE round trip for the next ones. */
+  const intermediate = async (chatKey: string, startedAt: number, signal?: AbortSignal): Promise<void> => {
+    for (;;) {
+      const ms = quietWait(chatKey);
+      if (ms > 0) await abortableSleep(ms + QUIET_MARGIN_MS, signal);
+      const answer = credits.take(chatKey, localNow());
+      if (answer.kind === "now") {
+        settleInRedis.delete(chatKey);
+        opts.onGrant?.({ chatKey, kind: "intermediate", at: grantAt(), waitedMs: Date.now() - startedAt, shared: true });
+        return;
+      }
+      if (answer.kind === "wait") {
+        await abortableSleep(answer.ms, signal);
+        continue;
+      }
+      if (!usable()) return await fallback(chatKey, "intermediate", startedAt, signal);
+      let waitMs: number;
+      try {
+        waitMs = await renew(chatKey, signal);
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        markDown(error);
+        return await fallback(chatKey, "intermediate", startedAt, signal);
+      }
+      markUp();
+      if (waitMs > 0) await abortableSleep(waitMs, signal);
+    }
+  };
+
+  /** Where this process's own last request leaves the chat (gate clock), for Redis, which does not see credits used. */
+  const ownNextOf = (chatKey: string): number | "" => {
+    const last = credits.lastStart(chatKey);
+    const at = Math.max(last === undefined ? 0 : last + intervalOf(chatKey), quiet.get(chatKey) ?? 0);
+    return at > 0 ? Math.round(at + gateClock.offset) : "";
+  };
+
+  /**
+   * One slot through Redis: every final (queued there, so every process's intermediates yield to it) and
+   * intermediates in chats paced too slowly for more than one credit per window.
+   */
+  const slot = async (chatKey: string, kind: RequestKind, startedAt: number, signal?: AbortSignal): Promise<void> => {
+    const id = randomUUID();
+    const { budget, timing } = timingOf(chatKey);
+    const keys = [chatHash(chatKey), finalsSet(chatKey), ...(budget ? [globalHash(budget.key)] : [])];
+    let ticket: number | undefined;
+    let inflight: Promise<unknown> | undefined;
+    try {
+      if (kind === "intermediate") {
+        const ms = quietWait(chatKey);
+        if (ms > 0) await abortableSleep(ms + QUIET_MARGIN_MS, signal);
+      }
+      for (;;) {
+        if (!usable()) return await fallback(chatKey, kind, startedAt, signal);
+        let reply: [number, number, number];
+        try {
+          const args = [clock(), kind, intervalOf(chatKey), id, ticket ?? "", timing.T, timing.tau, timing.Ti, timing.taui, leaseMs, holder, ownNextOf(chatKey)];
+          inflight = acquireScript.run(redis, keys, args);
+          const running = inflight;
+          reply = (await call(() => running, signal)) as [number, number, number];
+        } catch (error) {
+          if (signal?.aborted) throw signal.reason;
+          markDown(error);
+          return await fallback(chatKey, kind, startedAt, signal);
+        }
+        markUp();
+        if (reply[0] === 1) {
+          if (kind === "final") credits.drop(chatKey); // the final ended this process's credits in the chat
+          settleInRedis.add(chatKey);
+          opts.onGrant?.({ chatKey, kind, at: reply[1], waitedMs: Date.now() - startedAt, shared: true });
+          return;
+        }
+        ticket = reply[2] >= 0 ? reply[2] : undefined;
+        await abortableSleep(Math.max(1, reply[1]), signal);
+      }
+    } catch (error) {
+      if (kind === "final") leaveQueue(chatKey, id, inflight);
+      throw error;
+    }
+  };
+
+  /** Frees the chat in Redis one interval after now, giving back credits this process will not use. */
+  const releaseChat = (chatKey: string, unused: number) => {
+    if (!usable()) return;
+    const { budget, timing } = timingOf(chatKey);
+    const keys = [chatHash(chatKey), ...(budget ? [globalHash(budget.key)] : [])];
+    call(() => releaseScript.run(redis, keys, [clock(), intervalOf(chatKey), holder, unused, timing.Ti, timing.T])).then(markUp, markDown);
+  };
+
   return {
     async acquire(chatKey, kind, signal) {
       if (signal?.aborted) throw signal.reason;
       const startedAt = Date.now();
-      const id = randomUUID();
-      const budget = opts.globalFor?.(chatKey);
-      const timing = budget ? timingFor(budget.perSecond) : { T: 0, tau: 0, Ti: 0, taui: 0 };
-      const keys = [chatHash(chatKey), finalsSet(chatKey), ...(budget ? [globalHash(budget.key)] : [])];
-      let ticket: number | undefined;
-      let inflight: Promise<unknown> | undefined;
-      try {
-        if (kind === "intermediate") {
-          const ms = quietWait(chatKey);
-          if (ms > 0) await abortableSleep(ms + QUIET_MARGIN_MS, signal);
-        }
-        for (;;) {
-          if (!usable()) return await fallback(chatKey, kind, startedAt, signal);
-          let reply: [number, number, number];
-          try {
-            const args = [clock(), kind, Math.max(0, Math.ceil(opts.intervalFor(chatKey))), id, ticket ?? "", timing.T, timing.tau, timing.Ti, timing.taui, leaseMs];
-            inflight = acquireScript.run(redis, keys, args);
-            const running = inflight;
-            reply = (await call(() => running, signal)) as [number, number, number];
-          } catch (error) {
-            if (signal?.aborted) throw signal.reason;
-            markDown(error);
-            return await fallback(chatKey, kind, startedAt, signal);
-          }
-          markUp();
-          if (reply[0] === 1) {
-            opts.onGrant?.({ chatKey, kind, at: reply[1], waitedMs: Date.now() - startedAt, shared: true });
-            return;
-          }
-          ticket = reply[2] >= 0 ? reply[2] : undefined;
-          await abortableSleep(Math.max(1, reply[1]), signal);
-        }
-      } catch (error) {
-        if (kind === "final") leaveQueue(chatKey, id, inflight);
-        throw error;
-      }
+      if (kind === "intermediate" && creditsPerLease(chatKey) > 1) await intermediate(chatKey, startedAt, signal);
+      else await slot(chatKey, kind, startedAt, signal);
     },
 
     settled(chatKey) {
       local.settled(chatKey);
-      if (!usable()) return;
-      // "No request before now + interval" for this chat: the same update as a 429's block, chat only.
-      const interval = Math.max(0, Math.ceil(opts.intervalFor(chatKey)));
-      quietUntil(chatKey, localNow() + interval);
-      call(() => backoffScript.run(redis, [chatHash(chatKey)], [clock(), interval, chatKey, floodWindowMs, floodChats])).then(markUp, markDown);
+      quietUntil(chatKey, localNow() + intervalOf(chatKey));
+      // A credit's request is spaced locally (and told to Redis with the next LEASE); a slot's frees the chat now.
+      if (!settleInRedis.delete(chatKey)) return;
+      releaseChat(chatKey, 0);
+    },
+
+    release(chatKey) {
+      const t = localNow();
+      if (!credits.holds(chatKey, t)) return;
+      const unused = credits.unused(chatKey, t);
+      credits.drop(chatKey);
+      releaseChat(chatKey, unused);
     },
 
     backoff(chatKey, retryAfterMs) {
       // The local gate learns it too, so pacing stays right if Redis goes away next.
       local.backoff(chatKey, retryAfterMs);
+      credits.drop(chatKey); // the chat is blocked: credits this process held in it are void
       quietUntil(chatKey, localNow() + Math.max(0, retryAfterMs));
       if (!usable()) return;
       const budget = opts.globalFor?.(chatKey);

@@ -26,7 +26,8 @@ function twoProcesses(options: Partial<RedisRateGateOptions> & Pick<RedisRateGat
     const redis = new Redis(testRedis!.url, { maxRetriesPerRequest: null });
     connections.push(redis);
     const evalCalls = vi.spyOn(redis, "evalsha");
-    const gate = createRedisRateGate({ redis, prefix: testRedis!.prefix, onGrant: (g) => grants.push(g), ...options });
+    // One credit per round trip unless a case says otherwise: these cases are about how requests of several processes interleave.
+    const gate = createRedisRateGate({ redis, prefix: testRedis!.prefix, onGrant: (g) => grants.push(g), maxCredits: 1, ...options });
     return { redis, gate, evalCalls };
   };
   return { a: make(), b: make(), grants };
@@ -362,5 +363,75 @@ describe("createRedisRateGate: the Redis work of a streamed reply", () => {
     expect(keys.some((k) => k.includes(":rate:finals:"))).toBe(true);
     for (const key of keys) expect(await testRedis.redis.pttl(key), key).toBeGreaterThan(0);
     await waiting;
+  });
+});
+
+describe("createRedisRateGate: credits (several requests per round trip)", () => {
+  it("gives a chat several slots in one round trip, spaced by the interval, and holds the chat for another process until they end", async () => {
+    const { a, b, grants } = twoProcesses({ intervalFor: () => 100, creditWindowMs: 400, maxCredits: 8 });
+    for (let i = 0; i < 4; i++) {
+      await a.gate.acquire("telegram:1:draft", "intermediate");
+      a.gate.settled("telegram:1:draft");
+    }
+    // Four requests, one LEASE (the first EVALSHA answers NOSCRIPT and the script is loaded by EVAL).
+    expect(a.evalCalls).toHaveBeenCalledTimes(1);
+    await b.gate.acquire("telegram:1:draft", "intermediate");
+    const times = grants.map((g) => g.at);
+    expect(Math.min(...gaps(times))).toBeGreaterThanOrEqual(98);
+    // b's slot comes after a's last credit could have been used (its slack, 50 ms) and one interval.
+    expect(times[4]! - times[3]!).toBeGreaterThanOrEqual(98);
+    expect(times[4]! - times[0]!).toBeLessThan(3 * 100 + 50 + 100 + 150);
+  });
+
+  it("frees the chat when the holder releases it, and the holder's final goes after its own last request without waiting for its credits to end", async () => {
+    const { a, b, grants } = twoProcesses({ intervalFor: () => 200, creditWindowMs: 1600, maxCredits: 8 });
+    await a.gate.acquire("discord:9", "intermediate");
+    a.gate.settled("discord:9");
+    const askedAt = Date.now();
+    await a.gate.acquire("discord:9", "final");
+    // Its own spacing (200 ms from the request's completion), not the 1.6 s its credits would hold the chat.
+    expect(Date.now() - askedAt).toBeGreaterThanOrEqual(195);
+    expect(Date.now() - askedAt).toBeLessThan(600);
+    a.gate.settled("discord:9");
+    await a.gate.acquire("telegram:5:draft", "intermediate");
+    a.gate.settled("telegram:5:draft");
+    a.gate.release("telegram:5:draft");
+    await new Promise((r) => setTimeout(r, 20)); // release is fire-and-forget
+    const released = Date.now();
+    await b.gate.acquire("telegram:5:draft", "intermediate");
+    expect(Date.now() - released).toBeLessThan(400);
+    expect(grants.map((g) => g.kind)).toEqual(["intermediate", "final", "intermediate", "intermediate"]);
+  });
+
+  it("keeps every window of a second under the bot-wide budget while 30 chats of two processes stream on credits", async () => {
+    const perSecond = 40;
+    const { a, b, grants } = twoProcesses({
+      intervalFor: () => 100,
+      globalFor: () => ({ key: "telegram-draft", perSecond }),
+      maxCredits: 8,
+    });
+    const streaming = new AbortController();
+    const streamers = Array.from({ length: 30 }, async (_, chat) => {
+      const gate = chat % 2 === 0 ? a.gate : b.gate;
+      while (!streaming.signal.aborted) {
+        await gate.acquire(`telegram:${chat}:draft`, "intermediate", streaming.signal).catch(() => undefined);
+        gate.settled(`telegram:${chat}:draft`);
+      }
+    });
+    await new Promise((r) => setTimeout(r, 3000));
+    streaming.abort();
+    await Promise.all(streamers);
+    const times = grants.map((g) => g.at);
+    expect(busiestWindow(times, 1250)).toBeLessThanOrEqual(perSecond);
+    // The budget is used, not wasted: intermediates' share (0.6) over 3 s is about 60 requests.
+    expect(grants.length).toBeGreaterThan(40);
+    // One round trip per chat to start with; after that one per eight requests.
+    const trips = a.evalCalls.mock.calls.length + b.evalCalls.mock.calls.length;
+    expect(trips).toBeLessThanOrEqual(30 + grants.length / 4);
+    for (let chat = 0; chat < 30; chat++) {
+      const own = grants.filter((g) => g.chatKey === `telegram:${chat}:draft`).map((g) => g.at);
+      // Grant times are reported on the gate clock, estimated per round trip (±1 ms): the spacing itself is local.
+      if (own.length > 1) expect(Math.min(...gaps(own))).toBeGreaterThanOrEqual(96);
+    }
   });
 });
