@@ -222,7 +222,7 @@ return grant()
 /**
  * Credits for intermediates. KEYS: chat hash, finals zset, [global hash]
  * ARGV: now|'', k, interval, '', '', T, tau, Ti, taui, leaseMs, holder, the holder's own earliest next|'', slack
- * Returns {1, start, now} (k credits from start) or {0, waitMs, now}.
+ * Returns {1, start, now, credits} (the credits from start; fewer than k when the budget binds) or {0, waitMs, now}.
  */
 export const LEASE = `${CHAT_STATE}
 
@@ -251,6 +251,9 @@ if global then
   end
   -- After every lease already placed and never inside time finals have reserved.
   start = math.max(start, tati - taui, tat - tau)
+  -- More than one lease's worth already queued means the budget binds: then one credit per round trip, so
+  -- every streaming chat gets its turn often (a chat waits for all others' leases between two of its own).
+  if tati - now > k * Ti then k = 1 end
   tati = math.max(tati, start) + k * Ti
   tat = math.max(tat, start) + k * T
   act = math.max(act, start) + k * T
@@ -262,7 +265,7 @@ put('lh', holder)
 put('lend', lend)
 saveGlobal()
 saveChat(lend + KEEP)
-return {1, start, now}
+return {1, start, now, k}
 `;
 
 

@@ -301,10 +301,10 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
     const args = [clock(), count, interval, "", "", timing.T, timing.tau, timing.Ti, timing.taui, leaseMs, holder, ownNextOf(chatKey), slack];
     const sentAt = localNow();
     const asked = call(() => leaseScript.run(redis, keys, args), signal).then((raw) => {
-      const reply = raw as [number, number, number];
+      const reply = raw as [number, number, number, number];
       if (!opts.now) gateClock.learn(reply[2], sentAt, localNow());
       if (reply[0] !== 1) return Math.max(1, reply[1]);
-      credits.grant(chatKey, { start: reply[1] - gateClock.offset, count, interval, slack });
+      credits.grant(chatKey, { start: reply[1] - gateClock.offset, count: reply[3], interval, slack });
       return 0;
     });
     const tracked = asked.finally(() => renewing.delete(chatKey));
