@@ -30,3 +30,12 @@ export function pacingGlobalFor(chatKey: string): GlobalBudget | undefined {
   const { platform, lane } = parsePacingKey(chatKey);
   return budgetRules[platform as Platform]?.globalBudget(lane);
 }
+
+/**
+ * Whether a pacing key's intermediates may take credits (several slots per round trip, reserved ahead):
+ * only drafts, whose budget no final draws on. Finals share every message lane's budget, and their
+ * reservations would queue behind credits reserved ahead.
+ */
+export function pacingTakesCredits(chatKey: string): boolean {
+  return parsePacingKey(chatKey).lane === "draft";
+}

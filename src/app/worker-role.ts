@@ -31,7 +31,7 @@ import { createJobOutcomes } from "../observability/job-outcomes.js";
 import { meteredDiscordFetch } from "../adapters/discord/discord-request-meter.js";
 import { telegramRequestMeter } from "../adapters/telegram/telegram-request-meter.js";
 import { createQueueDepthSource } from "../observability/queue-depth.js";
-import { pacingGlobalFor, pacingIntervalFor } from "./pacing.js";
+import { pacingGlobalFor, pacingTakesCredits, pacingIntervalFor } from "./pacing.js";
 import { redisOptions } from "../redis/connection.js";
 import { conversationMemoryFor } from "./conversation-memory.js";
 import { Redis as RedisClient } from "ioredis";
@@ -90,6 +90,7 @@ export async function startWorkerRole(
     prefix: config.KEY_PREFIX,
     intervalFor: pacingIntervalFor(discordPorts),
     globalFor: pacingGlobalFor,
+    creditsFor: pacingTakesCredits,
     logger,
   });
   // Last line of defence: whatever the model writes, no token or key of ours reaches a chat.

@@ -98,6 +98,11 @@ export interface RedisRateGateOptions {
   creditWindowMs?: number;
   /** See `creditWindowMs`. */
   maxCredits?: number;
+  /**
+   * Chats whose intermediates may take credits (default all). Credits reserve the bot-wide budget ahead,
+   * so a lane whose budget finals share (their reservations would queue behind the credits) should not.
+   */
+  creditsFor?(chatKey: string): boolean;
 }
 
 const acquireScript = redisScript(ACQUIRE);
@@ -285,6 +290,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
   const grantAt = () => localNow() + gateClock.offset;
   /** Credits one LEASE gives: about `creditWindowMs` of the chat's slots (1: every request asks Redis). */
   const creditsPerLease = (chatKey: string) => {
+    if (opts.creditsFor && !opts.creditsFor(chatKey)) return 1;
     const interval = intervalOf(chatKey);
     return Math.min(maxCredits, Math.max(1, interval > 0 ? Math.floor(creditWindowMs / interval) : maxCredits));
   };

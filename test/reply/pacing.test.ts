@@ -1,6 +1,6 @@
 import { Api } from "grammy";
 import { describe, expect, it } from "vitest";
-import { pacingGlobalFor, pacingIntervalFor } from "../../src/app/pacing.js";
+import { pacingGlobalFor, pacingIntervalFor, pacingTakesCredits } from "../../src/app/pacing.js";
 import {
   TELEGRAM_DRAFT_INTERVAL_MS,
   TELEGRAM_GLOBAL_PER_SECOND,
@@ -11,6 +11,15 @@ import { chatPacingKey, draftPacingKey } from "../../src/reply/rate-gate.js";
 import { createTelegramReplyPortFactory } from "../../src/adapters/telegram/telegram-reply-port.js";
 import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import { inboundMessage } from "../support/inbound-message.js";
+
+describe("which lanes take credits from the shared gate", () => {
+  it("drafts do (no final draws on their budget); message lanes, whose finals share the budget, do not", () => {
+    expect(pacingTakesCredits(draftPacingKey(chatPacingKey("telegram", "1001")))).toBe(true);
+    expect(pacingTakesCredits(chatPacingKey("telegram", "1001"))).toBe(false);
+    expect(pacingTakesCredits(chatPacingKey("telegram", "-100200"))).toBe(false);
+    expect(pacingTakesCredits(chatPacingKey("discord", "123456789012345678"))).toBe(false);
+  });
+});
 
 describe("pacing of drafts", () => {
   const interval = pacingIntervalFor();
