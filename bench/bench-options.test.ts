@@ -2,9 +2,11 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_OPTIONS, parseBenchArgs, wordsAt } from "./bench-options.js";
 
 describe("parseBenchArgs", () => {
-  it("runs the four levels by default", () => {
+  it("runs the four levels over every chat kind, the bots role in its own process, by default", () => {
     expect(parseBenchArgs([])).toEqual(DEFAULT_OPTIONS);
     expect(DEFAULT_OPTIONS.levels).toEqual([1, 10, 100, 500]);
+    expect(DEFAULT_OPTIONS.kinds).toEqual(["tg-private", "tg-group", "discord"]);
+    expect(DEFAULT_OPTIONS.botsInProcess).toBe(false);
   });
 
   it("takes --levels, --quick and the answer length at 500", () => {
@@ -15,6 +17,19 @@ describe("parseBenchArgs", () => {
     const capped = parseBenchArgs(["--large-words", "120"]);
     expect(wordsAt(capped, 100)).toBe(300);
     expect(wordsAt(capped, 500)).toBe(120);
+  });
+
+  it("takes --kinds as a list of known kinds, each once, in table order", () => {
+    expect(parseBenchArgs(["--kinds", "tg-private"]).kinds).toEqual(["tg-private"]);
+    expect(parseBenchArgs(["--kinds", "discord, tg-private,discord"]).kinds).toEqual(["tg-private", "discord"]);
+    expect(() => parseBenchArgs(["--kinds", "tg-private,slack"])).toThrow(/--kinds takes .*\(not slack\)[\s\S]*usage/);
+    expect(() => parseBenchArgs(["--kinds"])).toThrow(/--kinds takes/);
+    expect(() => parseBenchArgs(["--kinds", ","])).toThrow(/--kinds takes/);
+  });
+
+  it("keeps --bots-process and gives the old in-process bots role with --bots-in-process", () => {
+    expect(parseBenchArgs(["--bots-process"]).botsInProcess).toBe(false);
+    expect(parseBenchArgs(["--bots-in-process"]).botsInProcess).toBe(true);
   });
 
   it("refuses what it does not know, with the usage", () => {

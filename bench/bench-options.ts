@@ -1,4 +1,5 @@
 /** The command line of `npm run bench` (see bench/README.md). */
+import { KINDS, type ChatKind } from "./conversation-figures.js";
 
 /** What a run measures and how. */
 export interface BenchOptions {
@@ -16,7 +17,12 @@ export interface BenchOptions {
   privateRedis: boolean;
   /** Watch Redis with MONITOR to split commands into round trips and Lua-script internals (costs CPU). */
   redisMonitor: boolean;
-  /** Run the bots role inside the benchmark process (default) or as its own process. */
+  /** Chat kinds the levels' conversations rotate over (one kind alone separates its CPU per reply). */
+  kinds: ChatKind[];
+  /**
+   * Run the bots role inside the benchmark process instead of its own process (the default),
+   * where its CPU and memory cannot be told from the fakes'.
+   */
   botsInProcess: boolean;
   /** How role processes start: "auto" (dist/ when current, else tsx), "tsx", or a build directory. */
   roles: string;
@@ -38,7 +44,8 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   rampMs: 2000,
   privateRedis: false,
   redisMonitor: false,
-  botsInProcess: true,
+  kinds: [...KINDS],
+  botsInProcess: false,
   roles: "auto",
   quick: false,
 };
@@ -55,7 +62,9 @@ export const USAGE = `usage: npm run bench -- [options]
   --ramp-ms N             questions of a level arrive over this long (default 2000)
   --private-redis         start a private redis-server for exact command counts
   --redis-monitor         split Redis commands into round trips and Lua-script internals (MONITOR)
-  --bots-process          run the bots role as its own process instead of in this one
+  --kinds K,K             chat kinds to rotate over: tg-private, tg-group, discord (default all three)
+  --bots-process          run the bots role as its own process (the default: its CPU and RSS are measured)
+  --bots-in-process       run the bots role inside this process (no CPU or RSS figure of its own)
   --roles auto|tsx|DIR    role processes from dist/ when it is current (auto), src/ through tsx,
                           or a build directory holding main.js
   --cpu-prof DIR          profile the worker's CPU per level into DIR and summarise it
@@ -100,8 +109,14 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       case "--redis-monitor":
         options.redisMonitor = true;
         break;
+      case "--kinds":
+        options.kinds = parseKinds(argv[++i]);
+        break;
       case "--bots-process":
         options.botsInProcess = false;
+        break;
+      case "--bots-in-process":
+        options.botsInProcess = true;
         break;
       case "--roles": {
         const value = argv[++i];
@@ -135,6 +150,16 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     }
   }
   return options;
+}
+
+/** `--kinds`: known kinds, each once, in table order. */
+function parseKinds(value: string | undefined): ChatKind[] {
+  const asked = (value ?? "").split(",").map((part) => part.trim()).filter((part) => part !== "");
+  const unknown = asked.filter((part) => !(KINDS as readonly string[]).includes(part));
+  if (asked.length === 0 || unknown.length > 0) {
+    throw new Error(`--kinds takes a comma-separated list of ${KINDS.join(", ")}${unknown.length ? ` (not ${unknown.join(", ")})` : ""}\n${USAGE}`);
+  }
+  return KINDS.filter((kind) => asked.includes(kind));
 }
 
 /** Answer words at a level. */

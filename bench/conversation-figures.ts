@@ -9,6 +9,9 @@
 /** The chats the benchmark talks in; each has its own pacing and targets. */
 export type ChatKind = "tg-private" | "tg-group" | "discord";
 
+/** Every chat kind, in table order. */
+export const KINDS: readonly ChatKind[] = ["tg-private", "tg-group", "discord"];
+
 /** One request the bot made into a chat, as the platform fake recorded it. */
 export interface ChatWrite {
   /** When the fake received (and, for these synchronous methods, applied) it. */

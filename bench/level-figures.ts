@@ -1,12 +1,13 @@
 /**
  * The figures of one level: per chat kind (latencies, writes, violations) from the
  * fakes' records, and per level (CPU per token, peak memory, Redis commands per
- * job) from the waves' samples. Targets come from the benchmark brief (bench/README.md) and the bot's own pacing.
+ * job, CPU per reply) from the waves' samples. Targets come from the benchmark's issue
+ * (bench/README.md) and the bot's own pacing.
  */
 import { DISCORD_DEFAULT_EDIT_INTERVAL_MS as DISCORD_DEFAULT_INTERVAL_MS } from "../src/adapters/discord/discord-pacing.js";
 import { TELEGRAM_GROUP_EDIT_INTERVAL_MS as TELEGRAM_GROUP_INTERVAL_MS, TELEGRAM_PRIVATE_EDIT_INTERVAL_MS as TELEGRAM_PRIVATE_INTERVAL_MS } from "../src/adapters/telegram/telegram-pacing.js";
 import type { BenchConversation, ChatPlatforms, ViolationCount } from "./chat-platforms.js";
-import { conversationFigures, type ChatKind, type ConversationFigures } from "./conversation-figures.js";
+import { conversationFigures, KINDS, type ChatKind, type ConversationFigures } from "./conversation-figures.js";
 import type { ModelTap } from "./model-tap.js";
 import { mean, percentile } from "./stats.js";
 import type { ProcessUse, WaveTotals } from "./wave.js";
@@ -18,12 +19,13 @@ export const KIND_NAMES: Record<ChatKind, string> = {
   discord: "Discord channel",
 };
 
-export const KINDS: readonly ChatKind[] = ["tg-private", "tg-group", "discord"];
-
-/** The chat kinds of each wave of a level: round-robin over the kinds, or one wave per kind below three. */
-export function planLevel(level: number): ChatKind[][] {
-  if (level < KINDS.length) return KINDS.map((kind) => Array.from({ length: level }, () => kind));
-  return [Array.from({ length: level }, (_, i) => KINDS[i % KINDS.length] as ChatKind)];
+/**
+ * The chat kinds of each wave of a level: round-robin over `kinds`, or, when the level is
+ * smaller than the number of kinds, one wave per kind (so every kind is measured).
+ */
+export function planLevel(level: number, kinds: readonly ChatKind[] = KINDS): ChatKind[][] {
+  if (level < kinds.length) return kinds.map((kind) => Array.from({ length: level }, () => kind));
+  return [Array.from({ length: level }, (_, i) => kinds[i % kinds.length] as ChatKind)];
 }
 
 /** The bot's pacing interval per chat kind (the adapters' pacing rules; Discord's equals what the fake's 5-per-5 s headers teach). */
@@ -38,7 +40,13 @@ export function intervalOf(kind: ChatKind): number {
   }
 }
 
-/** The targets the benchmark holds the bot to. */
+/** A limit stated at one level of conversations only; at other levels the figure is shown without a verdict. */
+export interface LevelLimit {
+  level: number;
+  limit: number;
+}
+
+/** The targets the benchmark holds the bot to (bench/README.md says where each comes from). */
 export const TARGETS = {
   firstSignP50Ms: 25,
   firstSignP99Ms: 100,
@@ -49,10 +57,25 @@ export const TARGETS = {
   freshnessMarginMs: 100,
   finalBeyondWaitP50Ms: 30,
   violations: 0,
-  cpuPerTokenMicros: 30,
-  peakRssBytes: 250 * 1024 * 1024,
-  redisPerJobBase: 40,
-} as const;
+  // The process targets are stated at 100 conversations (the worker's RSS also at 500).
+  workerCpuPerTokenMicros: [{ level: 100, limit: 60 }],
+  /** Worker + bots CPU per reply, strictly below the limit, when the level is Telegram private chats alone. */
+  tgPrivateCpuPerReplyMs: [{ level: 100, limit: 40 }],
+  workerPeakRssMb: [
+    { level: 100, limit: 150 },
+    { level: 500, limit: 300 },
+  ],
+  botsPeakRssMb: [{ level: 100, limit: 120 }],
+  /** The bots role's RSS at rest: after the warm-up, a settle and two GCs, before the first level. */
+  botsIdleRssMb: 100,
+  /** Commands sent plus those run inside Lua scripts. */
+  redisPerJob: [{ level: 100, limit: 120 }],
+} as const satisfies Record<string, number | readonly LevelLimit[]>;
+
+/** The limit of `limits` stated at `level`, if any. */
+export function limitAt(limits: readonly LevelLimit[], level: number): number | undefined {
+  return limits.find((l) => l.level === level)?.limit;
+}
 
 /** Freshness p95 target of a chat kind. */
 export function freshnessTarget(kind: ChatKind): number {
@@ -109,6 +132,68 @@ export interface MachineFigures {
   modelPace: { n: number; p50?: number; p5?: number };
 }
 
+/** One role process at rest. */
+export interface IdleSample {
+  rssBytes: number;
+  /** The process' RSS high-water mark since it started (start-up included). */
+  maxRssBytes: number;
+  /**
+   * The V8 heap after the collection: in use, and committed. V8 gives committed-but-empty
+   * heap back to the system only later, when it sees the process quiet (its memory reducer).
+   */
+  heapUsedBytes?: number;
+  heapTotalBytes?: number;
+  /** Full GCs ran just before the sample (the probe could trigger them). */
+  gcRan: boolean;
+}
+
+/** The roles at rest before the first level: after the warm-up, a settle and two GCs. */
+export interface IdleFigures {
+  settleMs: number;
+  worker: IdleSample;
+  /** Absent when the bots role ran in the benchmark process (its RSS is not its own there). */
+  bots?: IdleSample;
+}
+
+/** CPU time of the roles per reply (ms), over a set of waves. */
+export interface CpuPerReply {
+  replies: number;
+  workerMs: number;
+  /** The bots process' share; absent when the bots role ran in the benchmark process (not measurable apart). */
+  botsMs?: number;
+  /** workerMs + botsMs, or workerMs alone without a bots process. */
+  totalMs: number;
+}
+
+/** The waves' figures CPU per reply is computed from. */
+type CpuWave = Pick<WaveTotals, "conversations" | "worker" | "botsProcess">;
+
+/** Worker (+ bots process) CPU over `waves` divided by their questions; undefined without any. */
+export function cpuPerReply(waves: readonly CpuWave[]): CpuPerReply | undefined {
+  const replies = waves.reduce((sum, w) => sum + w.conversations.length, 0);
+  if (replies === 0) return undefined;
+  const workerMs = waves.reduce((sum, w) => sum + w.worker.cpuMicros, 0) / 1000 / replies;
+  // The bots figure only counts when every wave measured it: a partial sum would read as a low one.
+  if (!waves.every((w) => w.botsProcess)) return { replies, workerMs, totalMs: workerMs };
+  const botsMs = waves.reduce((sum, w) => sum + (w.botsProcess?.cpuMicros ?? 0), 0) / 1000 / replies;
+  return { replies, workerMs, botsMs, totalMs: workerMs + botsMs };
+}
+
+/**
+ * CPU per reply of each chat kind that had waves of its own (level 1 runs one wave per kind;
+ * `--kinds` with one kind makes every level so). In a mixed wave the kinds share the
+ * processes, so their CPU cannot be told apart and the kind has no entry.
+ */
+export function cpuPerReplyByKind(waves: readonly CpuWave[]): Partial<Record<ChatKind, CpuPerReply>> {
+  const out: Partial<Record<ChatKind, CpuPerReply>> = {};
+  for (const kind of KINDS) {
+    const alone = waves.filter((w) => w.conversations.length > 0 && w.conversations.every((c) => c.kind === kind));
+    const figure = cpuPerReply(alone);
+    if (figure) out[kind] = figure;
+  }
+  return out;
+}
+
 /** Everything measured at one level. */
 export interface LevelFigures {
   level: number;
@@ -119,7 +204,11 @@ export interface LevelFigures {
   tokens: number;
   worker: ProcessFigures & { cpuPerTokenMicros?: number };
   botsProcess?: ProcessFigures;
-  /** The benchmark process: fakes, model tap and (by default) the bots role. */
+  /** Worker + bots CPU per reply over every reply of the level (kinds mixed when the level mixes them). */
+  cpuPerReply?: CpuPerReply;
+  /** The same per chat kind, where the kind had waves of its own. */
+  cpuPerReplyByKind: Partial<Record<ChatKind, CpuPerReply>>;
+  /** The benchmark process: fakes, model tap and, with --bots-in-process, the bots role. */
   bench: ProcessFigures;
   redis: {
     commands: number;
@@ -244,6 +333,7 @@ export function levelFigures(
   const tokens = waves.reduce((sum, w) => sum + w.tokens, 0);
   const worker = sumUse(waves.map((w) => w.worker), wallMs);
   const botsUses = waves.flatMap((w) => (w.botsProcess ? [w.botsProcess] : []));
+  const perReply = cpuPerReply(waves);
   const asked = waves.reduce((sum, w) => sum + w.conversations.length, 0);
   const commands = waves.reduce((sum, w) => sum + w.redisCommands, 0);
   const byCommand = new Map<string, number>();
@@ -265,6 +355,8 @@ export function levelFigures(
     tokens,
     worker: { ...worker, ...(tokens > 0 ? { cpuPerTokenMicros: worker.cpuMicros / tokens } : {}) },
     ...(botsUses.length > 0 ? { botsProcess: sumUse(botsUses, wallMs) } : {}),
+    ...(perReply ? { cpuPerReply: perReply } : {}),
+    cpuPerReplyByKind: cpuPerReplyByKind(waves),
     bench: sumUse(waves.map((w) => w.bench), wallMs),
     redis: {
       commands,

@@ -2,11 +2,12 @@
 
 /**
  * Asks for a sample. `reset-peak` then starts a new window for the peak RSS and the loop
- * delay; `profile-start` starts the V8 CPU profiler, `profile-stop` writes its profile to `path`.
+ * delay; `profile-start` starts the V8 CPU profiler, `profile-stop` writes its profile to `path`;
+ * `gc` runs two full garbage collections first (when the process was started with --expose-gc).
  */
 export interface ProbeRequest {
   id: number;
-  type: "sample" | "reset-peak" | "profile-start" | "profile-stop";
+  type: "sample" | "reset-peak" | "profile-start" | "profile-stop" | "gc";
   path?: string;
 }
 
@@ -25,4 +26,8 @@ export interface ProbeReply {
   /** Event-loop delay in the window (perf_hooks.monitorEventLoopDelay). */
   loopDelayP99Ms: number;
   loopDelayMaxMs: number;
+  /** Only in the answer to `gc`: whether a collection ran, and the V8 heap after it (in use, committed). */
+  gcRan?: boolean;
+  heapUsedBytes?: number;
+  heapTotalBytes?: number;
 }

@@ -6,7 +6,9 @@
  * because it must load into a plain `node` (the deployed form) without tsx, whose loader
  * alone adds ~30 MB of RSS. The messages are typed in probe-protocol.ts. Resident memory
  * is sampled every 100 ms; `reset-peak` starts a new window for the peak and the
- * event-loop delay. Without an IPC channel it does nothing.
+ * event-loop delay; `gc` runs full collections first (the benchmark starts role processes
+ * with --expose-gc for it) and adds the V8 heap committed and in use. Without an IPC channel
+ * it does nothing.
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
@@ -43,6 +45,18 @@ if (process.send) {
 
   process.on("message", (request) => {
     if (!request || typeof request !== "object" || typeof request.id !== "number") return;
+    if (request.type === "gc") {
+      const collect = typeof globalThis.gc === "function" ? globalThis.gc : undefined;
+      // Twice, with a turn of the loop between: the first collection only queues weak-reference and
+      // finalizer callbacks, and what they drop is freed by the second.
+      collect?.();
+      setImmediate(() => {
+        collect?.();
+        const memory = process.memoryUsage();
+        process.send?.({ ...sample(request.id), gcRan: collect !== undefined, heapUsedBytes: memory.heapUsed, heapTotalBytes: memory.heapTotal });
+      });
+      return;
+    }
     const reply = sample(request.id);
     switch (request.type) {
       case "reset-peak":

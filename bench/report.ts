@@ -1,12 +1,13 @@
 /**
- * The printed report: one block per level (figures per chat kind, targets next to
- * them, ✓ met / ✗ not met / · no target at this level), then the list of targets
- * not met. Plain text, so it reads the same in a terminal and in a CI log.
+ * The printed report: the roles at rest, then one block per level (figures per chat kind,
+ * targets next to them, ✓ met / ✗ not met / · no target at this level / ? not measurable in
+ * this run), then the list of targets not met. Plain text, so it reads the same in a
+ * terminal and in a CI log.
  */
-import { KIND_NAMES, TARGETS, type KindFigures, type LevelFigures } from "./level-figures.js";
+import { KIND_NAMES, TARGETS, limitAt, type CpuPerReply, type IdleFigures, type IdleSample, type KindFigures, type LevelFigures, type LevelLimit } from "./level-figures.js";
 
 const MB = 1024 * 1024;
-const LABEL = 30;
+const LABEL = 33;
 const COLUMN = 27;
 
 /** A target verdict: ✓ met, ✗ not met, ? no figure. */
@@ -15,9 +16,21 @@ function mark(value: number | undefined, limit: number): string {
   return value <= limit ? "✓" : "✗";
 }
 
+/** ✓ met, ✗ not met, ? not measurable. */
+const metMark = (met: boolean | undefined): string => (met === undefined ? "?" : met ? "✓" : "✗");
+
+/** The verdict against a limit stated at some levels: `✓ (≤ 60)` at those, `· (≤ 60 at 100)` at the others. */
+function levelMark(value: number | undefined, limits: readonly LevelLimit[], level: number): string {
+  const limit = limitAt(limits, level);
+  if (limit !== undefined) return `${mark(value, limit)} (≤ ${limit})`;
+  return `· (${limits.map((l) => `≤ ${l.limit} at ${l.level}`).join(", ")})`;
+}
+
 const ms = (x: number | undefined): string => (x === undefined ? "–" : String(Math.round(x)));
 const pair = (a: number | undefined, b: number | undefined): string => `${ms(a)} / ${ms(b)}`;
 const oneDecimal = (x: number | undefined): string => (x === undefined ? "–" : x.toFixed(1));
+const mb = (bytes: number): number => bytes / MB;
+const mbText = (bytes: number): string => `${Math.round(mb(bytes))} MB`;
 const pad = (text: string, width: number): string => {
   const length = [...text].length;
   return length >= width ? `${text} ` : text + " ".repeat(width - length);
@@ -27,9 +40,9 @@ function row(label: string, cells: string[], target: string): string {
   return pad(label, LABEL) + cells.map((c) => pad(c, COLUMN)).join("") + target;
 }
 
-/** One verdict the summary lists when it is not met. */
+/** One verdict the summary lists when it is not met; `met` undefined: the figure could not be measured in this run. */
 interface Verdict {
-  met: boolean;
+  met: boolean | undefined;
   text: string;
 }
 
@@ -57,28 +70,70 @@ function rules(k: KindFigures): string {
   return entries.length === 0 ? "none" : entries.map(([rule, n]) => `${rule} ${n}`).join(", ");
 }
 
-/** The verdicts of a level's process figures. */
-function levelVerdicts(f: LevelFigures): Verdict[] {
-  const redisLimit = TARGETS.redisPerJobBase + f.redis.historyMessages;
-  return [
-    {
-      met: (f.worker.cpuPerTokenMicros ?? Infinity) <= TARGETS.cpuPerTokenMicros,
-      text: `worker CPU ${oneDecimal(f.worker.cpuPerTokenMicros)} µs per token (target ≤ ${TARGETS.cpuPerTokenMicros})`,
-    },
-    { met: f.worker.peakRssBytes <= TARGETS.peakRssBytes, text: `worker peak RSS ${Math.round(f.worker.peakRssBytes / MB)} MB (target ≤ 250)` },
-    ...(f.botsProcess
-      ? [{ met: f.botsProcess.peakRssBytes <= TARGETS.peakRssBytes, text: `bots process peak RSS ${Math.round(f.botsProcess.peakRssBytes / MB)} MB (target ≤ 250)` }]
-      : []),
-    { met: (f.redis.perJob ?? Infinity) <= redisLimit, text: `${oneDecimal(f.redis.perJob)} Redis commands per job (target ≤ ${redisLimit})` },
-  ];
+/**
+ * Worker + bots CPU per reply against a strict limit. Without a bots process only the
+ * worker's share is known: that alone can fail the target, but never pass it.
+ */
+export function cpuPerReplyMet(figure: CpuPerReply, limit: number): boolean | undefined {
+  if (figure.botsMs === undefined) return figure.workerMs >= limit ? false : undefined;
+  return figure.totalMs < limit;
 }
 
-/** The block of one level. */
-export function formatLevel(f: LevelFigures): string {
+/** The Telegram private CPU-per-reply verdict: only where that kind had the processes to itself and a limit is stated. */
+function cpuPerReplyVerdicts(f: LevelFigures): Verdict[] {
+  const limit = limitAt(TARGETS.tgPrivateCpuPerReplyMs, f.level);
+  const figure = f.cpuPerReplyByKind["tg-private"];
+  if (limit === undefined || !figure) return [];
+  const name = KIND_NAMES["tg-private"];
+  const text =
+    figure.botsMs === undefined
+      ? `${name}: worker + bots CPU per reply not measured (the bots role ran in the benchmark process; the worker alone used ${oneDecimal(figure.workerMs)} ms) (target < ${limit})`
+      : `${name}: worker + bots CPU ${oneDecimal(figure.totalMs)} ms per reply (target < ${limit})`;
+  return [{ met: cpuPerReplyMet(figure, limit), text }];
+}
+
+/** The verdicts of a level's process figures, where a limit is stated at this level. */
+function levelVerdicts(f: LevelFigures): Verdict[] {
+  const out: Verdict[] = [];
+  const cpuLimit = limitAt(TARGETS.workerCpuPerTokenMicros, f.level);
+  if (cpuLimit !== undefined) {
+    out.push({ met: (f.worker.cpuPerTokenMicros ?? Infinity) <= cpuLimit, text: `worker CPU ${oneDecimal(f.worker.cpuPerTokenMicros)} µs per token (target ≤ ${cpuLimit})` });
+  }
+  const workerRss = limitAt(TARGETS.workerPeakRssMb, f.level);
+  if (workerRss !== undefined) out.push({ met: mb(f.worker.peakRssBytes) <= workerRss, text: `worker peak RSS ${mbText(f.worker.peakRssBytes)} (target ≤ ${workerRss})` });
+  const botsRss = limitAt(TARGETS.botsPeakRssMb, f.level);
+  if (botsRss !== undefined) {
+    out.push(
+      f.botsProcess
+        ? { met: mb(f.botsProcess.peakRssBytes) <= botsRss, text: `bots process peak RSS ${mbText(f.botsProcess.peakRssBytes)} (target ≤ ${botsRss})` }
+        : { met: undefined, text: `bots role peak RSS not measured: it ran in the benchmark process (target ≤ ${botsRss})` },
+    );
+  }
+  const redisLimit = limitAt(TARGETS.redisPerJob, f.level);
+  if (redisLimit !== undefined) out.push({ met: (f.redis.perJob ?? Infinity) <= redisLimit, text: `${oneDecimal(f.redis.perJob)} Redis commands per job (target ≤ ${redisLimit})` });
+  return [...out, ...cpuPerReplyVerdicts(f)];
+}
+
+/** The verdicts of the idle sample. */
+function idleVerdicts(idle: IdleFigures): Verdict[] {
+  const limit = TARGETS.botsIdleRssMb;
+  if (!idle.bots) return [{ met: undefined, text: `bots role idle RSS not measured: it ran in the benchmark process (target ≤ ${limit})` }];
+  return [{ met: mb(idle.bots.rssBytes) <= limit, text: `bots process idle RSS ${mbText(idle.bots.rssBytes)} (target ≤ ${limit})` }];
+}
+
+/** The cell of the CPU-per-reply row for a kind: worker + bots where the kind ran alone. */
+function cpuPerReplyCell(f: LevelFigures, k: KindFigures): string {
+  const figure = f.cpuPerReplyByKind[k.kind];
+  if (!figure) return "– (kinds mixed)";
+  const limit = k.kind === "tg-private" ? limitAt(TARGETS.tgPrivateCpuPerReplyMs, f.level) : undefined;
+  const verdict = limit === undefined ? "" : ` ${metMark(cpuPerReplyMet(figure, limit))}`;
+  if (figure.botsMs === undefined) return `${oneDecimal(figure.workerMs)} worker only${verdict}`;
+  return `${oneDecimal(figure.totalMs)} = ${oneDecimal(figure.workerMs)} + ${oneDecimal(figure.botsMs)}${verdict}`;
+}
+
+/** The per-kind table of a level. */
+function kindTable(f: LevelFigures): string[] {
   const lines: string[] = [];
-  const mix = f.kinds.map((k) => `${k.conversations} ${KIND_NAMES[k.kind]}`).join(", ");
-  const waves = f.waves > 1 ? ` in ${f.waves} waves of ${f.level}` : "";
-  lines.push(`━━ ${f.level} concurrent conversation${f.level === 1 ? "" : "s"}${waves} · ${mix} · ${f.answerWords}-word answers · ${(f.wallMs / 1000).toFixed(1)} s`);
   lines.push(row("", f.kinds.map((k) => KIND_NAMES[k.kind]), "target"));
   const firstSignJudged = f.level <= TARGETS.firstSignUpToLevel;
   const cells = (render: (k: KindFigures) => string) => f.kinds.map(render);
@@ -112,23 +167,46 @@ export function formatLevel(f: LevelFigures): string {
       "—",
     ),
   );
+  const cpuLimits = TARGETS.tgPrivateCpuPerReplyMs.map((l) => `< ${l.limit} at ${l.level}`).join(", ");
+  lines.push(row("CPU per reply ms, worker + bots", cells((k) => cpuPerReplyCell(f, k)), `Telegram private alone: ${cpuLimits}`));
   lines.push(row("rate-limit violations", cells((k) => `${k.violations.total} ${mark(k.violations.total, TARGETS.violations)}${k.violations.total ? ` (${rules(k)})` : ""}`), "0"));
   lines.push(row("answers complete", cells((k) => `${k.finished}/${k.conversations}${k.neverShown ? `, ${k.neverShown} words unseen` : ""}`), ""));
+  return lines;
+}
+
+/** The level's CPU per reply over every reply, kinds together. */
+function perReplyLine(f: LevelFigures): string {
+  const c = f.cpuPerReply;
+  if (!c) return "per reply no replies";
+  const scope = f.kinds.length === 1 ? `${KIND_NAMES[f.kinds[0]?.kind ?? "tg-private"]} alone` : "every kind of the level together";
+  if (c.botsMs === undefined) {
+    return `per reply ${oneDecimal(c.workerMs)} ms worker CPU, worker only (the bots role runs in the benchmark process: --bots-process measures it) · ${scope}`;
+  }
+  return `per reply ${oneDecimal(c.totalMs)} ms CPU = ${oneDecimal(c.workerMs)} worker + ${oneDecimal(c.botsMs)} bots · ${scope}`;
+}
+
+/** The lines of the processes: worker, bots, the benchmark itself, the machine, Redis, the jobs. */
+function processLines(f: LevelFigures): string[] {
+  const lines: string[] = [];
   const w = f.worker;
   lines.push(
-    `worker    ${oneDecimal(w.cpuPerTokenMicros)} µs CPU per token ${mark(w.cpuPerTokenMicros, TARGETS.cpuPerTokenMicros)} (≤ ${TARGETS.cpuPerTokenMicros})` +
+    `worker    ${oneDecimal(w.cpuPerTokenMicros)} µs CPU per token ${levelMark(w.cpuPerTokenMicros, TARGETS.workerCpuPerTokenMicros, f.level)}` +
       (w.systemShare !== undefined ? `, ${Math.round(w.systemShare * 100)}% in the kernel` : "") +
-      ` · peak RSS ${Math.round(w.peakRssBytes / MB)} MB ${mark(w.peakRssBytes, TARGETS.peakRssBytes)} (≤ 250)` +
+      ` · peak RSS ${mbText(w.peakRssBytes)} ${levelMark(mb(w.peakRssBytes), TARGETS.workerPeakRssMb, f.level)}` +
       ` · ${w.coresBusy.toFixed(2)} cores busy · loop delay p99 ${ms(w.loopDelayP99Ms)} ms · ${f.tokens} tokens streamed`,
   );
   if (f.botsProcess) {
     lines.push(
-      `bots      peak RSS ${Math.round(f.botsProcess.peakRssBytes / MB)} MB ${mark(f.botsProcess.peakRssBytes, TARGETS.peakRssBytes)} (≤ 250)` +
+      `bots      peak RSS ${mbText(f.botsProcess.peakRssBytes)} ${levelMark(mb(f.botsProcess.peakRssBytes), TARGETS.botsPeakRssMb, f.level)}` +
         ` · ${f.botsProcess.coresBusy.toFixed(2)} cores busy · loop delay p99 ${ms(f.botsProcess.loopDelayP99Ms)} ms`,
     );
+  } else {
+    const limit = limitAt(TARGETS.botsPeakRssMb, f.level);
+    lines.push(`bots      in the benchmark process: no CPU or RSS figure of its own${limit !== undefined ? ` ? (peak RSS ≤ ${limit})` : ""}`);
   }
+  lines.push(perReplyLine(f));
   lines.push(
-    `bench     ${f.botsProcess ? "(fakes + model tap)" : "(fakes + model tap + bots role)"} peak RSS ${Math.round(f.bench.peakRssBytes / MB)} MB` +
+    `bench     ${f.botsProcess ? "(fakes + model tap)" : "(fakes + model tap + bots role)"} peak RSS ${mbText(f.bench.peakRssBytes)}` +
       ` · ${f.bench.coresBusy.toFixed(2)} cores busy · loop delay p99 ${ms(f.bench.loopDelayP99Ms)} ms`,
   );
   const pace = f.machine.modelPace;
@@ -136,28 +214,65 @@ export function formatLevel(f: LevelFigures): string {
     `machine   load average ${f.machine.loadAverage.toFixed(1)} on ${f.machine.cores} cores` +
       ` · fake model pace p50 ${oneDecimal(pace.p50)} tokens/s, slowest 5% under ${oneDecimal(pace.p5)}`,
   );
-  const redisLimit = TARGETS.redisPerJobBase + f.redis.historyMessages;
   lines.push(
-    `redis     ${oneDecimal(f.redis.perJob)} commands per job ${mark(f.redis.perJob, redisLimit)} (≤ 40 + history ${f.redis.historyMessages})` +
-      (f.redis.perJobSplit ? ` = ${oneDecimal(f.redis.perJobSplit.client)} sent + ${oneDecimal(f.redis.perJobSplit.lua)} inside Lua scripts` : "") +
-      ` · ${f.redis.top.map(([name, perJob]) => `${name} ${perJob.toFixed(1)}`).join(", ")}`,
+    `redis     ${oneDecimal(f.redis.perJob)} commands per job` +
+      (f.redis.perJobSplit ? ` = ${oneDecimal(f.redis.perJobSplit.client)} sent + ${oneDecimal(f.redis.perJobSplit.lua)} inside Lua scripts` : " (sent + inside Lua scripts)") +
+      ` ${levelMark(f.redis.perJob, TARGETS.redisPerJob, f.level)} · history ${f.redis.historyMessages} · ${f.redis.top.map(([name, perJob]) => `${name} ${perJob.toFixed(1)}`).join(", ")}`,
   );
   const outcomes = Object.entries(f.jobs.outcomes).map(([outcome, n]) => `${outcome} ${n}`).join(", ");
   const wait = f.jobs.queueWaitMs.n > 0 ? ` · adapter → job start p50/p99 ${pair(f.jobs.queueWaitMs.p50, f.jobs.queueWaitMs.p99)} ms` : "";
   lines.push(`jobs      ${f.jobs.asked} asked · outcomes: ${outcomes || "none logged"}${f.jobs.unfinished ? ` · ${f.jobs.unfinished} unfinished` : ""}${wait}`);
-  for (const note of f.notes) lines.push(`note      ${note}`);
-  return lines.join("\n");
+  return lines;
 }
 
-/** The closing list of targets not met, level by level. */
-export function formatVerdicts(levels: readonly LevelFigures[]): string {
-  const lines: string[] = [];
-  let all = 0;
-  for (const f of levels) {
-    const verdicts = [...f.kinds.flatMap((k) => kindVerdicts(f.level, k)), ...levelVerdicts(f)];
-    all += verdicts.length;
-    for (const v of verdicts) if (!v.met) lines.push(`  ✗ level ${f.level}: ${v.text}`);
-  }
-  const missed = lines.length;
-  return [`Targets: ${all - missed} of ${all} met.${missed ? " Not met:" : ""}`, ...lines].join("\n");
+/** The block of one level. */
+export function formatLevel(f: LevelFigures): string {
+  const mix = f.kinds.map((k) => `${k.conversations} ${KIND_NAMES[k.kind]}`).join(", ");
+  const waves = f.waves > 1 ? ` in ${f.waves} waves of ${f.level}` : "";
+  return [
+    `━━ ${f.level} concurrent conversation${f.level === 1 ? "" : "s"}${waves} · ${mix} · ${f.answerWords}-word answers · ${(f.wallMs / 1000).toFixed(1)} s`,
+    ...kindTable(f),
+    ...processLines(f),
+    ...f.notes.map((note) => `note      ${note}`),
+  ].join("\n");
+}
+
+/** One role at rest: RSS (with its verdict, if any), the V8 heap after the GC, the high-water mark. */
+function idleSampleText(s: IdleSample, verdict = ""): string {
+  const committed = s.heapTotalBytes !== undefined ? `${Math.round(mb(s.heapTotalBytes))} MB committed, ` : "";
+  const heap = s.heapUsedBytes !== undefined ? ` · V8 heap ${committed}${Math.round(mb(s.heapUsedBytes))} MB in use` : "";
+  const gc = s.gcRan ? "" : " (no GC: the probe could not trigger one)";
+  return `RSS ${mbText(s.rssBytes)}${verdict}${gc}${heap} · high-water mark since start ${mbText(s.maxRssBytes)}`;
+}
+
+/** The block of the roles at rest, before the first level. */
+export function formatIdle(idle: IdleFigures): string {
+  const limit = TARGETS.botsIdleRssMb;
+  return [
+    `━━ idle · after the warm-up, ${(idle.settleMs / 1000).toFixed(1)} s to settle and two full GCs in each role process`,
+    `worker    ${idleSampleText(idle.worker)} · no idle target`,
+    idle.bots
+      ? `bots      ${idleSampleText(idle.bots, ` ${mark(mb(idle.bots.rssBytes), limit)} (≤ ${limit})`)}`
+      : `bots      in the benchmark process: no RSS of its own ? (≤ ${limit}; run without --bots-in-process)`,
+  ].join("\n");
+}
+
+/** The closing list of targets not met (and not measurable), the idle sample first, then level by level. */
+export function formatVerdicts(levels: readonly LevelFigures[], idle?: IdleFigures): string {
+  const judged: { label: string; verdict: Verdict }[] = [
+    ...(idle ? idleVerdicts(idle).map((verdict) => ({ label: "idle", verdict })) : []),
+    ...levels.flatMap((f) => [...f.kinds.flatMap((k) => kindVerdicts(f.level, k)), ...levelVerdicts(f)].map((verdict) => ({ label: `level ${f.level}`, verdict }))),
+  ];
+  const missed = judged.filter((j) => j.verdict.met === false);
+  const unmeasured = judged.filter((j) => j.verdict.met === undefined);
+  const measured = judged.length - unmeasured.length;
+  const head =
+    `Targets: ${measured - missed.length} of ${measured} met` +
+    (unmeasured.length ? `, ${unmeasured.length} not measurable in this run` : "") +
+    `.${missed.length ? " Not met:" : ""}`;
+  return [
+    head,
+    ...missed.map((j) => `  ✗ ${j.label}: ${j.verdict.text}`),
+    ...unmeasured.map((j) => `  ? ${j.label}: ${j.verdict.text}`),
+  ].join("\n");
 }

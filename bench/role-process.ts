@@ -63,6 +63,8 @@ export interface RoleProcess {
   readonly pid: number;
   /** CPU and memory now; `resetPeak` starts a new peak-RSS window. */
   sample(resetPeak?: boolean): Promise<ProbeReply>;
+  /** Runs two full GCs in the process (it is started with --expose-gc), then samples it. */
+  collectGarbage(): Promise<ProbeReply>;
   /** Starts the V8 CPU profiler in the process. */
   startProfile(): Promise<void>;
   /** Stops it and writes the profile (.cpuprofile JSON) to `path`. */
@@ -83,7 +85,8 @@ export async function startRoleProcess(
   env: Record<string, string>,
   opts: { repoRoot: string; entry: RoleEntry; extraNodeArgs?: string[]; startTimeoutMs?: number },
 ): Promise<RoleProcess> {
-  const child: ChildProcess = spawn(process.execPath, [...(opts.extraNodeArgs ?? []), ...opts.entry.args, role], {
+  // --expose-gc only lets the probe collect garbage before the idle sample; nothing else calls it.
+  const child: ChildProcess = spawn(process.execPath, ["--expose-gc", ...(opts.extraNodeArgs ?? []), ...opts.entry.args, role], {
     cwd: opts.repoRoot,
     // ENV_FILE: a developer's ./.env must not change what the benchmark measures.
     env: { PATH: process.env.PATH ?? "", HTTP_PORT: "0", LOG_LEVEL: "info", ENV_FILE: devNull, ...env },
@@ -164,6 +167,7 @@ export async function startRoleProcess(
     role,
     pid: child.pid ?? -1,
     sample: (resetPeak = false) => ask(resetPeak ? "reset-peak" : "sample"),
+    collectGarbage: () => ask("gc"),
     startProfile: async () => void (await ask("profile-start")),
     stopProfile: async (path) => void (await ask("profile-stop", path)),
     onLog(listener) {

@@ -9,18 +9,20 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { availableParallelism, loadavg } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { startFakeOpenAI, type FakeOpenAI } from "../test/fakes/openai-server.js";
 import { parseBenchArgs, wordsAt, type BenchOptions } from "./bench-options.js";
 import { openBenchRedis, type BenchRedis } from "./bench-redis.js";
 import { startBotsInProcess } from "./bots-in-process.js";
 import { startChatPlatforms, type BenchConversation, type ChatPlatforms } from "./chat-platforms.js";
-import type { ChatKind } from "./conversation-figures.js";
-import { KINDS, kindFigures, levelFigures, modelPace, planLevel, type LevelFigures } from "./level-figures.js";
+import { KINDS, type ChatKind } from "./conversation-figures.js";
+import { KIND_NAMES, kindFigures, levelFigures, modelPace, planLevel, type IdleFigures, type IdleSample, type LevelFigures } from "./level-figures.js";
 import { benchModelHandler } from "./model-script.js";
 import { startModelTap, type ModelTap } from "./model-tap.js";
-import { formatLevel, formatVerdicts } from "./report.js";
+import { formatIdle, formatLevel, formatVerdicts } from "./report.js";
 import { formatProfileSummary } from "./cpu-profile-summary.js";
+import type { ProbeReply } from "./probe-protocol.js";
 import { roleEntry, startRoleProcess, type RoleEntry, type RoleProcess } from "./role-process.js";
 import { createSelfSampler, runWave, type WaveContext, type WaveTotals } from "./wave.js";
 import { traceOf, type TraceEntry } from "./trace.js";
@@ -28,10 +30,18 @@ import { traceOf, type TraceEntry } from "./trace.js";
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** Words of the warm-up answers (one per chat kind, not reported): JIT, connections, Discord's learnt pacing. */
 const WARM_UP_WORDS = 20;
+/** After the warm-up, the roles rest this long before the idle sample (timers after the last job, sockets closing). */
+const IDLE_SETTLE_MS = 2000;
 
 const progress = (text: string) => process.stderr.write(`${text}\n`);
 
-async function run(options: BenchOptions, redisUrl: string): Promise<LevelFigures[]> {
+/** What a run measured. */
+interface RunFigures {
+  idle: IdleFigures;
+  levels: LevelFigures[];
+}
+
+async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures> {
   const closers: (() => Promise<unknown>)[] = [];
   const cleanup = async () => {
     while (closers.length > 0) await closers.pop()?.().catch((error: unknown) => progress(`cleanup: ${String(error)}`));
@@ -39,7 +49,7 @@ async function run(options: BenchOptions, redisUrl: string): Promise<LevelFigure
   const interrupted = () => void cleanup().then(() => process.exit(130));
   process.once("SIGINT", interrupted);
   try {
-    const plans = options.levels.map(planLevel);
+    const plans = options.levels.map((level) => planLevel(level, options.kinds));
     const discordChannels = 1 + plans.flat(2).filter((kind) => kind === "discord").length;
     const prefix = `bench-${randomBytes(4).toString("hex")}`;
 
@@ -105,11 +115,14 @@ async function run(options: BenchOptions, redisUrl: string): Promise<LevelFigure
         return c;
       });
 
+    // Every kind, whatever --kinds says: the roles serve all three anyway, and the idle sample stays comparable across runs.
     progress("warming up (one answer per chat kind, not reported)…");
     const warmUp = await runWave(context, newConversations(KINDS, WARM_UP_WORDS), WARM_UP_WORDS);
     if (warmUp.unfinished.length > 0) throw new Error(`the warm-up answers did not arrive; worker output:\n${worker.tail()}`);
+    const idle = await measureIdle(worker, botsProcess);
 
     printHeader(options, redis, concurrency, entry);
+    process.stdout.write(`\n${formatIdle(idle)}\n`);
     const results: LevelFigures[] = [];
     const trace: TraceEntry[] = [];
     for (const [index, level] of options.levels.entries()) {
@@ -117,16 +130,31 @@ async function run(options: BenchOptions, redisUrl: string): Promise<LevelFigure
       results.push(measured.figures);
       if (options.tracePath) trace.push(...measured.trace);
     }
-    process.stdout.write(`\n${formatVerdicts(results)}\n`);
+    process.stdout.write(`\n${formatVerdicts(results, idle)}\n`);
     if (options.tracePath) {
       writeFileSync(options.tracePath, JSON.stringify(trace, null, 1));
       progress(`timelines written to ${options.tracePath}`);
     }
-    return results;
+    return { idle, levels: results };
   } finally {
     process.off("SIGINT", interrupted);
     await cleanup();
   }
+}
+
+/** The roles at rest: a settle after the warm-up, then two full GCs and a sample in each role process. */
+async function measureIdle(worker: RoleProcess, bots: RoleProcess | undefined): Promise<IdleFigures> {
+  progress(`letting the roles settle for ${IDLE_SETTLE_MS / 1000} s, then collecting garbage, for the idle sample…`);
+  await sleep(IDLE_SETTLE_MS);
+  const [workerSample, botsSample] = await Promise.all([worker.collectGarbage(), bots?.collectGarbage()]);
+  const idleOf = (s: ProbeReply): IdleSample => ({
+    rssBytes: s.rssBytes,
+    maxRssBytes: s.maxRssBytes,
+    gcRan: s.gcRan === true,
+    ...(s.heapUsedBytes !== undefined ? { heapUsedBytes: s.heapUsedBytes } : {}),
+    ...(s.heapTotalBytes !== undefined ? { heapTotalBytes: s.heapTotalBytes } : {}),
+  });
+  return { settleMs: IDLE_SETTLE_MS, worker: idleOf(workerSample), ...(botsSample ? { bots: idleOf(botsSample) } : {}) };
 }
 
 /** What measuring one level needs from the run. */
@@ -153,7 +181,7 @@ async function measureLevel(run: LevelRun, level: number, waveKinds: readonly (r
     asked.push(...conversations);
     waves.push(await runWave(context, conversations, words));
   }
-  const kinds = KINDS.map((kind) => kindFigures(kind, asked.filter((c) => c.kind === kind), platforms, tap, words)).filter((k) => k.conversations > 0);
+  const kinds = options.kinds.map((kind) => kindFigures(kind, asked.filter((c) => c.kind === kind), platforms, tap, words)).filter((k) => k.conversations > 0);
   const profile = options.cpuProfDir ? join(options.cpuProfDir, `worker-level-${level}.cpuprofile`) : undefined;
   if (profile) await worker.stopProfile(profile);
   const machine = { loadAverage: loadavg()[0] ?? 0, cores: availableParallelism(), modelPace: modelPace(asked, tap) };
@@ -178,10 +206,11 @@ function printHeader(options: BenchOptions, redis: BenchRedis, concurrency: numb
     `npm run bench · fake model at ${options.tokensPerSecond} tokens/s: one tool round (get_weather), then a ${options.answerWords}-word answer` +
       (options.largeLevelWords !== options.answerWords ? ` (${options.largeLevelWords} words at 500 and more: see bench/README.md)` : ""),
     `questions of a level arrive over ${options.rampMs} ms · one worker process (WORKER_CONCURRENCY=${concurrency}) · ` +
-      `bots role ${options.botsInProcess ? "in the benchmark process" : "in its own process"} · fakes in the benchmark process`,
+      `bots role ${options.botsInProcess ? "in the benchmark process (its CPU and RSS not measured apart)" : "in its own process"} · fakes in the benchmark process`,
+    ...(options.kinds.length < KINDS.length ? [`chat kinds: ${options.kinds.map((kind) => KIND_NAMES[kind]).join(", ")} only (--kinds)`] : []),
     `role processes run ${entry.label}${entry.note ? ` (${entry.note})` : ""}`,
     `Redis ${redis.url} ${redis.private ? `(private to this run${redis.note ? `: ${redis.note}` : ""})` : "(shared: its command counts include any other client's; --private-redis for exact ones)"}`,
-    "✓ target met · ✗ not met · · no target at this level; times in ms from the fakes' own records",
+    "✓ target met · ✗ not met · · no target at this level · ? not measurable in this run; times in ms from the fakes' own records",
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
 }
@@ -199,7 +228,7 @@ async function main(): Promise<void> {
   try {
     const results = await run(options, redisUrl);
     if (options.jsonPath) {
-      writeFileSync(options.jsonPath, JSON.stringify({ options, levels: results }, null, 2));
+      writeFileSync(options.jsonPath, JSON.stringify({ options, ...results }, null, 2));
       progress(`figures written to ${options.jsonPath}`);
     }
     process.exit(0);
