@@ -130,15 +130,17 @@ class GateTimeoutError extends Error {
 }
 
 /** At most `perSecond` grants in any window of `windowMs`: floor(W/T) + burst ≤ perSecond (memoised per rate). */
-function bucketTimings(windowMs: number, burst: number, share: number): (perSecond: number) => BucketTiming {
-  const timings = new Map<number, BucketTiming>();
-  return (perSecond) => {
-    let t = timings.get(perSecond);
+function bucketTimings(windowMs: number, burst: number, defaultShare: number): (budget: GlobalBudget) => BucketTiming {
+  const timings = new Map<string, BucketTiming>();
+  return (budget) => {
+    const share = budget.intermediateShare ?? defaultShare;
+    const memo = `${budget.perSecond}:${share}`;
+    let t = timings.get(memo);
     if (!t) {
-      const T = Math.ceil(windowMs / Math.max(1, perSecond - burst));
+      const T = Math.ceil(windowMs / Math.max(1, budget.perSecond - burst));
       const Ti = Math.ceil(T / Math.min(1, Math.max(0.05, share)));
       t = { T, tau: (burst - 1) * T, Ti, taui: 0 };
-      timings.set(perSecond, t);
+      timings.set(memo, t);
     }
     return t;
   };
@@ -284,7 +286,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
 
   const timingOf = (chatKey: string): { budget: GlobalBudget | undefined; timing: BucketTiming } => {
     const budget = opts.globalFor?.(chatKey);
-    return { budget, timing: budget ? timingFor(budget.perSecond) : { T: 0, tau: 0, Ti: 0, taui: 0 } };
+    return { budget, timing: budget ? timingFor(budget) : { T: 0, tau: 0, Ti: 0, taui: 0 } };
   };
   const intervalOf = (chatKey: string) => Math.max(0, Math.ceil(opts.intervalFor(chatKey)));
   const grantAt = () => localNow() + gateClock.offset;
