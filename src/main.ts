@@ -5,22 +5,20 @@
  *   chat (`npm run chat`): a terminal conversation through the same queue and worker
  *   doctor (`npm run doctor`): set-up checks, one line each, exit code 0 when all pass
  * Settings come from the environment, after `./.env` (or ENV_FILE) is read.
+ * Each role and command is imported only when it runs: the bots role must not carry the
+ * worker's model client, tools and MCP SDK, nor the worker discord.js, nor either the
+ * dashboard's Express without ADMIN_TOKEN (each costs megabytes of resident memory).
  */
 import type { Server } from "node:http";
 import { ConfigError, loadConfig } from "./config/load-config.js";
 import type { Config } from "./config/env-schema.js";
 import { connectRedis, RedisUnavailableError } from "./redis/connection.js";
-import { startBotsRole } from "./app/bots-role.js";
-import { startWorkerRole } from "./app/worker-role.js";
-import { chatCommand } from "./app/chat-command.js";
 import { usage } from "./app/cli-usage.js";
 import { EnvFileError, loadEnvFile } from "./config/env-file.js";
-import { doctorCommand } from "./doctor/run-doctor.js";
 import { createLogger, type Logger } from "./observability/logger.js";
 import { configuredSecrets } from "./security/configured-secrets.js";
 import { createMetrics } from "./observability/metrics.js";
 import { startOpsServer, type HealthCheck } from "./observability/http-server.js";
-import { createAdminHandler } from "./observability/admin-dashboard.js";
 import { loadMcpConfigFile, mcpConfigSecrets, McpConfigError } from "./tools/mcp/mcp-config.js";
 import { installProcessGuards } from "./app/process-guards.js";
 
@@ -77,12 +75,13 @@ async function main(): Promise<void> {
     }
   }
   if (role === "doctor") {
+    const { doctorCommand } = await import("./doctor/run-doctor.js");
     const code = await doctorCommand(config, rest, (text) => process.stdout.write(text));
     // Exit once the report is flushed: the checks' keep-alive sockets must not hold the process open.
     process.stdout.write("", () => process.exit(code));
     return;
   }
-  if (role === "chat") process.exit(await chatCommand(config, rest));
+  if (role === "chat") process.exit(await (await import("./app/chat-command.js")).chatCommand(config, rest));
   const logger: Logger = createLogger({
     level: config.LOG_LEVEL,
     name: role,
@@ -121,7 +120,7 @@ async function main(): Promise<void> {
   try {
     const bots =
       role === "all" || role === "bots"
-        ? await startBotsRole(config, redis, {
+        ? await (await import("./app/bots-role.js")).startBotsRole(config, redis, {
             logger,
             metrics,
             onFatal: (error) => {
@@ -133,6 +132,7 @@ async function main(): Promise<void> {
     if (bots) closers.push(() => bots.close());
     const checks: HealthCheck[] = [{ name: "redis", check: async () => void (await redis.ping()) }];
     if (role === "all" || role === "worker") {
+      const { startWorkerRole } = await import("./app/worker-role.js");
       const worker = await startWorkerRole(config, redis, { logger, metrics });
       closers.push(() => worker.close());
       checks.push(...worker.healthChecks);
@@ -143,7 +143,9 @@ async function main(): Promise<void> {
       registry: metrics.registry,
       checks,
       logger,
-      ...(config.ADMIN_TOKEN ? { admin: { token: config.ADMIN_TOKEN, handler: createAdminHandler(config, redis) } } : {}),
+      ...(config.ADMIN_TOKEN
+        ? { admin: { token: config.ADMIN_TOKEN, handler: (await import("./observability/admin-dashboard.js")).createAdminHandler(config, redis) } }
+        : {}),
       ...(bots?.telegramWebhook ? { routes: [bots.telegramWebhook] } : {}),
     });
     closers.unshift(() => new Promise<void>((resolve) => server.close(() => resolve())));

@@ -1,14 +1,14 @@
 /**
  * The platform adapters of the bots role, built from the configuration: each adapter gets its
  * platform client from here (a grammY Bot, a discord.js Client), so the adapters never decide how
- * their clients are made.
+ * their clients are made. A platform's adapter and library are loaded only when its token is
+ * configured: discord.js alone is some 40 MB of resident memory a Telegram-only bot has no use for.
  */
-import { Bot } from "grammy";
 import type { Config } from "../config/env-schema.js";
 import type { BotGateway } from "../contracts/bot-gateway.js";
 import type { SettingsPort } from "../contracts/settings-port.js";
-import { createDiscordAdapter, createDiscordClient, type DiscordAdapter } from "../adapters/discord/discord-adapter.js";
-import { createTelegramAdapter, type TelegramAdapter } from "../adapters/telegram/telegram-adapter.js";
+import type { DiscordAdapter } from "../adapters/discord/discord-adapter.js";
+import type { TelegramAdapter } from "../adapters/telegram/telegram-adapter.js";
 import type { Logger } from "../observability/logger.js";
 
 /** The adapters that started, in start order. */
@@ -27,6 +27,7 @@ export async function startAdaptersFor(
   const result: StartedAdapters = { started: [] };
   try {
     if (config.TELEGRAM_BOT_TOKEN) {
+      const [{ Bot }, { createTelegramAdapter }] = await Promise.all([import("grammy"), import("../adapters/telegram/telegram-adapter.js")]);
       const telegram = createTelegramAdapter({
         token: config.TELEGRAM_BOT_TOKEN,
         apiRoot: config.TELEGRAM_API_ROOT,
@@ -47,6 +48,7 @@ export async function startAdaptersFor(
       logger.info({ bot: telegram.botInfo?.username, mode: config.TELEGRAM_WEBHOOK_URL ? "webhook" : "polling" }, "telegram adapter started");
     }
     if (config.DISCORD_BOT_TOKEN) {
+      const { createDiscordAdapter, createDiscordClient } = await import("../adapters/discord/discord-adapter.js");
       const discord = createDiscordAdapter({
         token: config.DISCORD_BOT_TOKEN,
         apiBase: config.DISCORD_API_BASE,

@@ -2,13 +2,11 @@
  * Pictures and files from the chat, as configured: a file source per platform the worker serves,
  * the vision check (MODEL_VISION, per model) and the limits (MAX_IMAGE_BYTES, MAX_IMAGES_PER_MESSAGE).
  */
-import type { Api } from "grammy";
 import type { Config } from "../config/env-schema.js";
 import type { InboundMessage, Platform } from "../contracts/inbound-message.js";
 import type { FileSource } from "../contracts/file-source.js";
 import { createAttachmentPreparer, type AttachmentPreparer } from "../attachments/prepare-attachments.js";
 import { createVisionCapability } from "../agent/vision-capability.js";
-import { createTelegramFileSource } from "../adapters/telegram/telegram-file-source.js";
 import { createDiscordFileSource, type GuardedDownload } from "../adapters/discord/discord-file-source.js";
 import { createSafeFetch, type SafeFetchOptions } from "../tools/safe-fetch.js";
 import type { Logger } from "../observability/logger.js";
@@ -22,15 +20,13 @@ export function safeDownload(opts: Pick<SafeFetchOptions, "lookup" | "connect" |
   };
 }
 
-/** Builds the worker's attachment preparer; `telegramApi` is the worker's REST client when Telegram is configured. */
+/** Builds the worker's attachment preparer; `telegramFiles` downloads through the worker's Telegram REST client when Telegram is configured. */
 export function attachmentPreparerFor(
   config: Config,
-  deps: { logger: Logger; telegramApi?: Api; /** The model answering this conversation (its /model choice); MODEL by default. */ modelFor?: (message: InboundMessage) => Promise<string> },
+  deps: { logger: Logger; telegramFiles?: FileSource; /** The model answering this conversation (its /model choice); MODEL by default. */ modelFor?: (message: InboundMessage) => Promise<string> },
 ): AttachmentPreparer {
   const sources: Partial<Record<Platform, FileSource>> = {};
-  if (config.TELEGRAM_BOT_TOKEN && deps.telegramApi) {
-    sources.telegram = createTelegramFileSource({ api: deps.telegramApi, token: config.TELEGRAM_BOT_TOKEN, apiRoot: config.TELEGRAM_API_ROOT });
-  }
+  if (config.TELEGRAM_BOT_TOKEN && deps.telegramFiles) sources.telegram = deps.telegramFiles;
   if (config.DISCORD_BOT_TOKEN) sources.discord = createDiscordFileSource({ apiBase: config.DISCORD_API_BASE, download: safeDownload() });
   const vision = createVisionCapability({
     mode: config.MODEL_VISION,

@@ -25,9 +25,9 @@ import { settingsServiceFor } from "./settings-for-config.js";
 import { builtinToolsFor } from "./tools-for-config.js";
 import { builtinToolCatalogue, type ToolCatalogue } from "../tools/tool-catalogue.js";
 import type { SettingsPort } from "../contracts/settings-port.js";
-import { createModelClient } from "../agent/model-client.js";
 import { compactReplyText } from "../answer/conversation-compactor.js";
-import { conversationMemoryFor } from "./conversation-memory.js";
+import type { StoredHistory } from "../history/history-store.js";
+import type { ConversationMemory } from "./conversation-memory.js";
 import { startAdaptersFor, type StartedAdapters } from "./adapters-for-config.js";
 
 /** A running bots role. */
@@ -39,6 +39,29 @@ export interface BotsRole {
   /** Mounted on the HTTP server in webhook mode. */
   telegramWebhook?: { path: string; handler(req: IncomingMessage, res: ServerResponse): void };
   close(): Promise<void>;
+}
+
+/**
+ * `/compact` asks the model for a summary right here: it must not wait behind the conversation's queue.
+ * Its model client and token counter are built (and `openai` loaded) on the first `/compact`, not at
+ * start-up: the bots role otherwise never talks to the model, and most bots processes never compact.
+ * A failed load is not kept, so the next `/compact` tries again (the adapter tells the user it failed).
+ */
+function compactionMemory(
+  config: Config,
+  deps: { redis: Redis; history: StoredHistory; logger: Logger; metrics: Metrics },
+): () => Promise<ConversationMemory> {
+  let memory: Promise<ConversationMemory> | undefined;
+  const build = async (): Promise<ConversationMemory> => {
+    const [{ createModelClient }, { conversationMemoryFor }] = await Promise.all([import("../agent/model-client.js"), import("./conversation-memory.js")]);
+    const client = createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: config.MODEL_TIMEOUT_MS });
+    return conversationMemoryFor(config, { ...deps, client });
+  };
+  return () =>
+    (memory ??= build().catch((error: unknown) => {
+      memory = undefined;
+      throw error;
+    }));
 }
 
 /** Starts the gateway and every adapter whose token is configured (none: only the gateway, for the terminal chat). */
@@ -57,9 +80,7 @@ export async function startBotsRole(
     onError: (error) => logger.warn({ err: error }, "cancel bus error"),
   });
   const history = historyStoreFor(config, redis);
-  // `/compact` asks the model for a summary right here: it must not wait behind the conversation's queue.
-  const client = createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: config.MODEL_TIMEOUT_MS });
-  const memory = conversationMemoryFor(config, { redis, history, client, logger, metrics });
+  const memory = compactionMemory(config, { redis, history, logger, metrics });
   // The workers' shared edit budget: courtesy replies take their slot in it too.
   const gate = createRedisRateGate({
     redis,
@@ -74,7 +95,7 @@ export async function startBotsRole(
         queue,
         history,
         cancelBus,
-        compact: async (key, opts) => compactReplyText(await memory.compactor.compactNow(key, opts)),
+        compact: async (key, opts) => compactReplyText(await (await memory()).compactor.compactNow(key, opts)),
       }),
       replySlot: (platform, chatId) => gate.acquire(chatPacingKey(platform, chatId), "final"),
     },

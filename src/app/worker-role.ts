@@ -2,9 +2,9 @@
  * The worker role: takes jobs from the queue and answers them with the agent
  * loop, streaming into whichever platform the message came from. Replies go
  * out through REST clients only (grammY `Api`, a Discord REST client), so a
- * worker needs no gateway connection and any number of them can run.
+ * worker needs no gateway connection and any number of them can run. grammY is loaded only when
+ * Telegram is configured (discord.js never: the Discord client here is our own).
  */
-import { Api } from "grammy";
 import type { Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
 import { agentFromConfig } from "./agent-from-config.js";
@@ -17,7 +17,7 @@ import { attachmentPreparerFor } from "./attachments-for-config.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
 import { createRedisRateGate } from "../reply/redis-rate-gate.js";
 import type { ReplyPortFactory } from "../contracts/reply-port.js";
-import { createTelegramReplyPortFactory } from "../adapters/telegram/telegram-reply-port.js";
+import type { FileSource } from "../contracts/file-source.js";
 import { createDiscordRestClient } from "../adapters/discord/discord-rest-client.js";
 import { createDiscordReplyPortFactory, type DiscordReplyPortFactory } from "../adapters/discord/discord-reply-port.js";
 import type { Platform } from "../contracts/inbound-message.js";
@@ -29,7 +29,6 @@ import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { createJobOutcomes } from "../observability/job-outcomes.js";
 import { meteredDiscordFetch } from "../adapters/discord/discord-request-meter.js";
-import { telegramRequestMeter } from "../adapters/telegram/telegram-request-meter.js";
 import { createQueueDepthSource } from "../observability/queue-depth.js";
 import { pacingGlobalFor, pacingTakesCredits, pacingIntervalFor } from "./pacing.js";
 import { redisOptions } from "../redis/connection.js";
@@ -72,11 +71,11 @@ export async function startWorkerRole(
 
   const ports: Partial<Record<Platform, ReplyPortFactory>> = { ...options.extraPorts };
   let discordPorts: DiscordReplyPortFactory | undefined;
-  let telegramApi: Api | undefined;
+  let telegramFiles: FileSource | undefined;
   if (config.TELEGRAM_BOT_TOKEN) {
-    const api = (telegramApi = new Api(config.TELEGRAM_BOT_TOKEN, { apiRoot: config.TELEGRAM_API_ROOT }));
-    api.config.use(telegramRequestMeter(metrics));
-    ports.telegram = createTelegramReplyPortFactory({ api, useDrafts: true });
+    const telegram = await telegramSide(config.TELEGRAM_BOT_TOKEN, config.TELEGRAM_API_ROOT, metrics);
+    ports.telegram = telegram.ports;
+    telegramFiles = telegram.files;
   }
   if (config.DISCORD_BOT_TOKEN) {
     discordPorts = createDiscordReplyPortFactory({
@@ -112,7 +111,7 @@ export async function startWorkerRole(
     showReasoning: config.SHOW_REASONING,
     attachments: attachmentPreparerFor(config, {
       logger,
-      ...(telegramApi ? { telegramApi } : {}),
+      ...(telegramFiles ? { telegramFiles } : {}),
       modelFor: async (message) => (await settings.read(message.conversationKey)).model,
     }),
     logger,
@@ -154,6 +153,19 @@ export async function startWorkerRole(
       await tools.close();
     },
   };
+}
+
+/** The worker's Telegram replies and file downloads, through one grammY `Api` whose every call is metered. */
+async function telegramSide(token: string, apiRoot: string, metrics: Metrics): Promise<{ ports: ReplyPortFactory; files: FileSource }> {
+  const [{ Api }, { createTelegramReplyPortFactory }, { telegramRequestMeter }, { createTelegramFileSource }] = await Promise.all([
+    import("grammy"),
+    import("../adapters/telegram/telegram-reply-port.js"),
+    import("../adapters/telegram/telegram-request-meter.js"),
+    import("../adapters/telegram/telegram-file-source.js"),
+  ]);
+  const api = new Api(token, { apiRoot });
+  api.config.use(telegramRequestMeter(metrics));
+  return { ports: createTelegramReplyPortFactory({ api, useDrafts: true }), files: createTelegramFileSource({ api, token, apiRoot }) };
 }
 
 const TOOL_LISTING_REFRESH_MS = 30_000;

@@ -2,7 +2,6 @@
  * The text of a PDF from the chat (pdf.js through unpdf): the first pages, up to a budget. A PDF
  * that is scanned (no text layer), encrypted or broken gets a clear refusal instead.
  */
-import { getDocumentProxy } from "unpdf";
 import { AttachmentError } from "../contracts/file-source.js";
 import { fencedFile } from "./text-file.js";
 
@@ -14,6 +13,8 @@ export interface PdfBudget {
 
 /** The fenced text of the PDF's first pages; rejects with AttachmentError("refused") when there is none. */
 export async function pdfToText(name: string, bytes: Uint8Array, budget: PdfBudget): Promise<string> {
+  // Loaded on the first PDF (unpdf then loads pdf.js): most workers never see one.
+  const { getDocumentProxy } = await import("unpdf");
   let pages: string[];
   let total: number;
   try {

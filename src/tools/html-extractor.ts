@@ -9,7 +9,7 @@
  */
 import { Worker } from "node:worker_threads";
 import type { ExtractMessage, ExtractRequest } from "./html-extract-worker.js";
-import { chooseText, type ExtractedText } from "./html-text.js";
+import { chooseText, type ExtractedText } from "./extracted-text.js";
 import { ToolError } from "./tool-error.js";
 
 /** Limits of an extractor. */

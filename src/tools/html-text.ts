@@ -7,13 +7,7 @@
  */
 import { Readability } from "@mozilla/readability";
 import { parseHTML } from "linkedom";
-
-/** Title and text pulled from a page, and how. */
-export interface ExtractedText {
-  title: string | null;
-  text: string;
-  method: "readability" | "body";
-}
+import { clean, type ExtractedText } from "./extracted-text.js";
 
 /** The parts of a DOM node the text walk reads (linkedom nodes provide them). */
 interface DomNode {
@@ -30,8 +24,6 @@ const BLOCK = new Set([
   "P", "DIV", "SECTION", "ARTICLE", "MAIN", "HEADER", "FOOTER", "ASIDE", "NAV", "H1", "H2", "H3", "H4", "H5", "H6",
   "LI", "UL", "OL", "DL", "DT", "DD", "TR", "TABLE", "BLOCKQUOTE", "PRE", "BR", "HR", "FIGURE", "FIGCAPTION", "ADDRESS", "FORM",
 ]);
-/** Below this many characters Readability's pick is probably a fragment; the body may say more. */
-const MIN_ARTICLE_CHARS = 200;
 
 /** Parses HTML into a linkedom document. */
 export function parseDocument(html: string): { title: string; body: unknown } & object {
@@ -81,15 +73,6 @@ export function articleText(document: object): ExtractedText | undefined {
   return { title: clean(article.title ?? "") || null, text, method: "readability" };
 }
 
-/** Picks the better of Readability's article and the body fallback. */
-export function chooseText(article: ExtractedText | undefined, body: ExtractedText): ExtractedText {
-  if (!article) return body;
-  if (article.text.length >= MIN_ARTICLE_CHARS || article.text.length >= body.text.length) {
-    return { ...article, title: article.title ?? body.title };
-  }
-  return body;
-}
-
 /** Text of a subtree with a line break around every block element and nothing from scripts or styles. */
 export function blockText(root: DomNode, skipChrome: boolean): string {
   const out: string[] = [];
@@ -116,13 +99,4 @@ export function blockText(root: DomNode, skipChrome: boolean): string {
     for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]!);
   }
   return clean(out.join(""));
-}
-
-/** Collapses runs of whitespace inside lines and drops empty lines. */
-export function clean(text: string): string {
-  return text
-    .split("\n")
-    .map((line) => line.replace(/[\s\u00a0\u200b]+/g, " ").trim())
-    .filter((line) => line !== "")
-    .join("\n");
 }

@@ -55,12 +55,12 @@ export function createTools(deps: ToolsDeps): Tool[] {
   ];
 }
 
-export { createGetNewsTool, newsFeedUrl, parseFeed, type GetNewsDeps, type NewsItem } from "./get-news.js";
+export { createGetNewsTool, newsFeedUrl, type GetNewsDeps, type NewsItem } from "./get-news.js";
 export { createGetTimeTool, describeTime, resolveTimeZone, type GetTimeDeps, type TimeReport } from "./get-time.js";
 export { createGetWeatherTool, type GetWeatherDeps, type WeatherReport } from "./get-weather.js";
 export { createReadUrlTool, cutToBudget, type PageText, type ReadUrlDeps } from "./read-url.js";
 export { createHtmlExtractor, type HtmlExtractor, type HtmlExtractorOptions } from "./html-extractor.js";
-export type { ExtractedText } from "./html-text.js";
+export type { ExtractedText } from "./extracted-text.js";
 export {
   createSafeFetch,
   defaultConnect,

@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { createHtmlExtractor, type HtmlExtractor } from "./html-extractor.js";
-import { clean } from "./html-text.js";
+import { clean } from "./extracted-text.js";
 import { createSafeFetch, type SafeFetch, type SafeFetchOptions } from "./safe-fetch.js";
 import { defineTool, type Tool } from "./tool.js";
 import { ToolError } from "./tool-error.js";

@@ -5,7 +5,12 @@
  */
 import { afterEach, describe, expect, test } from "vitest";
 import { MessageType } from "discord.js";
-import { createDiscordAdapter, type DiscordAdapter, type DiscordAdapterOptions } from "../../src/adapters/discord/discord-adapter.js";
+import {
+  createDiscordAdapter,
+  DISCORD_CACHED_MESSAGES_PER_CHANNEL,
+  type DiscordAdapter,
+  type DiscordAdapterOptions,
+} from "../../src/adapters/discord/discord-adapter.js";
 import { createDiscordRestClient } from "../../src/adapters/discord/discord-rest-client.js";
 import { stopButtonRow } from "../../src/adapters/discord/discord-stop-button.js";
 import type { BotGateway, EnqueueResult } from "../../src/contracts/bot-gateway.js";
@@ -146,6 +151,20 @@ describe("what gets enqueued", () => {
     const m = await enqueuedNumber(1);
     expect(m.text).toBe("and tomorrow?");
     expect(m.replyTo).toEqual({ messageId: answer.id, authorName: "testbot", text: "It is 21°C in Paris." });
+  });
+
+  test("a busy channel keeps only its last messages cached, and a reply to an older one still carries what it replies to", async () => {
+    await start();
+    const ch = discord.ids.general;
+    const original = discord.userSays({ channelId: ch, author: discord.users.bob, content: "which way to the harbour?" });
+    for (let i = 0; i < 3 * DISCORD_CACHED_MESSAGES_PER_CHANNEL; i++) discord.userSays({ channelId: ch, author: discord.users.carol, content: `chatter ${i}` });
+    discord.userSays({ channelId: ch, content: "can you answer him?", mentionsBot: true, replyTo: original.id });
+
+    const m = await enqueuedNumber(1);
+    expect(m.replyTo).toMatchObject({ messageId: original.id, text: "which way to the harbour?" });
+    const channel = adapter?.client.channels.cache.get(ch);
+    expect(channel?.isTextBased() && channel.messages.cache.size).toBeLessThanOrEqual(DISCORD_CACHED_MESSAGES_PER_CHANNEL);
+    expect(channel?.isTextBased() && channel.messages.cache.size).toBeGreaterThan(0);
   });
 
   test("unaddressed channel messages, @everyone, and replies to other people are ignored", async () => {

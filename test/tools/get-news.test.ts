@@ -1,7 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect } from "vitest";
-import { createGetNewsTool, newsFeedUrl, parseFeed, type NewsItem } from "../../src/tools/get-news.js";
+import { createGetNewsTool, newsFeedUrl, type NewsItem } from "../../src/tools/get-news.js";
+import { parseFeed } from "../../src/tools/news-feed.js";
 import { ToolError } from "../../src/tools/tool-error.js";
 import { e2eTest } from "../support/fixtures.js";
 

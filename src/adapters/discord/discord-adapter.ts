@@ -10,6 +10,7 @@ import {
   Events,
   GatewayIntentBits,
   MessageFlags,
+  Options,
   Partials,
   type Interaction,
   type Message,
@@ -74,12 +75,23 @@ export function discordConversationKey(channelId: string): string {
   return `dc:${channelId}`;
 }
 
-/** The discord.js client the adapter needs: the intents it reads, DMs as partials, replies that ping no one. */
+/**
+ * Messages the client keeps per channel. The adapter reads only the message a new one replies to,
+ * which Discord sends along with it (and a miss is fetched); discord.js' default of 200 would keep
+ * every channel's last 200 messages, the bot's streamed answers included, for as long as it runs.
+ */
+export const DISCORD_CACHED_MESSAGES_PER_CHANNEL = 20;
+/** Cached messages older than this are swept (every 10 minutes), so a quiet channel holds none. */
+const DISCORD_CACHED_MESSAGE_LIFETIME_S = 30 * 60;
+
+/** The discord.js client the adapter needs: the intents it reads, DMs as partials, replies that ping no one, a small message cache. */
 export function createDiscordClient(apiBase: string): Client {
   return new Client({
     intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent, GatewayIntentBits.DirectMessages],
     // DM channels are not cached before their first message: without this partial, DMs are dropped.
     partials: [Partials.Channel],
+    makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: DISCORD_CACHED_MESSAGES_PER_CHANNEL }),
+    sweepers: { ...Options.DefaultSweeperSettings, messages: { interval: 600, lifetime: DISCORD_CACHED_MESSAGE_LIFETIME_S } },
     rest: { api: apiBase },
     // The adapter's own replies (help, refusals) ping no one either.
     allowedMentions: { parse: [], repliedUser: false },

@@ -1,0 +1,68 @@
+/**
+ * Each role loads only the libraries it uses, because each one costs megabytes of resident memory
+ * in every process: the bots role (receive, validate, enqueue) carries its platforms' libraries and
+ * nothing of the model, the tools or the attachments; the worker carries no discord.js (its Discord
+ * replies go through our own REST client); and neither loads what only a first use needs (linkedom
+ * on read_url or get_news, unpdf on a PDF, sharp on a picture, the MCP SDK without MCP_CONFIG,
+ * Express and bull-board without ADMIN_TOKEN). Real `src/main.ts` processes against the fakes, with
+ * a preload recording every npm package their main thread resolves (worker threads, such as the
+ * Qwen3 tokenizer's and the HTML extractor's, load theirs out of its sight).
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, expect } from "vitest";
+import { e2eTest } from "../support/fixtures.js";
+
+const RECORDER = new URL("../support/package-recorder.mjs", import.meta.url).href;
+
+/** Loaded on first use only, in whichever role uses them. */
+const FIRST_USE_ONLY = ["linkedom", "@mozilla/readability", "unpdf", "sharp", "@modelcontextprotocol/sdk", "@bull-board/api", "@bull-board/express", "express"];
+
+/** What a started role process has resolved, a moment after it said "started" (start-up work may finish just after). */
+async function packagesOf(start: (env: Record<string, string>) => Promise<unknown>): Promise<string[]> {
+  const dir = mkdtempSync(join(tmpdir(), "role-packages-"));
+  try {
+    const log = join(dir, "packages.log");
+    await start({ NODE_OPTIONS: `--import=${RECORDER}`, PACKAGES_LOG: log });
+    await sleep(500);
+    return readFileSync(log, "utf8").split("\n").filter(Boolean).sort();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe("the libraries each role loads", () => {
+  e2eTest("bots: the platforms' libraries and the queue; no model client, tools, attachments or dashboard", async ({ fakeTelegram, fakeDiscord, model, testRedis, spawnRole }) => {
+    const [tg, discord] = await Promise.all([fakeTelegram(), fakeDiscord()]);
+    const redis = testRedis("role-packages-bots");
+    const platforms = { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot, DISCORD_BOT_TOKEN: discord.token, DISCORD_API_BASE: discord.apiBase };
+    const packages = await packagesOf((recorder) =>
+      spawnRole("bots", { REDIS_URL: redis.url, KEY_PREFIX: redis.prefix, OPENAI_BASE_URL: model.url, ...platforms, ...recorder }),
+    );
+    expect(packages).toEqual(expect.arrayContaining(["grammy", "discord.js", "bullmq", "ioredis"]));
+    for (const name of ["openai", ...FIRST_USE_ONLY]) expect(packages, name).not.toContain(name);
+  });
+
+  e2eTest("bots on Telegram alone: no discord.js", async ({ fakeTelegram, model, testRedis, spawnRole }) => {
+    const tg = await fakeTelegram();
+    const redis = testRedis("role-packages-tg");
+    const packages = await packagesOf((recorder) =>
+      spawnRole("bots", { REDIS_URL: redis.url, KEY_PREFIX: redis.prefix, OPENAI_BASE_URL: model.url, TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot, ...recorder }),
+    );
+    expect(packages).toContain("grammy");
+    expect(packages).not.toContain("discord.js");
+  });
+
+  e2eTest("worker: the model client and grammY's REST client; no discord.js and nothing only a first use needs", async ({ fakeTelegram, fakeDiscord, model, testRedis, spawnRole }) => {
+    const [tg, discord] = await Promise.all([fakeTelegram(), fakeDiscord()]);
+    const redis = testRedis("role-packages-worker");
+    const platforms = { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot, DISCORD_BOT_TOKEN: discord.token, DISCORD_API_BASE: discord.apiBase };
+    const packages = await packagesOf((recorder) =>
+      spawnRole("worker", { REDIS_URL: redis.url, KEY_PREFIX: redis.prefix, OPENAI_BASE_URL: model.url, ...platforms, ...recorder }),
+    );
+    expect(packages).toEqual(expect.arrayContaining(["openai", "grammy", "bullmq", "ioredis"]));
+    for (const name of ["discord.js", ...FIRST_USE_ONLY]) expect(packages, name).not.toContain(name);
+  });
+});
