@@ -29,12 +29,30 @@ export async function* streamRound(
   body: ChatCompletionCreateParamsStreaming & Record<string, unknown>,
   opts: StreamRoundOptions,
 ): AsyncGenerator<StreamDelta, StreamRoundResult, undefined> {
+  const idle = new AbortController();
+  // Ends the request's combined signal with the round: Node keeps a signal made by AbortSignal.any alive
+  // as long as its sources live (the job's signal) unless it aborts, and the SDK's listener on it holds
+  // the request; one such leak per round adds up in a long-lived worker.
+  const ended = new AbortController();
+  const signal = AbortSignal.any([...(opts.signal ? [opts.signal] : []), idle.signal, ended.signal]);
+  try {
+    return yield* roundWith(client, body, opts, signal, idle);
+  } finally {
+    ended.abort();
+  }
+}
+
+async function* roundWith(
+  client: OpenAI,
+  body: ChatCompletionCreateParamsStreaming & Record<string, unknown>,
+  opts: StreamRoundOptions,
+  signal: AbortSignal,
+  idle: AbortController,
+): AsyncGenerator<StreamDelta, StreamRoundResult, undefined> {
   const accumulator = createStreamAccumulator({
     ...(opts.startInReasoning !== undefined ? { startInReasoning: opts.startInReasoning } : {}),
     ...(opts.makeId ? { makeId: opts.makeId } : {}),
   });
-  const idle = new AbortController();
-  const signal = opts.signal ? AbortSignal.any([opts.signal, idle.signal]) : idle.signal;
   const userAborted = (): boolean => opts.signal?.aborted === true;
   const finish = (aborted: boolean): StreamRoundResult => {
     const { outcome } = accumulator.end();
