@@ -6,6 +6,7 @@
 import type OpenAI from "openai";
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { ModelError, toModelError } from "./model-error.js";
+import { chatChunks } from "./sse-chunk-reader.js";
 import { createStreamAccumulator, type RoundOutcome, type StreamDelta } from "./stream-accumulator.js";
 
 /** Options of one round. */
@@ -41,9 +42,10 @@ export async function* streamRound(
     return { ...outcome, aborted };
   };
 
-  let stream: AsyncIterable<ChatCompletionChunk>;
+  let stream: AsyncIterableIterator<ChatCompletionChunk>;
   try {
-    stream = await client.chat.completions.create(body, { signal });
+    // The SDK builds the request and turns a non-2xx answer into its APIError; the chunks are read here.
+    stream = chatChunks(client, await client.chat.completions.create(body, { signal }).asResponse());
   } catch (error) {
     if (userAborted()) return finish(true);
     throw toModelError(error);
@@ -70,7 +72,7 @@ export async function* streamRound(
   } finally {
     clearTimeout(timer);
   }
-  // The SDK ends the iteration quietly when its request is aborted: find out who did it.
+  // The chunks end quietly when the request is aborted: find out who did it.
   if (userAborted()) return finish(true);
   if (idle.signal.aborted) throw idleTimeout(opts.idleTimeoutMs);
   const { deltas, outcome } = accumulator.end();
