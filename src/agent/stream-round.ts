@@ -51,19 +51,31 @@ export async function* streamRound(
     throw toModelError(error);
   }
 
+  // One timer per silence, not per chunk: a chunk only notes the time, and the timer, when it
+  // fires, aborts if the wait began idleTimeoutMs ago or sleeps for what is left of it.
+  const idleMs = opts.idleTimeoutMs;
+  let waitingSince = -1; // -1 while the consumer holds a delta: its time is not the server's silence
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const arm = (): void => {
-    clearTimeout(timer);
-    timer = setTimeout(() => idle.abort(), opts.idleTimeoutMs);
+  const check = (): void => {
+    timer = undefined;
+    if (waitingSince < 0) return;
+    const left = waitingSince + idleMs - performance.now();
+    if (left <= 0) idle.abort();
+    else timer = setTimeout(check, left);
   };
-  arm();
+  const wait = (): void => {
+    waitingSince = performance.now();
+    timer ??= setTimeout(check, idleMs);
+  };
+  wait();
   try {
     for await (const chunk of stream) {
       const deltas = accumulator.push(chunk);
-      // The consumer's time is not the server's silence: pause the idle timer while yielding.
-      clearTimeout(timer);
-      for (const delta of deltas) yield delta;
-      arm();
+      if (deltas.length > 0) {
+        waitingSince = -1;
+        for (const delta of deltas) yield delta;
+      }
+      wait();
     }
   } catch (error) {
     if (userAborted()) return finish(true);
