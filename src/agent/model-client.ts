@@ -1,5 +1,6 @@
 /** The OpenAI-compatible client every model request goes through. */
 import OpenAI from "openai";
+import { createHttpTransport } from "./http-transport.js";
 
 /** Settings for the model client (OPENAI_BASE_URL, OPENAI_API_KEY, MODEL_TIMEOUT_MS). */
 export interface ModelClientOptions {
@@ -7,7 +8,7 @@ export interface ModelClientOptions {
   apiKey: string;
   /** Time allowed until the response headers arrive; the agent also uses it as the idle limit between chunks. */
   timeoutMs: number;
-  /** Injected for tests and proxies; the global fetch by default. */
+  /** Injected for tests and proxies; by default node:http with keep-alive (http-transport.ts), whose streams are read without web streams. */
   fetch?: typeof fetch;
 }
 
@@ -18,6 +19,6 @@ export function createModelClient(opts: ModelClientOptions): OpenAI {
     apiKey: opts.apiKey,
     timeout: opts.timeoutMs,
     maxRetries: 0,
-    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    fetch: opts.fetch ?? createHttpTransport(),
   });
 }

@@ -98,7 +98,7 @@ function excessTokensOf(error: APIError): number | undefined {
 }
 
 /**
- * Maps whatever the openai SDK (or undici under it) threw into a ModelError.
+ * Maps whatever the openai SDK (or the fetch under it) threw into a ModelError.
  * A user abort is not a model fault: callers check their signal before calling this.
  */
 export function toModelError(error: unknown): ModelError {
@@ -144,14 +144,15 @@ export function toModelError(error: unknown): ModelError {
   if (error instanceof SyntaxError) {
     return new ModelError("bad-response", `The model server sent something that is not JSON: ${error.message}`, { cause: error });
   }
-  // undici reports a connection closed mid-body as `TypeError: terminated` (cause: SocketError "other side closed").
+  // fetch reports a connection closed mid-body as `TypeError: terminated`, the socket's error as its cause
+  // (undici: SocketError "other side closed"; http-transport.ts: Node's ECONNRESET "aborted").
   const detail = describeCause(error);
   return new ModelError("stream-dropped", `The connection to the model server broke mid-answer${detail ? ` (${detail})` : ""}.`, {
     cause: error,
   });
 }
 
-/** The innermost useful message: undici hides ECONNREFUSED two causes deep. */
+/** The innermost useful message: fetch hides ECONNREFUSED one or two causes deep. */
 function describeCause(error: unknown): string {
   const parts: string[] = [];
   let current: unknown = error;

@@ -6,6 +6,7 @@
 import type OpenAI from "openai";
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { ModelError, toModelError } from "./model-error.js";
+import { chatChunks } from "./sse-chunk-reader.js";
 import { createStreamAccumulator, type RoundOutcome, type StreamDelta } from "./stream-accumulator.js";
 
 /** Options of one round. */
@@ -59,27 +60,40 @@ async function* roundWith(
     return { ...outcome, aborted };
   };
 
-  let stream: AsyncIterable<ChatCompletionChunk>;
+  let stream: AsyncIterableIterator<ChatCompletionChunk>;
   try {
-    stream = await client.chat.completions.create(body, { signal });
+    // The SDK builds the request and turns a non-2xx answer into its APIError; the chunks are read here.
+    stream = chatChunks(client, await client.chat.completions.create(body, { signal }).asResponse());
   } catch (error) {
     if (userAborted()) return finish(true);
     throw toModelError(error);
   }
 
+  // One timer per silence, not per chunk: a chunk only notes the time, and the timer, when it
+  // fires, aborts if the wait began idleTimeoutMs ago or sleeps for what is left of it.
+  const idleMs = opts.idleTimeoutMs;
+  let waitingSince = -1; // -1 while the consumer holds a delta: its time is not the server's silence
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const arm = (): void => {
-    clearTimeout(timer);
-    timer = setTimeout(() => idle.abort(), opts.idleTimeoutMs);
+  const check = (): void => {
+    timer = undefined;
+    if (waitingSince < 0) return;
+    const left = waitingSince + idleMs - performance.now();
+    if (left <= 0) idle.abort();
+    else timer = setTimeout(check, left);
   };
-  arm();
+  const wait = (): void => {
+    waitingSince = performance.now();
+    timer ??= setTimeout(check, idleMs);
+  };
+  wait();
   try {
     for await (const chunk of stream) {
       const deltas = accumulator.push(chunk);
-      // The consumer's time is not the server's silence: pause the idle timer while yielding.
-      clearTimeout(timer);
-      for (const delta of deltas) yield delta;
-      arm();
+      if (deltas.length > 0) {
+        waitingSince = -1;
+        for (const delta of deltas) yield delta;
+      }
+      wait();
     }
   } catch (error) {
     if (userAborted()) return finish(true);
@@ -88,7 +102,7 @@ async function* roundWith(
   } finally {
     clearTimeout(timer);
   }
-  // The SDK ends the iteration quietly when its request is aborted: find out who did it.
+  // The chunks end quietly when the request is aborted: find out who did it.
   if (userAborted()) return finish(true);
   if (idle.signal.aborted) throw idleTimeout(opts.idleTimeoutMs);
   const { deltas, outcome } = accumulator.end();

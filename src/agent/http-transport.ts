@@ -1,0 +1,214 @@
+/**
+ * A `fetch` for the openai SDK on node:http / node:https. The SDK still builds every request
+ * (URL, headers, auth, body, the timeout to the headers) and judges every answer (non-2xx →
+ * APIError from the real error body); this only carries the bytes. The Response it gives back has
+ * a body pulled from the Node stream only if someone reads it (error bodies, JSON answers); a
+ * streamed answer is instead read straight off the Node stream (`nodeBodyOf`, sse-chunk-reader.ts),
+ * which skips the web streams undici and the SDK would put between the socket and each chunk.
+ */
+import http from "node:http";
+import https from "node:https";
+import type { Socket } from "node:net";
+import { pipeline, type Readable } from "node:stream";
+import zlib from "node:zlib";
+
+/** The response's Node body, for the Responses this transport made. */
+const nodeBodies = new WeakMap<Response, Readable>();
+
+/** The Node stream behind a Response this transport made (decoded when the server compressed it); undefined for any other Response. */
+export function nodeBodyOf(response: Response): Readable | undefined {
+  return nodeBodies.get(response);
+}
+
+/** Options of the transport. */
+export interface HttpTransportOptions {
+  /**
+   * How long an idle keep-alive socket is kept. Below llama.cpp's and Node's 5 s server timeout, so
+   * a request never goes out on a socket the server is closing (a server's shorter `Keep-Alive`
+   * hint wins).
+   */
+  freeSocketTimeoutMs?: number;
+}
+
+const MAX_REDIRECTS = 20;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+
+interface Outgoing {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  body: Buffer | undefined;
+}
+
+/** Builds the transport, with its own keep-alive pools: no socket cap, many streams to one local server at once. */
+export function createHttpTransport(opts: HttpTransportOptions = {}): typeof fetch {
+  const timeout = opts.freeSocketTimeoutMs ?? 4_000;
+  const agents = {
+    "http:": new http.Agent({ keepAlive: true, maxSockets: Infinity, timeout }),
+    "https:": new https.Agent({ keepAlive: true, maxSockets: Infinity, timeout }),
+  };
+
+  function send(out: Outgoing, signal: AbortSignal | null | undefined): Promise<http.IncomingMessage> {
+    const protocol = out.url.protocol;
+    if (protocol !== "http:" && protocol !== "https:") return Promise.reject(new TypeError("fetch failed", { cause: new Error(`unsupported protocol ${protocol}`) }));
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    const request = (protocol === "https:" ? https : http).request(out.url, { method: out.method, headers: out.headers, agent: agents[protocol] });
+    return new Promise((resolve, reject) => {
+      let response: http.IncomingMessage | undefined;
+      const onAbort = (): void => {
+        const reason = abortReason(signal);
+        request.destroy(reason instanceof Error ? reason : undefined);
+        // The body's reader must see an abort, whatever the reason was.
+        response?.destroy(isAbortError(reason) ? (reason as Error) : new DOMException("This operation was aborted", "AbortError"));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const forget = (): void => signal?.removeEventListener("abort", onAbort);
+      // The agent's idle timeout is for free sockets only: on a busy one it would re-arm a timer per read.
+      request.once("socket", (socket: Socket) => socket.setTimeout(0));
+      request.once("response", (res) => {
+        response = res;
+        // Errors reach whoever reads the body; a body nobody reads must not crash the process with one.
+        res.on("error", ignore);
+        res.once("close", forget);
+        resolve(res);
+      });
+      // `on`, not `once`: an abort may destroy a request that already failed, and its error needs a listener too.
+      request.on("error", (error) => {
+        forget();
+        // Like fetch: an abort rejects with the signal's reason, a network failure with a TypeError.
+        reject(signal?.aborted ? abortReason(signal) : new TypeError("fetch failed", { cause: error }));
+      });
+      request.end(out.body);
+    });
+  }
+
+  return async function httpTransport(input, init = {}) {
+    // The SDK passes a URL string; a whole Request object is left to the platform's fetch.
+    if (input instanceof Request) return fetch(input, init);
+    let out = await outgoing(new URL(input), init);
+    for (let redirects = 0; ; redirects++) {
+      const res = await send(out, init.signal);
+      const location = res.headers.location;
+      const follow = init.redirect ?? "follow";
+      if (!REDIRECT_STATUSES.has(res.statusCode ?? 0) || location === undefined || follow === "manual") return toResponse(res, out.method);
+      res.destroy();
+      if (follow === "error" || redirects >= MAX_REDIRECTS) throw new TypeError("fetch failed", { cause: new Error(`redirect to ${location} refused`) });
+      out = redirected(out, res.statusCode ?? 0, new URL(location, out.url));
+    }
+  };
+}
+
+/** The request as node:http wants it: plain headers, the body as bytes with its length. */
+async function outgoing(url: URL, init: RequestInit): Promise<Outgoing> {
+  const headers: Record<string, string> = {};
+  new Headers(init.headers).forEach((value, name) => {
+    headers[name] = value;
+  });
+  headers["accept"] ??= "*/*";
+  let body: Buffer | undefined;
+  const raw = init.body;
+  if (typeof raw === "string") {
+    body = Buffer.from(raw);
+    headers["content-type"] ??= "text/plain;charset=UTF-8";
+  } else if (raw instanceof ArrayBuffer) {
+    body = Buffer.from(raw);
+  } else if (ArrayBuffer.isView(raw)) {
+    body = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  } else if (raw !== null && raw !== undefined) {
+    // FormData, Blob, URLSearchParams, a stream: let the platform serialise it and name its type.
+    const serialised = new Response(raw);
+    const type = serialised.headers.get("content-type");
+    if (type !== null) headers["content-type"] ??= type;
+    body = Buffer.from(await serialised.arrayBuffer());
+  }
+  if (body !== undefined) headers["content-length"] = String(body.length);
+  return { url, method: (init.method ?? "GET").toUpperCase(), headers, body };
+}
+
+/** The next hop of a redirect, as fetch does it: 303 (and 301/302 after POST) turn into a bodiless GET; credentials stay with their origin. */
+function redirected(out: Outgoing, status: number, url: URL): Outgoing {
+  const headers = { ...out.headers };
+  let { method, body } = out;
+  if ((status === 303 && method !== "HEAD") || ((status === 301 || status === 302) && method === "POST")) {
+    method = "GET";
+    body = undefined;
+    for (const name of ["content-type", "content-length", "content-encoding", "content-language", "content-location"]) delete headers[name];
+  }
+  if (url.origin !== out.url.origin) delete headers["authorization"];
+  return { url, method, headers, body };
+}
+
+/** A web Response over the Node response; its body stream reads the socket only when pulled. */
+function toResponse(res: http.IncomingMessage, method: string): Response {
+  const headers = new Headers();
+  const raw = res.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
+  const status = res.statusCode ?? 0;
+  const init = { status, statusText: res.statusMessage ?? "", headers };
+  if (NULL_BODY_STATUSES.has(status) || method === "HEAD") {
+    res.resume();
+    return new Response(null, init);
+  }
+  const body = decoded(res, headers.get("content-encoding"));
+  const response = new Response(pulledOnDemand(body), init);
+  nodeBodies.set(response, body);
+  return response;
+}
+
+/** The body as sent before any content coding (fetch decodes too; we ask for none, some servers send it anyway). */
+function decoded(res: http.IncomingMessage, coding: string | null): Readable {
+  const name = coding?.trim().toLowerCase();
+  const decoder =
+    name === "gzip" || name === "x-gzip"
+      ? zlib.createGunzip()
+      : name === "deflate"
+        ? zlib.createInflate()
+        : name === "br"
+          ? zlib.createBrotliDecompress()
+          : undefined;
+  if (!decoder) return res;
+  // pipeline destroys both ends together: an abort or a drop reaches the reader either way.
+  pipeline(res, decoder, () => {});
+  return decoder;
+}
+
+/** A web stream over a Node stream that starts reading only on the first pull (highWaterMark 0). */
+function pulledOnDemand(source: Readable): ReadableStream<Uint8Array> {
+  let chunks: AsyncIterator<Buffer> | undefined;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        chunks ??= source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+        try {
+          const { done, value } = await chunks.next();
+          if (done) controller.close();
+          else controller.enqueue(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+        } catch (error) {
+          controller.error(bodyError(error));
+        }
+      },
+      cancel() {
+        source.destroy();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/** A body that broke: fetch's `TypeError: terminated`, or the abort as it came. */
+export function bodyError(error: unknown): unknown {
+  return isAbortError(error) ? error : new TypeError("terminated", { cause: error });
+}
+
+/** What the SDK counts as an abort (its own `isAbortError`). */
+export function isAbortError(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { name?: unknown }).name === "AbortError";
+}
+
+function ignore(): void {}
+
+function abortReason(signal: AbortSignal | null | undefined): unknown {
+  const reason: unknown = signal?.reason;
+  return reason ?? new DOMException("This operation was aborted", "AbortError");
+}
