@@ -3,24 +3,18 @@
  * while its sources live (a job's signal lives for the whole job) unless it aborts, and the SDK's
  * listener on it holds the request: a round that left it pending leaked a few kilobytes per round.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { createModelClient } from "../../src/agent/model-client.js";
 import { streamRound } from "../../src/agent/stream-round.js";
-import { startFakeOpenAI, textAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
-
-let fake: FakeOpenAI | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+import { textAnswer } from "../fakes/openai-server.js";
+import { e2eTest } from "../support/fixtures.js";
 
 describe("streamRound: the request's signal", () => {
-  it("ends with the round, answered or stopped early, while the job's own signal stays live", async () => {
-    fake = await startFakeOpenAI();
-    fake.script([textAnswer("Hello there, friend."), textAnswer("A longer answer that the consumer stops reading.")]);
+  e2eTest("ends with the round, answered or stopped early, while the job's own signal stays live", async ({ model }) => {
+    model.script([textAnswer("Hello there, friend."), textAnswer("A longer answer that the consumer stops reading.")]);
     const seen: AbortSignal[] = [];
     const client = createModelClient({
-      baseURL: fake.url,
+      baseURL: model.url,
       apiKey: "sk-test",
       timeoutMs: 5000,
       fetch: (input, init) => {

@@ -33,11 +33,17 @@ async function packagesOf(start: (env: Record<string, string>) => Promise<unknow
   }
 }
 
+type FakePlatform = { token: string };
+/** The environment that configures both platforms against their fakes. */
+function bothPlatforms(tg: FakePlatform & { apiRoot: string }, discord: FakePlatform & { apiBase: string }): Record<string, string> {
+  return { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot, DISCORD_BOT_TOKEN: discord.token, DISCORD_API_BASE: discord.apiBase };
+}
+
 describe("the libraries each role loads", () => {
   e2eTest("bots: the platforms' libraries and the queue; no model client, tools, attachments or dashboard", async ({ fakeTelegram, fakeDiscord, model, testRedis, spawnRole }) => {
     const [tg, discord] = await Promise.all([fakeTelegram(), fakeDiscord()]);
     const redis = testRedis("role-packages-bots");
-    const platforms = { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot, DISCORD_BOT_TOKEN: discord.token, DISCORD_API_BASE: discord.apiBase };
+    const platforms = bothPlatforms(tg, discord);
     const packages = await packagesOf((recorder) =>
       spawnRole("bots", { REDIS_URL: redis.url, KEY_PREFIX: redis.prefix, OPENAI_BASE_URL: model.url, ...platforms, ...recorder }),
     );
@@ -58,7 +64,7 @@ describe("the libraries each role loads", () => {
   e2eTest("worker: the model client and grammY's REST client; no discord.js and nothing only a first use needs", async ({ fakeTelegram, fakeDiscord, model, testRedis, spawnRole }) => {
     const [tg, discord] = await Promise.all([fakeTelegram(), fakeDiscord()]);
     const redis = testRedis("role-packages-worker");
-    const platforms = { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot, DISCORD_BOT_TOKEN: discord.token, DISCORD_API_BASE: discord.apiBase };
+    const platforms = bothPlatforms(tg, discord);
     const packages = await packagesOf((recorder) =>
       spawnRole("worker", { REDIS_URL: redis.url, KEY_PREFIX: redis.prefix, OPENAI_BASE_URL: model.url, ...platforms, ...recorder }),
     );
