@@ -23,6 +23,7 @@ import { startModelTap, type ModelTap } from "./model-tap.js";
 import { formatIdle, formatLevel, formatVerdicts } from "./report.js";
 import { formatProfileSummary } from "./cpu-profile-summary.js";
 import type { ProbeReply } from "./probe-protocol.js";
+import { deployedNodeFlags } from "./deployed-node-flags.js";
 import { roleEntry, startRoleProcess, type RoleEntry, type RoleProcess } from "./role-process.js";
 import { createSelfSampler, runWave, type WaveContext, type WaveTotals } from "./wave.js";
 import { traceOf, type TraceEntry } from "./trace.js";
@@ -80,7 +81,7 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
     const entry = roleEntry(REPO_ROOT, options.roles);
     progress(`starting one worker process (WORKER_CONCURRENCY=${concurrency}, ${entry.label}) and the bots role…`);
     if (options.cpuProfDir) mkdirSync(options.cpuProfDir, { recursive: true });
-    const worker: RoleProcess = await startRoleProcess("worker", env, { repoRoot: REPO_ROOT, entry });
+    const worker: RoleProcess = await startRoleProcess("worker", env, { repoRoot: REPO_ROOT, entry, extraNodeArgs: deployedNodeFlags(REPO_ROOT, "worker") });
     closers.push(() => worker.stop());
     let botsProcess: RoleProcess | undefined;
     if (options.botsInProcess) {
@@ -90,7 +91,7 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
         if (bots.warnings > 0) progress(`bots role: ${bots.warnings} warnings, last: ${bots.lastWarning ?? ""}`);
       });
     } else {
-      botsProcess = await startRoleProcess("bots", env, { repoRoot: REPO_ROOT, entry });
+      botsProcess = await startRoleProcess("bots", env, { repoRoot: REPO_ROOT, entry, extraNodeArgs: deployedNodeFlags(REPO_ROOT, "bots") });
       closers.push(() => (botsProcess as RoleProcess).stop());
     }
     const self = createSelfSampler();
@@ -201,6 +202,11 @@ async function measureLevel(run: LevelRun, level: number, waveKinds: readonly (r
   return { figures, trace };
 }
 
+/** Each role's node flags as deployed, for the header. */
+function roleFlags(): string {
+  return (["worker", "bots"] as const).map((role) => `${role} ${deployedNodeFlags(REPO_ROOT, role).join(" ") || "none"}`).join(", ");
+}
+
 function printHeader(options: BenchOptions, redis: BenchRedis, concurrency: number, entry: RoleEntry): void {
   const lines = [
     `npm run bench · fake model at ${options.tokensPerSecond} tokens/s: one tool round (get_weather), then a ${options.answerWords}-word answer` +
@@ -208,7 +214,7 @@ function printHeader(options: BenchOptions, redis: BenchRedis, concurrency: numb
     `questions of a level arrive over ${options.rampMs} ms · one worker process (WORKER_CONCURRENCY=${concurrency}) · ` +
       `bots role ${options.botsInProcess ? "in the benchmark process (its CPU and RSS not measured apart)" : "in its own process"} · fakes in the benchmark process`,
     ...(options.kinds.length < KINDS.length ? [`chat kinds: ${options.kinds.map((kind) => KIND_NAMES[kind]).join(", ")} only (--kinds)`] : []),
-    `role processes run ${entry.label}${entry.note ? ` (${entry.note})` : ""}`,
+    `role processes run ${entry.label}${entry.note ? ` (${entry.note})` : ""} with docker-compose.yml's node flags: ${roleFlags()}`,
     `Redis ${redis.url} ${redis.private ? `(private to this run${redis.note ? `: ${redis.note}` : ""})` : "(shared: its command counts include any other client's; --private-redis for exact ones)"}`,
     "✓ target met · ✗ not met · · no target at this level · ? not measurable in this run; times in ms from the fakes' own records",
   ];
