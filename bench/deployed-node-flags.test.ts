@@ -12,6 +12,8 @@ describe("deployedNodeFlags", () => {
 
   it("takes the command of the named service only, and refuses what it cannot read", () => {
     const compose = [
+      "x-bot: &bot",
+      "  image: x",
       "services:",
       "  bots:",
       "    <<: *bot",
@@ -23,8 +25,8 @@ describe("deployedNodeFlags", () => {
       "",
     ].join("\n");
     expect(nodeFlagsOf(compose, "bots")).toEqual(["--a", "--b=2"]);
-    expect(() => nodeFlagsOf(compose, "worker")).toThrow(/no JSON-array command/);
+    expect(() => nodeFlagsOf(compose, "worker")).toThrow(/no list-form command/);
     expect(() => nodeFlagsOf(compose, "missing")).toThrow(/no service/);
-    expect(() => nodeFlagsOf('  s:\n    command: ["sh", "x"]\n', "s")).toThrow(/not a node invocation/);
+    expect(() => nodeFlagsOf('services:\n  s:\n    command: ["sh", "x"]\n', "s")).toThrow(/not a node invocation/);
   });
 });

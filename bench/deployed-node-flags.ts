@@ -5,23 +5,19 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { parse } from "yaml";
 
-/** The node flags of `service` in a compose file's text (a top-level service with a JSON-array command). */
+/** The node flags of `service` in a compose file's text. */
 export function nodeFlagsOf(composeText: string, service: string): string[] {
-  const lines = composeText.split("\n");
-  const start = lines.findIndex((line) => line === `  ${service}:`);
-  if (start < 0) throw new Error(`docker-compose.yml has no service "${service}"`);
-  for (const line of lines.slice(start + 1)) {
-    if (/^ {0,2}\S/.test(line)) break; // the next service (or top-level key): no command here
-    const command = /^ {4}command:\s*(\[.*\])\s*$/.exec(line);
-    if (!command?.[1]) continue;
-    const argv = JSON.parse(command[1]) as unknown;
-    if (!Array.isArray(argv) || argv[0] !== "node") throw new Error(`service "${service}": command is not a node invocation`);
-    const main = argv.indexOf("dist/main.js");
-    if (main < 0) throw new Error(`service "${service}": command does not run dist/main.js`);
-    return argv.slice(1, main).map(String);
-  }
-  throw new Error(`service "${service}" has no JSON-array command`);
+  const compose = parse(composeText, { merge: true }) as { services?: Record<string, { command?: unknown }> } | null;
+  const entry = compose?.services?.[service];
+  if (!entry) throw new Error(`docker-compose.yml has no service "${service}"`);
+  const argv = entry.command;
+  if (!Array.isArray(argv)) throw new Error(`service "${service}" has no list-form command`);
+  if (argv[0] !== "node") throw new Error(`service "${service}": command is not a node invocation`);
+  const main = argv.indexOf("dist/main.js");
+  if (main < 0) throw new Error(`service "${service}": command does not run dist/main.js`);
+  return argv.slice(1, main).map(String);
 }
 
 /** The node flags of the role's service in the repository's docker-compose.yml. */

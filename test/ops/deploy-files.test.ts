@@ -5,6 +5,7 @@
  * main.ts knows, points the bot at the right service addresses, and every service has a
  * health check; the image is multi-stage and runs what package.json builds.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
@@ -175,16 +176,23 @@ describe("docker-compose.yml", () => {
   it("runs roles that src/main.ts knows, through the file package.json builds", () => {
     const roles = mainRoles();
     expect(roles).toEqual(expect.arrayContaining(["all", "bots", "worker", "chat"]));
+    const commandOf = (service: Service) => {
+      const [node, ...rest] = asList(service.command);
+      const at = rest.indexOf(packageJson.main);
+      return { node, flags: rest.slice(0, Math.max(0, at)), script: rest[at], role: rest[at + 1] };
+    };
     for (const [name, service] of ourServices) {
-      const [node, script, role] = asList(service.command);
+      const { node, flags, script, role } = commandOf(service);
       expect(node, name).toBe("node");
       expect(script, name).toBe(packageJson.main);
       expect(roles, name).toContain(role);
+      // Node flags before the script are real ones: this Node starts with them.
+      if (flags.length > 0) execFileSync(process.execPath, [...flags, "-e", "0"]);
       // The interactive terminal chat runs only when asked for (`docker compose run --rm chat`).
       if (role === "chat") expect(service.profiles, name).toEqual(["chat"]);
     }
-    expect(asList(services.bots!.command)[2]).toBe("bots");
-    expect(asList(services.worker!.command)[2]).toBe("worker");
+    expect(commandOf(services.bots!).role).toBe("bots");
+    expect(commandOf(services.worker!).role).toBe("worker");
   });
 
   it("gives every service a health check, and waits for healthy dependencies", () => {
