@@ -58,6 +58,14 @@ export interface AnswerDeps {
   transformReply?: (markdown: string) => string;
 }
 
+/** Telegram shows a chat action for up to 5 s, Discord's typing for about 10 s: after this the adapter's has faded. */
+export const TYPING_FADES_MS = 4000;
+
+/** The adapter showed typing as it queued the message, moments ago: the first attempt need not show it again. */
+function typingStillShown(message: InboundMessage, attempt: number, at: number): boolean {
+  return message.typingOnReceipt === true && attempt === 1 && at - message.receivedAt < TYPING_FADES_MS;
+}
+
 const GENERIC_FAILURE = "⚠️ Something went wrong while answering — please try again.";
 
 /**
@@ -188,6 +196,7 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
         },
         gate: deps.gate,
         signal: ctx.signal,
+        typing: !typingStillShown(message, ctx.attempt, now()),
         onFirstVisible: () => deps.metrics?.firstVisibleSeconds.observe({ platform: message.platform }, (now() - message.receivedAt) / 1000),
         // A retry continues this message: only the last attempt writes the failure into it.
         failureLine: (error) => (ctx.isFinalAttempt ? failureLineFor(error) : undefined),

@@ -10,6 +10,7 @@ import type { SettingsPort } from "../contracts/settings-port.js";
 import type { DiscordAdapter } from "../adapters/discord/discord-adapter.js";
 import type { TelegramAdapter } from "../adapters/telegram/telegram-adapter.js";
 import type { Logger } from "../observability/logger.js";
+import type { PlatformRequestCounter } from "../observability/platform-request-meter.js";
 
 /** The adapters that started, in start order. */
 export interface StartedAdapters {
@@ -21,17 +22,24 @@ export interface StartedAdapters {
 /** Starts every adapter whose token is configured; on a failure the ones started are stopped and the error rethrown. */
 export async function startAdaptersFor(
   config: Config,
-  deps: { gateway: BotGateway; settings: SettingsPort; logger: Logger; onFatal?: (error: unknown) => void },
+  deps: { gateway: BotGateway; settings: SettingsPort; logger: Logger; metrics?: PlatformRequestCounter; onFatal?: (error: unknown) => void },
 ): Promise<StartedAdapters> {
-  const { gateway, settings, logger } = deps;
+  const { gateway, settings, logger, metrics } = deps;
   const result: StartedAdapters = { started: [] };
   try {
     if (config.TELEGRAM_BOT_TOKEN) {
-      const [{ Bot }, { createTelegramAdapter }] = await Promise.all([import("grammy"), import("../adapters/telegram/telegram-adapter.js")]);
+      const [{ Bot }, { createTelegramAdapter }, { telegramRequestMeter }] = await Promise.all([
+        import("grammy"),
+        import("../adapters/telegram/telegram-adapter.js"),
+        import("../adapters/telegram/telegram-request-meter.js"),
+      ]);
+      const bot = new Bot(config.TELEGRAM_BOT_TOKEN, { client: { apiRoot: config.TELEGRAM_API_ROOT } });
+      // The adapter's own requests (typing on receipt, short answers, polling) are counted like the worker's.
+      if (metrics) bot.api.config.use(telegramRequestMeter(metrics));
       const telegram = createTelegramAdapter({
         token: config.TELEGRAM_BOT_TOKEN,
         apiRoot: config.TELEGRAM_API_ROOT,
-        bot: new Bot(config.TELEGRAM_BOT_TOKEN, { client: { apiRoot: config.TELEGRAM_API_ROOT } }),
+        bot,
         gateway,
         settings,
         allowedChats: config.TELEGRAM_ALLOWED_CHATS,
@@ -48,11 +56,14 @@ export async function startAdaptersFor(
       logger.info({ bot: telegram.botInfo?.username, mode: config.TELEGRAM_WEBHOOK_URL ? "webhook" : "polling" }, "telegram adapter started");
     }
     if (config.DISCORD_BOT_TOKEN) {
-      const { createDiscordAdapter, createDiscordClient } = await import("../adapters/discord/discord-adapter.js");
+      const [{ createDiscordAdapter, createDiscordClient }, { meteredDiscordFetch }] = await Promise.all([
+        import("../adapters/discord/discord-adapter.js"),
+        import("../adapters/discord/discord-request-meter.js"),
+      ]);
       const discord = createDiscordAdapter({
         token: config.DISCORD_BOT_TOKEN,
         apiBase: config.DISCORD_API_BASE,
-        client: createDiscordClient(config.DISCORD_API_BASE),
+        client: createDiscordClient(config.DISCORD_API_BASE, metrics ? { fetch: meteredDiscordFetch(metrics) } : {}),
         gateway,
         settings,
         allowedGuilds: config.DISCORD_ALLOWED_GUILDS,

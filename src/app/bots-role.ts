@@ -121,7 +121,7 @@ export async function startBotsRole(
   const adapters: StartedAdapters =
     options.adapters === false
       ? { started: [] }
-      : await startAdaptersFor(config, { gateway, settings, logger, ...(deps.onFatal ? { onFatal: deps.onFatal } : {}) }).catch(async (error: unknown) => {
+      : await startAdaptersFor(config, { gateway, settings, logger, metrics, ...(deps.onFatal ? { onFatal: deps.onFatal } : {}) }).catch(async (error: unknown) => {
           published?.close();
           await cancelBus.close();
           await queue.close();

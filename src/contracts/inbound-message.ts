@@ -46,6 +46,11 @@ export const inboundMessageSchema = z.object({
     .object({ messageId: z.string().max(100), authorName: z.string().max(200).optional(), text: z.string().max(4000).optional() })
     .optional(),
   receivedAt: z.number().int().nonnegative(),
+  /**
+   * The adapter shows the typing indicator as the message is queued (the first sign of life does not
+   * wait for a worker); the worker shows it again only when the job starts after the indicator faded.
+   */
+  typingOnReceipt: z.boolean().optional(),
   attachments: z.array(attachmentRefSchema).max(20).optional(),
 }).refine((m) => m.text.trim() !== "" || (m.attachments?.length ?? 0) > 0, {
   message: "a message needs text or an attachment",

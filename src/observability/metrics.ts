@@ -134,7 +134,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
     }),
     platformRequests: new Counter({
       name: "chatbot_platform_requests_total",
-      help: "Requests of the reply engine to the platforms by kind (send, edit, draft, typing) and outcome (ok, rate_limited = HTTP 429, error, aborted)",
+      help: "Requests of the bot (reply engine and adapters) to the platforms by kind (send, edit, draft, typing) and outcome (ok, rate_limited = HTTP 429, error, aborted)",
       labelNames: ["platform", "kind", "outcome"],
       registers,
     }),

@@ -69,6 +69,8 @@ export interface StreamReplyOptions {
    */
   failureLine?(error: unknown): string | undefined;
   now?(): number;
+  /** Show the typing indicator at the start (default true; false when the adapter showed it moments ago). */
+  typing?: boolean;
   /** The draft id for `port.draft` (default: random, non-zero). */
   draftId?: number;
   /**
@@ -284,7 +286,7 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
   };
 
   // --- something visible at once -------------------------------------------------------------
-  port.typing?.(signal ? { signal } : {}).catch((error: unknown) => opts.logger?.warn({ err: error }, "typing indicator failed"));
+  if (opts.typing !== false) port.typing?.(signal ? { signal } : {}).catch((error: unknown) => opts.logger?.warn({ err: error }, "typing indicator failed"));
   surface.begin(port.format(PLACEHOLDER));
 
   // --- the events ------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
  * recording BotGateway standing in for the queue: what gets enqueued, what is ignored, and
  * what users see for commands, refusals and the Stop button.
  */
-import { afterEach, describe, expect, test } from "vitest";
+import { afterEach, describe, expect, test, vi } from "vitest";
 import { MessageType } from "discord.js";
 import {
   createDiscordAdapter,
@@ -106,9 +106,12 @@ describe("what gets enqueued", () => {
       guildId: discord.ids.guild,
       author: { id: discord.users.bob.id, displayName: "Bobby" },
       text: "what's the weather in Paris?",
+      typingOnReceipt: true,
     });
     expect(m.threadId).toBeUndefined();
-    expect(discord.botMessages(discord.ids.general)).toEqual([]); // the adapter only enqueues
+    expect(discord.botMessages(discord.ids.general)).toEqual([]); // the adapter only enqueues…
+    // …and shows typing at once, before any worker has the question.
+    await vi.waitFor(() => expect(discord.typing.map((t) => t.channelId)).toEqual([discord.ids.general]));
   });
 
   test("other mentions become readable names; the bot's role mention addresses it too", async () => {
@@ -219,6 +222,8 @@ describe("what gets enqueued", () => {
     };
     discord.userSays({ channelId: discord.ids.dm, content: "two" });
     expect((await botReplies(discord.ids.dm, 2))[1]?.content).toMatch(/can't take new questions/);
+    // Neither is being answered, so neither showed typing.
+    expect(discord.typing).toEqual([]);
   });
 });
 

@@ -76,7 +76,7 @@ function lastBotText(f: FakeTelegram, chatId: number): string | undefined {
 }
 
 describe("Telegram adapter: what becomes a question", () => {
-  it("enqueues every private message with the fields the worker needs, and answers nothing itself", async () => {
+  it("enqueues every private message with the fields the worker needs, shows typing at once, and answers nothing itself", async () => {
     const { fake, gateway } = await setup();
     const said = fake.userSays(privateChat(alice), alice, "  What's the weather in Paris?  ");
     const offered = await offeredText(fake, gateway, "What's the weather in Paris?");
@@ -89,8 +89,15 @@ describe("Telegram adapter: what becomes a question", () => {
       author: { id: "1001", displayName: "Alice Smith", username: "alice" },
       text: "What's the weather in Paris?",
       receivedAt: RECEIVED_AT,
+      typingOnReceipt: true,
     });
     expect(gateway.queued).toHaveLength(1);
+    // The first sign of life comes from here, as the question is queued, before any worker has it.
+    const actions = await fake.waitFor(() => {
+      const calls = fake.calls().filter((c) => c.method === "sendChatAction");
+      return calls.length > 0 ? calls : undefined;
+    }, { what: "the typing indicator" });
+    expect(actions.map((c) => [Number(c.params.chat_id), c.params.action, c.params.message_thread_id])).toEqual([[alice.id, "typing", undefined]]);
     expect(fake.botMessages(alice.id)).toEqual([]);
     expect(fake.registeredCommands()).toEqual(TELEGRAM_COMMANDS.map((c) => ({ ...c })));
   });
@@ -212,6 +219,8 @@ describe("Telegram adapter: what it answers itself", () => {
     gateway.answerNext({ status: "refused", reason: "Slow down: 20 messages a minute at most." });
     fake.userSays(privateChat(alice), alice, "one more");
     expect(await fake.waitFor(() => lastBotText(fake, alice.id))).toBe("Slow down: 20 messages a minute at most.");
+    // Nothing is coming, so nothing says "typing".
+    expect(fake.calls().filter((c) => c.method === "sendChatAction")).toEqual([]);
   });
 
   it("stops the answer from the Stop button and from a draft's stop", async () => {
@@ -285,6 +294,10 @@ describe("Telegram adapter: nothing is lost", () => {
     expect(gateway.offered.map((m) => m.messageId)).toEqual(["1", "1"]);
     expect(gateway.queued).toHaveLength(1); // deduplicated by job id
     await fake.waitFor(() => fake.pendingUpdateIds().length === 0);
+    // Typing once, for the offer that queued it; the redelivered duplicate shows nothing more.
+    await fake.waitFor(() => fake.calls().some((c) => c.method === "sendChatAction"), { what: "the typing indicator" });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(fake.calls().filter((c) => c.method === "sendChatAction")).toHaveLength(1);
     // Before the restart nobody had asked for an offset past the update: the stopped adapter did not confirm it.
     expect(offsetsBeforeRestart.every((offset) => offset <= (updateId as number))).toBe(true);
   });

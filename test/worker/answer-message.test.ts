@@ -7,7 +7,7 @@ import { createMemoryReplyJournal } from "../../src/contracts/reply-journal.js";
 import type { HistoryStore } from "../../src/history/history-store.js";
 import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import type { JobContext } from "../../src/queue/message-worker.js";
-import { createAnswerProcessor, type AgentRunner } from "../../src/answer/answer-message.js";
+import { createAnswerProcessor, TYPING_FADES_MS, type AgentRunner } from "../../src/answer/answer-message.js";
 import { createRecordingReplyPort, type RecordingReplyPort } from "../reply/recording-reply-port.js";
 import { inboundMessage } from "../support/inbound-message.js";
 
@@ -99,6 +99,22 @@ describe("answering a message", () => {
     expect(s.modelSaw).toEqual([[...earlier, { role: "user", content: expect.stringContaining("what is the weather?") }]]);
     expect(s.port.visibleTexts()).toEqual(["Sunny, 21 °C."]);
     expect(s.appended).toHaveLength(1);
+  });
+
+  it("leaves typing to the adapter that showed it moments ago, and shows it again once it has faded or on a retry", async () => {
+    const typingFor = async (receivedAgoMs: number, finalAttempt: boolean) => {
+      const s = setup();
+      const done = s.process({ ...message, typingOnReceipt: true, receivedAt: Date.now() - receivedAgoMs }, s.ctx(finalAttempt));
+      // The placeholder is the sign that the worker has it; typing is only counted once that is out.
+      await vi.waitFor(() => expect(s.port.requests.filter((r) => r.kind === "send")).toHaveLength(1));
+      s.load.resolve(earlier);
+      await done;
+      expect(s.port.visibleTexts()).toEqual(["Sunny, 21 °C."]);
+      return s.port.typingCalls;
+    };
+    expect(await typingFor(200, false)).toBe(0);
+    expect(await typingFor(TYPING_FADES_MS + 500, false)).toBe(1);
+    expect(await typingFor(200, true)).toBe(1);
   });
 
   it("a history that cannot be read fails the attempt (to be retried) without asking the model", async () => {

@@ -14,6 +14,7 @@ import {
   Partials,
   type Interaction,
   type Message,
+  type RESTOptions,
   type TextBasedChannel,
 } from "discord.js";
 import { pino, type Logger } from "pino";
@@ -85,14 +86,15 @@ export const DISCORD_CACHED_MESSAGES_PER_CHANNEL = 20;
 const DISCORD_CACHED_MESSAGE_LIFETIME_S = 30 * 60;
 
 /** The discord.js client the adapter needs: the intents it reads, DMs as partials, replies that ping no one, a small message cache. */
-export function createDiscordClient(apiBase: string): Client {
+export function createDiscordClient(apiBase: string, opts: { fetch?: typeof fetch } = {}): Client {
   return new Client({
     intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent, GatewayIntentBits.DirectMessages],
     // DM channels are not cached before their first message: without this partial, DMs are dropped.
     partials: [Partials.Channel],
     makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: DISCORD_CACHED_MESSAGES_PER_CHANNEL }),
     sweepers: { ...Options.DefaultSweeperSettings, messages: { interval: 600, lifetime: DISCORD_CACHED_MESSAGE_LIFETIME_S } },
-    rest: { api: apiBase },
+    // `fetch` (e.g. a metering one) carries every REST call; discord.js's own undici request otherwise.
+    rest: { api: apiBase, ...(opts.fetch ? { makeRequest: opts.fetch as unknown as RESTOptions["makeRequest"] } : {}) },
     // The adapter's own replies (help, refusals) ping no one either.
     allowedMentions: { parse: [], repliedUser: false },
   });
@@ -231,6 +233,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
           }
         : {}),
       receivedAt: now(),
+      typingOnReceipt: true,
       ...(attachments.length > 0 ? { attachments } : {}),
     };
     const parsed = inboundMessageSchema.safeParse(candidate);
@@ -249,7 +252,14 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     }
     if (result.status === "refused") {
       if (result.reason !== undefined) await reply(message, result.reason, undefined, true);
-    } else log.debug({ jobId: result.jobId, status: result.status }, "discord: message enqueued");
+      return;
+    }
+    log.debug({ jobId: result.jobId, status: result.status }, "discord: message enqueued");
+    // The first sign of life as soon as the question is queued, not when a worker picks it up (the
+    // worker shows it again if it starts after the indicator faded). Cosmetic: nothing waits for it.
+    if (result.status === "queued" && "sendTyping" in message.channel) {
+      message.channel.sendTyping().catch((error: unknown) => log.debug({ err: error, channelId: message.channelId }, "discord: typing indicator failed"));
+    }
   };
 
   const onInteraction = async (interaction: Interaction): Promise<void> => {

@@ -157,6 +157,18 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
     ).catch((err: unknown) => log.warn({ err: errorText(err), chatId: message.chat.id }, "courtesy reply failed"));
   };
 
+  /**
+   * The first sign of life, as soon as the question is queued: it does not wait for a worker to pick
+   * the job up (the worker shows it again if it starts after the indicator faded). Cosmetic, so it
+   * neither holds up the next update nor fails anything.
+   */
+  const showTyping = (ctx: Context, message: Message): void => {
+    const thread = topicOf(message);
+    ctx.api
+      .sendChatAction(message.chat.id, "typing", thread !== undefined ? { message_thread_id: thread } : {})
+      .catch((err: unknown) => log.debug({ err: errorText(err), chatId: message.chat.id }, "typing indicator failed"));
+  };
+
   /** Offers a message to the queue until it is taken; only stop() ends the attempts (the update then stays unconfirmed). */
   const enqueueDurably = async (message: InboundMessage): Promise<EnqueueResult> => {
     let delay = opts.enqueueRetry?.initialDelayMs ?? 250;
@@ -256,9 +268,10 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
         if (length > opts.maxInputChars) {
           return answer(ctx, message, `Sorry, that message is too long for me (${length} characters; the limit is ${opts.maxInputChars}). Please shorten it.`);
         }
-        const inbound = toInboundMessage(message, verdict.text, now(), opts.maxImageBytes);
+        const inbound: InboundMessage = { ...toInboundMessage(message, verdict.text, now(), opts.maxImageBytes), typingOnReceipt: true };
         const result = await enqueueDurably(inbound);
         log.debug({ chatId: inbound.chatId, messageId: inbound.messageId, status: result.status }, "offered to the queue");
+        if (result.status === "queued") showTyping(ctx, message);
         if (result.status === "refused" && result.reason !== undefined) await answer(ctx, message, result.reason, undefined, "counted");
         return;
       }
