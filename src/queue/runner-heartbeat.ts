@@ -1,18 +1,20 @@
 /**
  * Proof of life of the attempt answering a job, shared by every worker process
- * (`P:runner:J`, a hash: `id` of the run; `P:runner:J:R`, run R's beat counter).
+ * (`P:runner:J`, a hash: `id` of the run and `proc`, the process running it; `P:beat:PROC`, that
+ * process's beat counter).
  *
  * Why BullMQ's lock is not enough: when Redis is away for longer than the lock (or a
  * process stalls), the lock expires while the attempt keeps streaming (the model and
  * the platform do not need Redis). BullMQ then hands the job to another process, whose
- * journal is still empty, and both send a message: the user gets two answers. A run
- * beats every `beatMs` (commands issued while Redis is away are sent when it is back),
- * so a process about to run a job first looks whether someone else's beat still moves;
- * only a run that stopped beating (killed, or finished) is taken over.
+ * journal is still empty, and both send a message: the user gets two answers. A process
+ * with runs beats every `beatMs` (commands issued while Redis is away are sent when it is back),
+ * so a process about to run a job first looks whether the beat of the process named in the job's
+ * record still moves; only a run whose process stopped beating (killed) or that finished (its
+ * record gone) is taken over.
  *
- * A process beats all its runs at once: one pipelined INCR per run and beat, with the counter's
- * own key (no check of whose record it is: the key is the run's alone), and its expiry pushed out
- * only about once a minute.
+ * One beat is one INCR of the process's own counter, whatever the number of runs (its expiry pushed
+ * out about once a minute): a run beats exactly when its process does, since beats come from a timer,
+ * not from the run's progress.
  */
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
@@ -20,9 +22,8 @@ import { queueKeys } from "../redis/keys.js";
 import { redisScript } from "../redis/script.js";
 import { execOrThrow } from "../redis/transaction.js";
 
-// KEYS: runner, the run's beat. ARGV: run id. Deletes the record only if it is still this run's.
+// KEYS: runner. ARGV: run id. Deletes the record only if it is still this run's.
 const RELEASE = redisScript(`
-redis.call('DEL', KEYS[2])
 if redis.call('HGET', KEYS[1], 'id') == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `);
@@ -55,17 +56,15 @@ export function createRunnerHeartbeat(opts: {
   const onError = opts.onError ?? (() => undefined);
   const { redis } = opts;
 
-  /** Runs of this process: their beat keys, and beats since their expiry was last pushed out. */
-  const beating = new Map<string, { beats: number }>();
+  /** This process's beat counter, and its runs (run ids). */
+  const beatKey = keys.processBeat(randomUUID());
+  const running = new Set<string>();
   const refreshEvery = Math.max(1, Math.floor(Math.min(60_000, ttlMs / 4) / opts.beatMs));
+  let beats = 0;
   let timer: ReturnType<typeof setInterval> | undefined;
   const beat = () => {
-    const pipeline = redis.pipeline();
-    for (const [beatKey, run] of beating) {
-      pipeline.incr(beatKey);
-      if (++run.beats % refreshEvery === 0) pipeline.pexpire(beatKey, ttlMs);
-    }
-    pipeline.exec().then((results) => {
+    const sent = ++beats % refreshEvery === 0 ? redis.pipeline().incr(beatKey).pexpire(beatKey, ttlMs).exec() : redis.pipeline().incr(beatKey).exec();
+    sent.then((results) => {
       const failed = results?.find(([error]) => error);
       if (failed) onError(failed[0]);
     }, onError);
@@ -74,12 +73,14 @@ export function createRunnerHeartbeat(opts: {
   return {
     async othersAlive(jobId) {
       const key = keys.runner(jobId);
-      const id = await redis.hget(key, "id");
-      if (id === null) return false;
-      // A record is there: a live run elsewhere, or one that died without cleaning up. Watch its beat.
-      const before = await redis.get(keys.runnerBeat(jobId, id));
+      const [id, proc] = await redis.hmget(key, "id", "proc");
+      if (!id) return false;
+      // A record without `proc` is from a process of the version before, which beat each run on its own key.
+      const beat = proc || `${key}:${id}`;
+      // A record is there: a live run elsewhere, or one whose process died without cleaning up. Watch its beat.
+      const before = await redis.get(beat);
       await new Promise((resolve) => setTimeout(resolve, Math.ceil(opts.beatMs * 2.5)));
-      const [idAfter, beatAfter] = await Promise.all([redis.hget(key, "id"), redis.get(keys.runnerBeat(jobId, id))]);
+      const [[idAfter], beatAfter] = await Promise.all([redis.hmget(key, "id"), redis.get(beat)]);
       // Unchanged means dead. Gone means it just finished: the caller looks again later rather than redo it.
       return idAfter !== id || beatAfter !== before;
     },
@@ -87,9 +88,11 @@ export function createRunnerHeartbeat(opts: {
     async claim(jobId) {
       const key = keys.runner(jobId);
       const runId = randomUUID();
-      const beatKey = keys.runnerBeat(jobId, runId);
-      await execOrThrow(redis.multi().hset(key, "id", runId).pexpire(key, ttlMs).set(beatKey, "0", "PX", ttlMs));
-      beating.set(beatKey, { beats: 0 });
+      const claim = redis.multi().hset(key, "id", runId, "proc", beatKey).pexpire(key, ttlMs);
+      // A process that starts beating (again) starts its counter afresh: a change is all a watcher looks for.
+      if (!timer) claim.set(beatKey, "0", "PX", ttlMs);
+      await execOrThrow(claim);
+      running.add(runId);
       if (!timer) {
         timer = setInterval(beat, opts.beatMs);
         timer.unref();
@@ -99,12 +102,12 @@ export function createRunnerHeartbeat(opts: {
         async release() {
           if (released) return;
           released = true;
-          beating.delete(beatKey);
-          if (beating.size === 0 && timer) {
+          running.delete(runId);
+          if (running.size === 0 && timer) {
             clearInterval(timer);
             timer = undefined;
           }
-          await RELEASE.run(redis, [key, beatKey], [runId]);
+          await RELEASE.run(redis, [key], [runId]);
         },
       };
     },

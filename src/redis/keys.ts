@@ -49,8 +49,8 @@ export interface QueueKeys {
   giveUp(jobId: string): string;
   journal(jobId: string): string;
   runner(jobId: string): string;
-  /** The beat counter of run `runId` of job J. */
-  runnerBeat(jobId: string, runId: string): string;
+  /** The beat counter of worker process `processId` (runner-heartbeat.ts). */
+  processBeat(processId: string): string;
   running(conversationKey: string): string;
   cancelChannel(): string;
   toolListing(): string;
@@ -68,7 +68,7 @@ export function queueKeys(prefix: string): QueueKeys {
     giveUp: (jobId) => `${prefix}:giveup:${keyPart(jobId)}`,
     journal: (jobId) => `${prefix}:journal:${keyPart(jobId)}`,
     runner: (jobId) => `${prefix}:runner:${keyPart(jobId)}`,
-    runnerBeat: (jobId, runId) => `${prefix}:runner:${keyPart(jobId)}:${keyPart(runId)}`,
+    processBeat: (processId) => `${prefix}:beat:${keyPart(processId)}`,
     running: (ck) => `${prefix}:running:${keyPart(ck)}`,
     cancelChannel: () => `${prefix}:cancel`,
     toolListing: () => `${prefix}:tools`,
