@@ -62,8 +62,9 @@ local st = redis.call('HMGET', chat, 'next', 'headAt', 'nf', 'exp', 'fexp', 'lh'
 local nextAt = tonumber(st[1]) or 0
 local mine = st[6] == ARGV[11]
 if st[6] and not mine then nextAt = math.max(nextAt, tonumber(st[7]) or 0) end
--- The holder's credits are not in 'next': it says where its own last request leaves the chat.
-if mine then nextAt = math.max(nextAt, tonumber(ARGV[12]) or 0) end
+-- Where the caller's own last request leaves the chat: the holder's credits are not in 'next', and a
+-- request that completed promptly is not told to Redis on its own (its completion comes with the next one).
+nextAt = math.max(nextAt, tonumber(ARGV[12]) or 0)
 local headAt = tonumber(st[2]) or 0
 local storedNf = tonumber(st[3]) or 0
 local exp = tonumber(st[4]) or 0

@@ -280,7 +280,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
   const maxCredits = Math.max(1, Math.floor(opts.maxCredits ?? 8));
   const gateClock = offsetClock();
   /** Chats whose last request was granted by ACQUIRE (not a credit): its completion is told to Redis. */
-  const settleInRedis = new Set<string>();
+  const settleInRedis = new Map<string, number>();
   /** One LEASE round trip at a time per chat: concurrent intermediates of this process share its answer. */
   const renewing = new Map<string, Promise<number>>();
 
@@ -387,7 +387,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
         markUp();
         if (reply[0] === 1) {
           if (kind === "final") credits.drop(chatKey); // the final ended this process's credits in the chat
-          settleInRedis.add(chatKey);
+          settleInRedis.set(chatKey, localNow());
           opts.onGrant?.({ chatKey, kind, at: reply[1], waitedMs: Date.now() - startedAt, shared: true });
           return;
         }
@@ -419,8 +419,14 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
     settled(chatKey) {
       local.settled(chatKey);
       quietUntil(chatKey, localNow() + intervalOf(chatKey));
-      // A credit's request is spaced locally (and told to Redis with the next LEASE); a slot's frees the chat now.
-      if (!settleInRedis.delete(chatKey)) return;
+      // A credit's request is spaced locally (and told to Redis with the next LEASE). So is a slot's that
+      // completed within a tenth of the interval of its grant: it reached the platform about when granted,
+      // other processes space from the grant, and the interval's margin over the platform's limit covers the
+      // rest; this process's next request carries the completion to Redis. A slower one frees the chat now.
+      const grantedAt = settleInRedis.get(chatKey);
+      if (grantedAt === undefined) return;
+      settleInRedis.delete(chatKey);
+      if (localNow() - grantedAt <= intervalOf(chatKey) / 10) return;
       releaseChat(chatKey, 0);
     },
 

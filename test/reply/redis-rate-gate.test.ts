@@ -324,6 +324,39 @@ describe("createRedisRateGate: the Redis work of a streamed reply", () => {
     expect(grants[1]!.at - grants[0]!.at).toBeGreaterThanOrEqual(395);
   });
 
+  it("tells Redis of a prompt completion with the next request instead of a script of its own; a slow one at once", async () => {
+    const interval = 300;
+    const { a, b, grants } = twoProcesses({ intervalFor: () => interval });
+    // A prompt request: its completion is not a round trip of its own…
+    await a.gate.acquire("tg:7", "intermediate");
+    a.evalCalls.mockClear();
+    a.gate.settled("tg:7");
+    const doneAt = Date.now();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(a.evalCalls).not.toHaveBeenCalled();
+    // …this process's next request is still spaced from it, in one round trip…
+    await a.gate.acquire("tg:7", "intermediate");
+    expect(a.evalCalls).toHaveBeenCalledTimes(1);
+    expect(Date.now() - doneAt).toBeGreaterThanOrEqual(interval - 5);
+    a.gate.settled("tg:7");
+    // …and another process's is spaced from the grant it knows of.
+    await b.gate.acquire("tg:7", "intermediate");
+    const [first, second, third] = grants.map((g) => g.at);
+    expect(second! - first!).toBeGreaterThanOrEqual(interval);
+    expect(third! - second!).toBeGreaterThanOrEqual(interval - 2);
+
+    // A slow request (100 ms, more than a tenth of the interval) frees the chat at its completion, for everyone.
+    await a.gate.acquire("tg:6", "intermediate");
+    await new Promise((r) => setTimeout(r, 100));
+    a.evalCalls.mockClear();
+    a.gate.settled("tg:6");
+    const slowDoneAt = Date.now();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(a.evalCalls).toHaveBeenCalledTimes(1);
+    await b.gate.acquire("tg:6", "intermediate");
+    expect(Date.now() - slowDoneAt).toBeGreaterThanOrEqual(interval - 5);
+  });
+
   it("costs a few commands per request (no expiry round trips, no finals scan when none wait) and still expires every key", async () => {
     testRedis = createTestRedis("gate-cost");
     const prefix = testRedis.prefix;
