@@ -7,7 +7,14 @@
 import type { Redis } from "ioredis";
 import type { ReplyJournal } from "../contracts/reply-journal.js";
 import { queueKeys } from "../redis/keys.js";
-import { execOrThrow } from "../redis/transaction.js";
+import { redisScript } from "../redis/script.js";
+
+// KEYS: the journal. ARGV: field, value, lifetime (s). One script instead of a MULTI of the two.
+const PUT = redisScript(`
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
+`);
 
 /** Default lifetime of a journal: long enough for every retry of a job. */
 export const DEFAULT_JOURNAL_TTL_SECONDS = 24 * 3600;
@@ -45,15 +52,14 @@ export function createReplyJournalStore(opts: { redis: Redis; prefix: string; tt
         messageIds: parseIds(await redis.hget(key, "ids")),
         async record(ids: string[]): Promise<void> {
           const copy = [...ids];
-          await execOrThrow(redis.multi().hset(key, "ids", JSON.stringify(copy)).expire(key, ttl));
+          await PUT.run(redis, [key], ["ids", JSON.stringify(copy), ttl]);
           journal.messageIds = copy;
         },
       };
       return journal;
     },
     async markFinal(jobId) {
-      const key = keys.journal(jobId);
-      await execOrThrow(redis.multi().hset(key, "final", "1").expire(key, ttl));
+      await PUT.run(redis, [keys.journal(jobId)], ["final", "1", ttl]);
     },
     async isFinal(jobId) {
       return (await redis.hget(keys.journal(jobId), "final")) === "1";

@@ -20,7 +20,14 @@ import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { queueKeys } from "../redis/keys.js";
 import { redisScript } from "../redis/script.js";
-import { execOrThrow } from "../redis/transaction.js";
+
+// KEYS: runner, the process's beat. ARGV: run id, lifetime (ms), '1' when the process starts beating.
+const CLAIM = redisScript(`
+redis.call('HSET', KEYS[1], 'id', ARGV[1], 'proc', KEYS[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if ARGV[3] == '1' then redis.call('SET', KEYS[2], '0', 'PX', ARGV[2]) end
+return 1
+`);
 
 // KEYS: runner. ARGV: run id. Deletes the record only if it is still this run's.
 const RELEASE = redisScript(`
@@ -88,10 +95,8 @@ export function createRunnerHeartbeat(opts: {
     async claim(jobId) {
       const key = keys.runner(jobId);
       const runId = randomUUID();
-      const claim = redis.multi().hset(key, "id", runId, "proc", beatKey).pexpire(key, ttlMs);
       // A process that starts beating (again) starts its counter afresh: a change is all a watcher looks for.
-      if (!timer) claim.set(beatKey, "0", "PX", ttlMs);
-      await execOrThrow(claim);
+      await CLAIM.run(redis, [key, beatKey], [runId, ttlMs, timer ? "0" : "1"]);
       running.add(runId);
       if (!timer) {
         timer = setInterval(beat, opts.beatMs);
