@@ -64,23 +64,29 @@ local function meta(el)
   local code, n = string.match(el, '^(%a)(%d+)|')
   return code, tonumber(n) or 0
 end
-local len = redis.call('LLEN', list)
 local total = tonumber(redis.call('GET', counter) or '')
-if total == nil or (len == 0 and total ~= 0) then
-  -- the counter expired apart from the list, or was never written: recount once
+-- The turn in one RPUSH (in chunks, far below Lua's limit on unpacked values); its reply is the new length.
+local len = 0
+for i = 5, #ARGV, 1000 do
+  len = redis.call('RPUSH', list, unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
+local before = len - (#ARGV - 4)
+if total == nil or (before == 0 and total ~= 0) then
+  -- the counter expired apart from the list, or was never written: recount the earlier messages once
   total = 0
-  local all = redis.call('LRANGE', list, 0, -1)
-  for i = 1, #all do
-    local _, n = meta(all[i])
-    total = total + n
+  if before > 0 then
+    local all = redis.call('LRANGE', list, 0, before - 1)
+    for i = 1, #all do
+      local _, n = meta(all[i])
+      total = total + n
+    end
   end
 end
 for i = 5, #ARGV do
-  redis.call('RPUSH', list, ARGV[i])
   local _, n = meta(ARGV[i])
   total = total + n
 end
-len = redis.call('LLEN', list)
+local deleted = false
 if len > maxMessages or total > maxTokens then
   local dropped = 0
   local cut = nil
@@ -109,10 +115,11 @@ if len > maxMessages or total > maxTokens then
     total = total - cut[2]
   else
     redis.call('DEL', list)
+    deleted = true
     total = 0
   end
 end
-if redis.call('EXISTS', list) == 1 then
+if not deleted then
   redis.call('SET', counter, total, 'EX', ttl)
   redis.call('EXPIRE', list, ttl)
   redis.call('EXPIRE', summary, ttl)

@@ -54,10 +54,12 @@ local isNew = 0
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', tonumber(ARGV[3])) then
   isNew = 1
   redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
-  redis.call('RPUSH', KEYS[2], ARGV[1])
+  local queued = redis.call('RPUSH', KEYS[2], ARGV[1])
   redis.call('SADD', KEYS[4], ARGV[5])
   redis.call('EXPIRE', KEYS[2], tonumber(ARGV[4]))
   redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
+  -- Alone in the conversation's order (the usual case): it is the head.
+  if queued == 1 then return {1, ARGV[1], ARGV[2]} end
 end
 local head = redis.call('LINDEX', KEYS[2], 0)
 if not head then return {isNew} end
@@ -68,9 +70,11 @@ return {isNew, head, payload or ''}
 // KEYS: order, msgs, pending. ARGV: jobId ('' = pop nothing), conversationKey.
 // Pops the job if it is the head, skips heads whose payload vanished, returns {head, payload} or {}.
 const ADVANCE = redisScript(`
-if ARGV[1] ~= '' and redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
-  redis.call('LPOP', KEYS[1])
-  redis.call('HDEL', KEYS[2], ARGV[1])
+if ARGV[1] ~= '' then
+  -- Usually the head: pop it, and put back what was not.
+  local popped = redis.call('LPOP', KEYS[1])
+  if popped == ARGV[1] then redis.call('HDEL', KEYS[2], ARGV[1])
+  elseif popped then redis.call('LPUSH', KEYS[1], popped) end
 end
 while true do
   local head = redis.call('LINDEX', KEYS[1], 0)

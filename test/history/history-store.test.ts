@@ -101,6 +101,22 @@ describe("history store", () => {
     expect(total).toBe([user("short"), answer("fine"), user("x"), answer("y")].reduce((s, m) => s + estimateMessageTokens(m), 0));
   });
 
+  it("recounts the earlier messages once when the token total was lost apart from the list, and still trims by it", async () => {
+    const store = createHistoryStore({ redis: t.redis, prefix: t.prefix, maxMessages: 100, maxTokens: 60, ttlSeconds: 60 });
+    const tokens = (messages: ChatMessage[]) => messages.reduce((sum, m) => sum + estimateMessageTokens(m), 0);
+    const first = [user("北".repeat(40)), answer("ok")];
+    await store.append("k", first);
+    await t.redis.del(`${t.prefix}:history:k:tokens`);
+    const second = [user("short"), answer("fine")];
+    await store.append("k", second);
+    expect(Number(await t.redis.get(`${t.prefix}:history:k:tokens`))).toBe(tokens([...first, ...second]));
+    // The recounted total is what trimming goes by: one more turn is over 60 and drops the first exchange.
+    await t.redis.del(`${t.prefix}:history:k:tokens`);
+    await store.append("k", [user("x"), answer("y")]);
+    expect(await store.load("k")).toEqual([...second, user("x"), answer("y")]);
+    expect(Number(await t.redis.get(`${t.prefix}:history:k:tokens`))).toBe(tokens([...second, user("x"), answer("y")]));
+  });
+
   it("never keeps a tool result without its call, even when the budget falls inside a tool group", async () => {
     const turn: ChatMessage[] = [
       user("weather in two cities?"),
