@@ -7,7 +7,7 @@ const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 describe("deployedNodeFlags", () => {
   it("reads the flags the compose file starts each role with", () => {
     expect(deployedNodeFlags(REPO_ROOT, "bots")).toEqual(["--max-semi-space-size=1", "--v8-pool-size=1"]);
-    expect(deployedNodeFlags(REPO_ROOT, "worker")).toEqual([]);
+    expect(deployedNodeFlags(REPO_ROOT, "worker")).toEqual(["--v8-pool-size=1"]);
   });
 
   it("takes the command of the named service only, and refuses what it cannot read", () => {
