@@ -70,8 +70,9 @@ export function createRunnerHeartbeat(opts: {
   let beats = 0;
   let timer: ReturnType<typeof setInterval> | undefined;
   const beat = () => {
-    const sent = ++beats % refreshEvery === 0 ? redis.pipeline().incr(beatKey).pexpire(beatKey, ttlMs).exec() : redis.pipeline().incr(beatKey).exec();
-    sent.then((results) => {
+    const pipeline = redis.pipeline().incr(beatKey);
+    if (++beats % refreshEvery === 0) pipeline.pexpire(beatKey, ttlMs);
+    pipeline.exec().then((results) => {
       const failed = results?.find(([error]) => error);
       if (failed) onError(failed[0]);
     }, onError);
