@@ -79,9 +79,10 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
       ...platforms.env,
     };
     const entry = roleEntry(REPO_ROOT, options.roles);
+    const nodeFlags = { worker: deployedNodeFlags(REPO_ROOT, "worker"), bots: deployedNodeFlags(REPO_ROOT, "bots") };
     progress(`starting one worker process (WORKER_CONCURRENCY=${concurrency}, ${entry.label}) and the bots role…`);
     if (options.cpuProfDir) mkdirSync(options.cpuProfDir, { recursive: true });
-    const worker: RoleProcess = await startRoleProcess("worker", env, { repoRoot: REPO_ROOT, entry, extraNodeArgs: deployedNodeFlags(REPO_ROOT, "worker") });
+    const worker: RoleProcess = await startRoleProcess("worker", env, { repoRoot: REPO_ROOT, entry, extraNodeArgs: nodeFlags.worker });
     closers.push(() => worker.stop());
     let botsProcess: RoleProcess | undefined;
     if (options.botsInProcess) {
@@ -91,7 +92,7 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
         if (bots.warnings > 0) progress(`bots role: ${bots.warnings} warnings, last: ${bots.lastWarning ?? ""}`);
       });
     } else {
-      botsProcess = await startRoleProcess("bots", env, { repoRoot: REPO_ROOT, entry, extraNodeArgs: deployedNodeFlags(REPO_ROOT, "bots") });
+      botsProcess = await startRoleProcess("bots", env, { repoRoot: REPO_ROOT, entry, extraNodeArgs: nodeFlags.bots });
       closers.push(() => (botsProcess as RoleProcess).stop());
     }
     const self = createSelfSampler();
@@ -122,7 +123,7 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
     if (warmUp.unfinished.length > 0) throw new Error(`the warm-up answers did not arrive; worker output:\n${worker.tail()}`);
     const idle = await measureIdle(worker, botsProcess);
 
-    printHeader(options, redis, concurrency, entry);
+    printHeader(options, redis, concurrency, entry, nodeFlags);
     process.stdout.write(`\n${formatIdle(idle)}\n`);
     const results: LevelFigures[] = [];
     const trace: TraceEntry[] = [];
@@ -202,19 +203,15 @@ async function measureLevel(run: LevelRun, level: number, waveKinds: readonly (r
   return { figures, trace };
 }
 
-/** Each role's node flags as deployed, for the header. */
-function roleFlags(): string {
-  return (["worker", "bots"] as const).map((role) => `${role} ${deployedNodeFlags(REPO_ROOT, role).join(" ") || "none"}`).join(", ");
-}
-
-function printHeader(options: BenchOptions, redis: BenchRedis, concurrency: number, entry: RoleEntry): void {
+function printHeader(options: BenchOptions, redis: BenchRedis, concurrency: number, entry: RoleEntry, nodeFlags: Record<"worker" | "bots", string[]>): void {
+  const roleFlags = Object.entries(nodeFlags).map(([role, flags]) => `${role} ${flags.join(" ") || "none"}`).join(", ");
   const lines = [
     `npm run bench · fake model at ${options.tokensPerSecond} tokens/s: one tool round (get_weather), then a ${options.answerWords}-word answer` +
       (options.largeLevelWords !== options.answerWords ? ` (${options.largeLevelWords} words at 500 and more: see bench/README.md)` : ""),
     `questions of a level arrive over ${options.rampMs} ms · one worker process (WORKER_CONCURRENCY=${concurrency}) · ` +
       `bots role ${options.botsInProcess ? "in the benchmark process (its CPU and RSS not measured apart)" : "in its own process"} · fakes in the benchmark process`,
     ...(options.kinds.length < KINDS.length ? [`chat kinds: ${options.kinds.map((kind) => KIND_NAMES[kind]).join(", ")} only (--kinds)`] : []),
-    `role processes run ${entry.label}${entry.note ? ` (${entry.note})` : ""} with docker-compose.yml's node flags: ${roleFlags()}`,
+    `role processes run ${entry.label}${entry.note ? ` (${entry.note})` : ""} with docker-compose.yml's node flags: ${roleFlags}`,
     `Redis ${redis.url} ${redis.private ? `(private to this run${redis.note ? `: ${redis.note}` : ""})` : "(shared: its command counts include any other client's; --private-redis for exact ones)"}`,
     "✓ target met · ✗ not met · · no target at this level · ? not measurable in this run; times in ms from the fakes' own records",
   ];

@@ -20,12 +20,23 @@ const RECORDER = new URL("../support/package-recorder.mjs", import.meta.url).hre
 /** Loaded on first use only, in whichever role uses them. */
 const FIRST_USE_ONLY = ["linkedom", "@mozilla/readability", "unpdf", "sharp", "@modelcontextprotocol/sdk", "@bull-board/api", "@bull-board/express", "express"];
 
-/** What a started role process has resolved, a moment after it said "started" (start-up work may finish just after). */
-async function packagesOf(start: (env: Record<string, string>) => Promise<unknown>): Promise<string[]> {
+type SpawnRole = (role: "bots" | "worker", env: Record<string, string>) => Promise<unknown>;
+
+/**
+ * What a role process started against this test's Redis and model has resolved, a moment after it
+ * said "started" (start-up work may finish just after).
+ */
+async function packagesOf(
+  spawnRole: SpawnRole,
+  role: "bots" | "worker",
+  deps: { redis: { url: string; prefix: string }; model: { url: string } },
+  platforms: Record<string, string>,
+): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), "role-packages-"));
   try {
     const log = join(dir, "packages.log");
-    await start({ NODE_OPTIONS: `--import=${RECORDER}`, PACKAGES_LOG: log });
+    const env = { REDIS_URL: deps.redis.url, KEY_PREFIX: deps.redis.prefix, OPENAI_BASE_URL: deps.model.url, ...platforms };
+    await spawnRole(role, { ...env, NODE_OPTIONS: `--import=${RECORDER}`, PACKAGES_LOG: log });
     await sleep(500);
     return readFileSync(log, "utf8").split("\n").filter(Boolean).sort();
   } finally {
@@ -42,32 +53,21 @@ function bothPlatforms(tg: FakePlatform & { apiRoot: string }, discord: FakePlat
 describe("the libraries each role loads", () => {
   e2eTest("bots: the platforms' libraries and the queue; no model client, tools, attachments or dashboard", async ({ fakeTelegram, fakeDiscord, model, testRedis, spawnRole }) => {
     const [tg, discord] = await Promise.all([fakeTelegram(), fakeDiscord()]);
-    const redis = testRedis("role-packages-bots");
-    const platforms = bothPlatforms(tg, discord);
-    const packages = await packagesOf((recorder) =>
-      spawnRole("bots", { REDIS_URL: redis.url, KEY_PREFIX: redis.prefix, OPENAI_BASE_URL: model.url, ...platforms, ...recorder }),
-    );
+    const packages = await packagesOf(spawnRole, "bots", { redis: testRedis("role-packages-bots"), model }, bothPlatforms(tg, discord));
     expect(packages).toEqual(expect.arrayContaining(["grammy", "discord.js", "bullmq", "ioredis"]));
     for (const name of ["openai", ...FIRST_USE_ONLY]) expect(packages, name).not.toContain(name);
   });
 
   e2eTest("bots on Telegram alone: no discord.js", async ({ fakeTelegram, model, testRedis, spawnRole }) => {
     const tg = await fakeTelegram();
-    const redis = testRedis("role-packages-tg");
-    const packages = await packagesOf((recorder) =>
-      spawnRole("bots", { REDIS_URL: redis.url, KEY_PREFIX: redis.prefix, OPENAI_BASE_URL: model.url, TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot, ...recorder }),
-    );
+    const packages = await packagesOf(spawnRole, "bots", { redis: testRedis("role-packages-tg"), model }, { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot });
     expect(packages).toContain("grammy");
     expect(packages).not.toContain("discord.js");
   });
 
   e2eTest("worker: the model client and grammY's REST client; no discord.js and nothing only a first use needs", async ({ fakeTelegram, fakeDiscord, model, testRedis, spawnRole }) => {
     const [tg, discord] = await Promise.all([fakeTelegram(), fakeDiscord()]);
-    const redis = testRedis("role-packages-worker");
-    const platforms = bothPlatforms(tg, discord);
-    const packages = await packagesOf((recorder) =>
-      spawnRole("worker", { REDIS_URL: redis.url, KEY_PREFIX: redis.prefix, OPENAI_BASE_URL: model.url, ...platforms, ...recorder }),
-    );
+    const packages = await packagesOf(spawnRole, "worker", { redis: testRedis("role-packages-worker"), model }, bothPlatforms(tg, discord));
     expect(packages).toEqual(expect.arrayContaining(["openai", "grammy", "bullmq", "ioredis"]));
     for (const name of ["discord.js", ...FIRST_USE_ONLY]) expect(packages, name).not.toContain(name);
   });
