@@ -71,8 +71,10 @@ export interface RedisRateGateOptions {
   intervalFor(chatKey: string): number;
   /** The bot-wide budget a chat belongs to, or undefined for none. */
   globalFor?(chatKey: string): GlobalBudget | undefined;
-  /** Clock in ms; default Redis TIME, so processes on different machines agree. */
+  /** The gate's clock in ms; default Redis TIME (read every few seconds, see gateClockOf), so processes on different machines agree. */
   now?: () => number;
+  /** This process's own clock (default Date.now), which the gate's clock is read against: for tests of a host whose clock is off. */
+  processClock?: () => number;
   /** Share of the bot-wide rate intermediates may use (default 0.6); the rest is kept for finals. */
   intermediateShare?: number;
   /** Grants allowed back to back before the bot-wide spacing applies (default 2). */
@@ -195,20 +197,64 @@ function quietBook(localNow: () => number) {
   return { quiet, quietUntil, quietWait };
 }
 
+/** How often a process re-reads Redis's clock: one TIME per process per this, instead of one inside every script. */
+const CLOCK_SYNC_MS = 10_000;
+/** A reading whose round trip took longer says too little about when Redis read its clock (error up to half of it). */
+const CLOCK_MAX_RTT_MS = 20;
+/** The quickest round trip seen is forgotten after this long, so a clock that drifted or was stepped is followed. */
+const CLOCK_REBASE_MS = 60_000;
+
 /**
- * Gate clock minus local clock (stays 0 when the clock is given), from the quickest round trip seen:
- * a slow one (event-loop lag) says little about when Redis read its clock.
+ * The gate's clock (Redis TIME, so processes on different machines agree) as this process's clock plus an
+ * offset, read from a TIME round trip every CLOCK_SYNC_MS: the scripts get `now` as an argument and run no
+ * TIME of their own. Until a reading good enough has come (a fresh process, a slow link) `now()` is
+ * undefined and the scripts read Redis's clock themselves. A reading counts when its round trip was
+ * quick (CLOCK_MAX_RTT_MS, and not much slower than the quickest seen lately): a slow one (event-loop lag,
+ * a queue in front of Redis) says little about when Redis read its clock.
  */
-function offsetClock(): { offset: number; learn(gateNow: number, sentAt: number, receivedAt: number): void } {
+function gateClockOf(redis: Redis, localNow: () => number) {
+  let offset: number | undefined;
   let bestRttMs = Infinity;
+  let bestAt = -Infinity;
+  let lastSyncAt = -Infinity;
+  let syncing = false;
+  const learn = (gateNow: number, sentAt: number, receivedAt: number) => {
+    const rtt = receivedAt - sentAt;
+    if (rtt > CLOCK_MAX_RTT_MS) return;
+    if (receivedAt - bestAt > CLOCK_REBASE_MS) bestRttMs = Infinity;
+    if (rtt > bestRttMs * 1.5 + 2) return;
+    if (rtt <= bestRttMs) {
+      bestRttMs = rtt;
+      bestAt = receivedAt;
+    }
+    offset = gateNow - (sentAt + receivedAt) / 2;
+  };
+  const sync = () => {
+    if (syncing || redis.status !== "ready") return;
+    syncing = true;
+    lastSyncAt = localNow();
+    const sentAt = lastSyncAt;
+    redis
+      .time()
+      .then(([seconds, micros]) => learn(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000), sentAt, localNow()))
+      .catch(() => undefined) // the next call tries again; meanwhile the scripts read Redis's clock
+      .finally(() => {
+        syncing = false;
+      });
+  };
   return {
-    offset: 0,
-    learn(gateNow, sentAt, receivedAt) {
-      const rtt = receivedAt - sentAt;
-      if (rtt > bestRttMs * 1.5 + 2) return;
-      bestRttMs = Math.min(bestRttMs, rtt);
-      this.offset = gateNow - (sentAt + receivedAt) / 2;
+    /** Gate clock minus this process's clock (0 before the first reading). */
+    get offset() {
+      return offset ?? 0;
     },
+    /** The gate's clock now, or undefined while no good reading is there (a reading is asked for when due). */
+    now(): number | undefined {
+      const t = localNow();
+      if (offset === undefined || t - lastSyncAt >= CLOCK_SYNC_MS) sync();
+      return offset === undefined ? undefined : t + offset;
+    },
+    /** A script's own reading of Redis's clock (it ran TIME because it got no `now`). */
+    learn,
   };
 }
 
@@ -223,7 +269,6 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
   const floodChats = opts.globalFloodChats ?? 3;
   const floodWindowMs = opts.globalFloodWindowMs ?? 1000;
   const timeoutMs = opts.commandTimeoutMs ?? 2000;
-  const clock = () => (opts.now ? String(Math.round(opts.now())) : "");
   const local = createLocalRateGate({ minIntervalMs: (key) => opts.intervalFor(key), ...(opts.now ? { now: opts.now } : {}) });
 
   const keys = rateKeys(prefix);
@@ -266,7 +311,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
       .catch((error: unknown) => opts.logger?.warn({ err: error }, "could not remove an aborted waiter from the rate gate"));
   };
 
-  const localNow = opts.now ?? Date.now;
+  const localNow = opts.now ?? opts.processClock ?? Date.now;
   const { quiet, quietUntil, quietWait } = quietBook(localNow);
 
   const fallback = async (chatKey: string, kind: RequestKind, startedAt: number, signal?: AbortSignal) => {
@@ -278,7 +323,13 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
   const credits = createCreditBook();
   const creditWindowMs = opts.creditWindowMs ?? 2000;
   const maxCredits = Math.max(1, Math.floor(opts.maxCredits ?? 8));
-  const gateClock = offsetClock();
+  const gateClock = gateClockOf(redis, localNow);
+  /** `now` for a script: the given clock, or the gate's clock from its last TIME reading ('' : the script reads TIME). */
+  const clock = (): string => {
+    if (opts.now) return String(Math.round(opts.now()));
+    const t = gateClock.now();
+    return t === undefined ? "" : String(Math.round(t));
+  };
   /** Chats whose last request was granted by ACQUIRE (not a credit): its completion is told to Redis. */
   const settleInRedis = new Map<string, number>();
   /** One LEASE round trip at a time per chat: concurrent intermediates of this process share its answer. */
@@ -306,11 +357,12 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
     const slack = interval > 0 ? Math.min(Math.floor(interval / 2), marginMs) : marginMs;
     const { budget, timing } = timingOf(chatKey);
     const keys = [chatHash(chatKey), finalsSet(chatKey), ...(budget ? [globalHash(budget.key)] : [])];
-    const args = [clock(), count, interval, "", "", timing.T, timing.tau, timing.Ti, timing.taui, leaseMs, holder, ownNextOf(chatKey), slack];
+    const now = clock();
+    const args = [now, count, interval, "", "", timing.T, timing.tau, timing.Ti, timing.taui, leaseMs, holder, ownNextOf(chatKey), slack];
     const sentAt = localNow();
     const asked = call(() => leaseScript.run(redis, keys, args), signal).then((raw) => {
       const reply = raw as [number, number, number, number];
-      if (!opts.now) gateClock.learn(reply[2], sentAt, localNow());
+      if (now === "") gateClock.learn(reply[2], sentAt, localNow());
       if (reply[0] !== 1) return Math.max(1, reply[1]);
       credits.grant(chatKey, { start: reply[1] - gateClock.offset, count: reply[3], interval, slack });
       return 0;

@@ -283,6 +283,60 @@ describe("createRedisRateGate: many chats, one bot-wide budget", () => {
   });
 });
 
+describe("createRedisRateGate: the gate's clock", () => {
+  it("reads Redis's clock every few seconds instead of in every script, and paces processes whose own clocks are off", async () => {
+    testRedis = createTestRedis("gate-clock");
+    const interval = 100;
+    const granted: { who: string; at: number }[] = [];
+    const make = (who: string, skewMs: number) => {
+      const redis = new Redis(testRedis!.url, { maxRetriesPerRequest: null });
+      connections.push(redis);
+      const evalCalls = vi.spyOn(redis, "evalsha");
+      const timeCalls = vi.spyOn(redis, "time");
+      const gate = createRedisRateGate({
+        redis,
+        prefix: testRedis!.prefix,
+        intervalFor: () => interval,
+        maxCredits: 1,
+        // Hosts whose clocks are seconds apart: only the readings of Redis's clock make them agree.
+        processClock: () => Date.now() + skewMs,
+        onGrant: () => granted.push({ who, at: Date.now() }),
+      });
+      return { redis, gate, evalCalls, timeCalls };
+    };
+    const a = make("a", 5000);
+    const b = make("b", -3000);
+    await Promise.all([a.redis.ping(), b.redis.ping()]);
+    // The first request of each reads TIME in its script and has the process read Redis's clock.
+    for (const p of [a, b]) {
+      await p.gate.acquire("tg:clock-warm", "intermediate");
+      p.gate.settled("tg:clock-warm");
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    a.evalCalls.mockClear();
+    b.evalCalls.mockClear();
+    const startedAt = Date.now();
+    for (let i = 0; i < 10; i++) {
+      const p = i % 2 === 0 ? a : b;
+      await p.gate.acquire("tg:clock", i === 9 ? "final" : "intermediate");
+      p.gate.settled("tg:clock");
+    }
+    const real = granted.slice(-10).map((g) => g.at);
+    expect(granted.slice(-10).map((g) => g.who)).toEqual(["a", "b", "a", "b", "a", "b", "a", "b", "a", "b"]);
+    // Spaced by the interval in real time (a few ms of timer and clock-reading slack), and not held up by the skew.
+    expect(Math.min(...gaps(real))).toBeGreaterThanOrEqual(interval - 5);
+    expect(Date.now() - startedAt).toBeLessThan(10 * interval + 800);
+    // Every script got the time as its first argument, so none ran TIME; each process read Redis's clock about once.
+    for (const p of [a, b]) {
+      const calls = p.evalCalls.mock.calls as unknown as [string, number, ...string[]][];
+      expect(calls.length).toBeGreaterThan(0);
+      for (const [, keyCount, ...rest] of calls) expect(rest[keyCount]).toMatch(/^\d+$/);
+      expect(p.timeCalls.mock.calls.length).toBeGreaterThanOrEqual(1);
+      expect(p.timeCalls.mock.calls.length).toBeLessThanOrEqual(2);
+    }
+  });
+});
+
 describe("createRedisRateGate: Redis unreachable", () => {
   it("fails open to in-process pacing and logs it once", async () => {
     const warn = vi.fn();
