@@ -125,6 +125,25 @@ end
  */
 export const ACQUIRE = `${CHAT_STATE}
 if ARGV[2] == 'final' then
+  -- Alone in the chat, and both the chat and the budget are free: granted without a place in the chat's
+  -- queue (the same outcome as queueing it first and granting it at once, without the finals zset's work).
+  if nf == 0 and nextAt <= now and ticket == nil then
+    local free = true
+    if global then
+      readGlobal()
+      free = gblocked <= now and tat - tau <= now and act - tau <= now
+    end
+    if free then
+      if global then
+        tat = math.max(tat, now) + T
+        act = math.max(act, now) + T
+        globalDirty = true
+      end
+      if mine then redis.call('HDEL', chat, 'headAt', 'lh', 'lend')
+      elseif st[2] then redis.call('HDEL', chat, 'headAt') end
+      return grant()
+    end
+  end
   if redis.call('ZSCORE', finals, id) == false then
     -- An empty queue is a new zset, without an expiry whatever fexp still says.
     if nf == 0 then fexp = 0 end

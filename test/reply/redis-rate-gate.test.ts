@@ -440,6 +440,15 @@ describe("createRedisRateGate: the Redis work of a streamed reply", () => {
     // Per intermediate: EVALSHA, HMGET chat, HMGET global, HSET global, HSET chat; per settled: EVALSHA, HMGET, HSET.
     expect(commands.length / requests).toBeLessThanOrEqual(9);
     expect(commands.filter((c) => c[0]!.toLowerCase() === "pttl")).toEqual([]);
+    // A final that finds its chat and the budget free (the credits' reservations above have passed) is granted
+    // without the finals queue: no zset command at all.
+    await new Promise((r) => setTimeout(r, 500));
+    const beforeFree = seen.length;
+    await gate.acquire("tg:10", "final");
+    await new Promise((r) => setTimeout(r, 100)); // MONITOR's lines arrive after the reply
+    const free = seen.slice(beforeFree);
+    expect(free.length).toBeGreaterThan(0);
+    expect(free.filter((c) => c[0]!.toLowerCase().startsWith("z"))).toEqual([]);
     // A final that waits gets a fresh finals queue: it must expire too, as must every other key.
     await gate.acquire("tg:9", "intermediate");
     await gate.acquire("tg:9", "final");
