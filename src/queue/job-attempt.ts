@@ -69,8 +69,17 @@ export async function failuresSoFar(commands: Redis, keys: QueueKeys, jobId: str
   return Number((await commands.get(keys.failures(jobId))) ?? 0) || 0;
 }
 
-/** Runs one attempt of `message`'s job and settles it with BullMQ (throws BullMQ's Delayed/Waiting errors to hand it on). */
-export async function runAttempt(deps: AttemptDeps, job: Job, token: string | undefined, message: InboundMessage, signal?: AbortSignal): Promise<void> {
+/**
+ * Runs one attempt of `message`'s job and settles it with BullMQ (throws BullMQ's Delayed/Waiting errors to hand it on).
+ * Resolves with the attempt's number (1: no earlier attempt failed, so no failure count is kept in Redis).
+ */
+export async function runAttempt(
+  deps: AttemptDeps,
+  job: Job,
+  token: string | undefined,
+  message: InboundMessage,
+  signal?: AbortSignal,
+): Promise<{ attempt: number }> {
   const jobId = job.id as string;
   const controller = new AbortController();
   let cancel: CancelKind | undefined;
@@ -134,6 +143,7 @@ export async function runAttempt(deps: AttemptDeps, job: Job, token: string | un
   }
   const end = decideEnd(settled, cancelAtSettle, ctx, deps);
   await settleWithBullmq(deps, { job, token, message, ctx, end, ms: deps.now() - startedAt, answered });
+  return { attempt: ctx.attempt };
 }
 
 /** Maps an attempt's end to BullMQ and announces it (the outcome event goes out before the job is handed on). */

@@ -187,6 +187,8 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
       await order.ensureHead(ck);
       return "not-head";
     }
+    // The failure count is only there when an attempt failed before (or one that finished the reply did not clean up).
+    let failedBefore = final;
     if (!final) {
       if (othersAlive) {
         // An earlier run (in this process or another) still answers it: its lock expired, e.g. while Redis was
@@ -198,13 +200,13 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
       }
       running.add(jobId);
       try {
-        await runAttempt(attemptDeps, job, token, message, signal);
+        failedBefore = (await runAttempt(attemptDeps, job, token, message, signal)).attempt > 1;
       } finally {
         running.delete(jobId);
       }
     }
     await order.advance(ck, jobId);
-    await commands.del(keys.failures(jobId));
+    if (failedBefore) await commands.del(keys.failures(jobId));
     return "answered";
   }
 

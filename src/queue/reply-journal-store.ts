@@ -16,6 +16,9 @@ redis.call('EXPIRE', KEYS[1], ARGV[3])
 return 1
 `);
 
+/** Journals remembered as freshly expiring (bounded: forgetting one only costs an EXPIRE). */
+const MAX_FRESH_JOURNALS = 10_000;
+
 /** Default lifetime of a journal: long enough for every retry of a job. */
 export const DEFAULT_JOURNAL_TTL_SECONDS = 24 * 3600;
 
@@ -44,6 +47,23 @@ export function createReplyJournalStore(opts: { redis: Redis; prefix: string; tt
   const keys = queueKeys(opts.prefix);
   const ttl = opts.ttlSeconds ?? DEFAULT_JOURNAL_TTL_SECONDS;
   const { redis } = opts;
+  /**
+   * Journals this process gave their lifetime lately (job id → when): a later field of the same job is a
+   * plain HSET, since the key already lives a whole lifetime (a reply records its ids, then marks them final).
+   */
+  const expirySet = new Map<string, number>();
+  const put = async (jobId: string, field: string, value: string) => {
+    const key = keys.journal(jobId);
+    const at = expirySet.get(jobId);
+    const now = Date.now();
+    if (at !== undefined && now - at < (ttl * 1000) / 2) {
+      await redis.hset(key, field, value);
+      return;
+    }
+    await PUT.run(redis, [key], [field, value, ttl]);
+    if (expirySet.size >= MAX_FRESH_JOURNALS) expirySet.clear();
+    expirySet.set(jobId, now);
+  };
 
   return {
     async load(jobId) {
@@ -52,14 +72,15 @@ export function createReplyJournalStore(opts: { redis: Redis; prefix: string; tt
         messageIds: parseIds(await redis.hget(key, "ids")),
         async record(ids: string[]): Promise<void> {
           const copy = [...ids];
-          await PUT.run(redis, [key], ["ids", JSON.stringify(copy), ttl]);
+          await put(jobId, "ids", JSON.stringify(copy));
           journal.messageIds = copy;
         },
       };
       return journal;
     },
     async markFinal(jobId) {
-      await PUT.run(redis, [keys.journal(jobId)], ["final", "1", ttl]);
+      await put(jobId, "final", "1");
+      expirySet.delete(jobId); // a final journal is never written again
     },
     async isFinal(jobId) {
       return (await redis.hget(keys.journal(jobId), "final")) === "1";

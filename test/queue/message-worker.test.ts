@@ -168,6 +168,12 @@ describe("message queue + worker (one process)", () => {
     await waitFor("final", () => store.isFinal(jobIdFor(m)));
     expect(journals).toEqual([[], ["reply-1"]]);
     expect(giveUps).toBe(0);
+    // The failure count of the first attempt goes once the retry answered (a first attempt that answers keeps none).
+    await waitFor("the failure count cleared", async () => (await t.redis.keys(`${t.prefix}:failures:*`)).length === 0);
+    const next = message("c", "2");
+    await queue.enqueue(next);
+    await waitFor("second answered", () => store.isFinal(jobIdFor(next)));
+    expect(await t.redis.keys(`${t.prefix}:failures:*`)).toEqual([]);
   });
 
   it("/stop aborts the running answer, is not retried, and the next message runs", async () => {

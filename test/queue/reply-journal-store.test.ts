@@ -1,5 +1,5 @@
 import { Redis } from "ioredis";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createReplyJournalStore } from "../../src/queue/reply-journal-store.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
 
@@ -39,5 +39,30 @@ describe("reply journal store", () => {
     expect(await store.isFinal("a")).toBe(true);
     expect(await store.isFinal("b")).toBe(false);
     expect((await store.load("a")).messageIds).toEqual([]);
+    // Marked final without ids recorded first: the journal still gets its lifetime.
+    const ttl = await t.redis.ttl(`${t.prefix}:journal:a`);
+    expect(ttl).toBeGreaterThan(0);
+  });
+
+  it("sets a journal's lifetime once per reply: the final mark after the ids is a plain HSET", async () => {
+    const redis = new Redis(t.url);
+    try {
+      const store = createReplyJournalStore({ redis, prefix: t.prefix, ttlSeconds: 120 });
+      const scripts = vi.spyOn(redis, "evalsha");
+      const plain = vi.spyOn(redis, "hset");
+      const journal = await store.load("job-7");
+      await journal.record(["100"]);
+      await journal.record(["100", "101"]);
+      await store.markFinal("job-7");
+      expect(scripts).toHaveBeenCalledTimes(1);
+      expect(plain).toHaveBeenCalledTimes(2);
+      expect(await store.isFinal("job-7")).toBe(true);
+      expect((await store.load("job-7")).messageIds).toEqual(["100", "101"]);
+      const ttl = await t.redis.ttl(`${t.prefix}:journal:job-7`);
+      expect(ttl).toBeGreaterThan(100);
+      expect(ttl).toBeLessThanOrEqual(120);
+    } finally {
+      redis.disconnect();
+    }
   });
 });
