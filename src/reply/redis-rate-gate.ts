@@ -200,7 +200,7 @@ function quietBook(localNow: () => number) {
 /** How often a process re-reads Redis's clock: one TIME per process per this, instead of one inside every script. */
 const CLOCK_SYNC_MS = 10_000;
 /** A reading whose round trip took longer says too little about when Redis read its clock (error up to half of it). */
-const CLOCK_MAX_RTT_MS = 20;
+const CLOCK_MAX_RTT_MS = 10;
 /** The quickest round trip seen is forgotten after this long, so a clock that drifted or was stepped is followed. */
 const CLOCK_REBASE_MS = 60_000;
 
@@ -210,7 +210,9 @@ const CLOCK_REBASE_MS = 60_000;
  * TIME of their own. Until a reading good enough has come (a fresh process, a slow link) `now()` is
  * undefined and the scripts read Redis's clock themselves. A reading counts when its round trip was
  * quick (CLOCK_MAX_RTT_MS, and not much slower than the quickest seen lately): a slow one (event-loop lag,
- * a queue in front of Redis) says little about when Redis read its clock.
+ * a queue in front of Redis) says little about when Redis read its clock. The reading is taken as of when
+ * it was sent, so this clock runs at most one such round trip ahead of Redis's and never behind it: a
+ * request that a script told to wait until some time is not told to wait again when it comes back then.
  */
 function gateClockOf(redis: Redis, localNow: () => number) {
   let offset: number | undefined;
@@ -227,7 +229,8 @@ function gateClockOf(redis: Redis, localNow: () => number) {
       bestRttMs = rtt;
       bestAt = receivedAt;
     }
-    offset = gateNow - (sentAt + receivedAt) / 2;
+    // TIME's microseconds are cut to whole milliseconds: one more keeps the reading from lagging behind.
+    offset = gateNow + 1 - sentAt;
   };
   const sync = () => {
     if (syncing || redis.status !== "ready") return;

@@ -307,14 +307,24 @@ describe("createRedisRateGate: the gate's clock", () => {
     const a = make("a", 5000);
     const b = make("b", -3000);
     await Promise.all([a.redis.ping(), b.redis.ping()]);
-    // The first request of each reads TIME in its script and has the process read Redis's clock.
+    // The first request of each reads TIME in its script and has the process read Redis's clock (again on the next
+    // request if that reading's round trip was too slow to count, as on a loaded machine).
+    const nowArg = (p: typeof a): string | undefined => {
+      const call = p.evalCalls.mock.calls.at(-1) as unknown as [string, number, ...string[]] | undefined;
+      return call ? String(call[2 + call[1]]) : undefined;
+    };
     for (const p of [a, b]) {
-      await p.gate.acquire("tg:clock-warm", "intermediate");
-      p.gate.settled("tg:clock-warm");
+      for (let tries = 0; tries < 50 && !/^\d+$/.test(nowArg(p) ?? ""); tries++) {
+        await p.gate.acquire("tg:clock-warm", "intermediate");
+        p.gate.settled("tg:clock-warm");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(p.timeCalls.mock.calls.length).toBeGreaterThanOrEqual(1);
     }
-    await new Promise((r) => setTimeout(r, 50));
     a.evalCalls.mockClear();
     b.evalCalls.mockClear();
+    a.timeCalls.mockClear();
+    b.timeCalls.mockClear();
     const startedAt = Date.now();
     for (let i = 0; i < 10; i++) {
       const p = i % 2 === 0 ? a : b;
@@ -323,16 +333,16 @@ describe("createRedisRateGate: the gate's clock", () => {
     }
     const real = granted.slice(-10).map((g) => g.at);
     expect(granted.slice(-10).map((g) => g.who)).toEqual(["a", "b", "a", "b", "a", "b", "a", "b", "a", "b"]);
-    // Spaced by the interval in real time (a few ms of timer and clock-reading slack), and not held up by the skew.
-    expect(Math.min(...gaps(real))).toBeGreaterThanOrEqual(interval - 5);
+    // Spaced by the interval in real time, and not held up by the skew. Slack: each process's reading of Redis's
+    // clock may run ahead by up to its round trip (at most 10 ms), and each grant is seen after its own reply's latency.
+    expect(Math.min(...gaps(real))).toBeGreaterThanOrEqual(interval - 25);
     expect(Date.now() - startedAt).toBeLessThan(10 * interval + 800);
-    // Every script got the time as its first argument, so none ran TIME; each process read Redis's clock about once.
+    // Every script got the time as its first argument, so none ran TIME; within 10 s no process read Redis's clock again.
     for (const p of [a, b]) {
       const calls = p.evalCalls.mock.calls as unknown as [string, number, ...string[]][];
       expect(calls.length).toBeGreaterThan(0);
       for (const [, keyCount, ...rest] of calls) expect(rest[keyCount]).toMatch(/^\d+$/);
-      expect(p.timeCalls.mock.calls.length).toBeGreaterThanOrEqual(1);
-      expect(p.timeCalls.mock.calls.length).toBeLessThanOrEqual(2);
+      expect(p.timeCalls).not.toHaveBeenCalled();
     }
   });
 });
@@ -527,8 +537,9 @@ describe("createRedisRateGate: credits (several requests per round trip)", () =>
     expect(trips).toBeLessThanOrEqual(grants.length + 30);
     for (let chat = 0; chat < 30; chat++) {
       const own = grants.filter((g) => g.chatKey === `telegram:${chat}:draft`).map((g) => g.at);
-      // Grant times are reported on the gate clock, estimated per round trip (±1 ms): the spacing itself is local.
-      if (own.length > 1) expect(Math.min(...gaps(own))).toBeGreaterThanOrEqual(96);
+      // Grant times are reported on the gate clock, which moves by up to a reading's round trip (≤ 10 ms) when a
+      // new reading of Redis's clock lands: the spacing itself is local.
+      if (own.length > 1) expect(Math.min(...gaps(own))).toBeGreaterThanOrEqual(90);
     }
   });
 });
