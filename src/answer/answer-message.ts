@@ -8,7 +8,7 @@
 import type { ChatMessage } from "../contracts/chat-message.js";
 import type { AgentEvent } from "../contracts/agent-events.js";
 import { ModelError } from "../agent/model-error.js";
-import type { HistoryStore } from "../history/history-store.js";
+import type { HistorySize, HistoryStore } from "../history/history-store.js";
 import type { RateGate } from "../reply/rate-gate.js";
 import { showFailure, streamReply } from "../reply/reply-stream.js";
 import { modelUnavailableLine, type ShowReasoning } from "../reply/reply-view.js";
@@ -213,12 +213,17 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
         turn.push({ role: "assistant", content: partial ? `${partial} … (stopped by the user)` : "(stopped before answering)" });
       }
       const tokens = await deps.context?.countTurn(turn);
-      const stored = await deps.history.append(message.conversationKey, turn, { askedAt: message.receivedAt, ...(tokens ? { tokens } : {}) });
+      let size: HistorySize | undefined;
+      const stored = await deps.history.append(message.conversationKey, turn, {
+        askedAt: message.receivedAt,
+        ...(tokens ? { tokens } : {}),
+        onStored: (told) => (size = told),
+      });
       if (!stored) log.info("conversation was reset while answering: turn not stored");
       await ctx.markAnswered();
       // The answer is delivered and stored: only now may old turns be folded into the summary. Not under the
       // job's signal: a /stop of this answer must not cancel the fold (a failed fold costs nothing, the model's timeout bounds it).
-      if (stored) await deps.compactor?.afterAnswer(message.conversationKey, { shared: message.chatType !== "private" });
+      if (stored) await deps.compactor?.afterAnswer(message.conversationKey, { shared: message.chatType !== "private", ...(size ? { stored: size } : {}) });
       // The job's outcome line (info) is written where the queue runtime announces outcomes (observability/job-outcomes.ts).
       log.debug(
         { finish: result.stopped ? "stopped" : (finish?.reason ?? "unknown"), rounds: finish?.rounds, messages: result.messageIds.length, ms: now() - startedAt },

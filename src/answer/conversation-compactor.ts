@@ -6,7 +6,7 @@
  * newest exchange. A failed summary changes nothing: the turns stay until the next try.
  */
 import type { Summarizer } from "../agent/conversation-summarizer.js";
-import type { StoredHistory, StoredMessage } from "../history/history-store.js";
+import type { HistorySize, StoredHistory, StoredMessage } from "../history/history-store.js";
 import { fitHistory } from "../history/fit-history.js";
 import type { SummaryStore } from "../history/summary-store.js";
 import type { Logger } from "../observability/logger.js";
@@ -24,7 +24,11 @@ export type CompactOutcome =
 /** Folds old turns of conversations into their summaries. */
 export interface ConversationCompactor {
   /** After an answer: folds only when the history has grown past its threshold. Never throws. */
-  afterAnswer(conversationKey: string, opts: { shared: boolean; signal?: AbortSignal }): Promise<CompactOutcome>;
+  /**
+   * `stored`: the history's size as the store told it on the append (HistoryStore `onStored`); when it is well
+   * within the budget the history itself is not read.
+   */
+  afterAnswer(conversationKey: string, opts: { shared: boolean; signal?: AbortSignal; stored?: HistorySize }): Promise<CompactOutcome>;
   /** `/compact`: folds everything before the newest exchange now. Never throws. */
   compactNow(conversationKey: string, opts: { shared: boolean; signal?: AbortSignal }): Promise<CompactOutcome>;
 }
@@ -90,10 +94,16 @@ export function createConversationCompactor(deps: {
   return {
     async afterAnswer(key, opts) {
       try {
-        const [stored, summary, room] = await Promise.all([deps.history.loadStored(key), deps.summaries.read(key), deps.budget.conversationTokens(opts.signal ? { signal: opts.signal } : {})]);
+        const budgetOpts = opts.signal ? { signal: opts.signal } : {};
+        const known = opts.stored;
+        const [summary, room] = await Promise.all([deps.summaries.read(key), deps.budget.conversationTokens(budgetOpts)]);
         const tokenLimit = Math.min(room - (summary?.tokens ?? 0), deps.maxTokens);
+        const small = (tokens: number, messages: number) => tokens <= tokenLimit * 0.75 && messages <= deps.maxMessages * 0.75;
+        // The store's own total and count: the history read below can only be smaller (the repair of tool pairs drops, never adds).
+        if (known && small(known.tokens, known.messages)) return { status: "nothing", keptMessages: known.messages, keptTokens: known.tokens };
+        const stored = await deps.history.loadStored(key);
         const tokens = sum(stored);
-        if (tokens <= tokenLimit * 0.75 && stored.length <= deps.maxMessages * 0.75) {
+        if (small(tokens, stored.length)) {
           return { status: "nothing", keptMessages: stored.length, keptTokens: tokens };
         }
         // Keep the newest half (by tokens and by count), cut where history may start.

@@ -34,6 +34,22 @@ export interface StoredMessage extends CountedMessage {
   element: string;
 }
 
+/** What `append` knows of the turn, and tells back. */
+export interface AppendOptions {
+  /** When the question was asked: a turn older than the conversation's last `/reset` is dropped. */
+  askedAt?: number;
+  /** Token counts of the messages (default: estimates). */
+  tokens?: readonly number[];
+  /** Told the history's size once the turn is stored (and trimmed): its token total and its number of messages. */
+  onStored?(size: HistorySize): void;
+}
+
+/** A stored history's token total and number of messages, as the store keeps them. */
+export interface HistorySize {
+  tokens: number;
+  messages: number;
+}
+
 /** A conversation's remembered messages. */
 export interface HistoryStore {
   /** The conversation's messages, oldest first (no system prompt; that is the agent's). */
@@ -45,12 +61,13 @@ export interface HistoryStore {
    * With `askedAt`, a turn whose question is older than the conversation's last `/reset` is dropped
    * (the answer was still streaming when the user reset: it must not come back). Returns whether it was stored.
    */
-  append(conversationKey: string, messages: readonly ChatMessage[], opts?: { askedAt?: number; tokens?: readonly number[] }): Promise<boolean>;
+  append(conversationKey: string, messages: readonly ChatMessage[], opts?: AppendOptions): Promise<boolean>;
   /** Forgets the conversation (`/reset`); `at` (ms, default now) is when the user asked for it. */
   reset(conversationKey: string, at?: number): Promise<void>;
 }
 
 // KEYS: list, tokens, reset marker, summary. ARGV: maxMessages, maxTokens, ttlSeconds, askedAt (-1 = always), encoded elements...
+// Returns -1 (dropped: asked before a reset) or {token total, messages} once stored and trimmed.
 const APPEND = redisScript(`
 local list, counter, resetMarker, summary = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local maxMessages = tonumber(ARGV[1])
@@ -113,6 +130,7 @@ if len > maxMessages or total > maxTokens then
   if cut then
     redis.call('LTRIM', list, cut[1], -1)
     total = total - cut[2]
+    len = len - cut[1]
   else
     redis.call('DEL', list)
     deleted = true
@@ -125,8 +143,9 @@ if not deleted then
   redis.call('EXPIRE', summary, ttl)
 else
   redis.call('DEL', counter)
+  len = 0
 end
-return total
+return {total, len}
 `);
 
 /** One-letter role codes the trimming script understands (c = assistant with tool calls). */
@@ -226,7 +245,10 @@ export function createHistoryStore(opts: {
         [keys.list, keys.tokens, keys.reset, keys.summary],
         [opts.maxMessages, opts.maxTokens, opts.ttlSeconds, appendOpts.askedAt ?? -1, ...elements],
       );
-      return Number(result) !== -1;
+      if (!Array.isArray(result)) return false;
+      const [total, length] = result as [number, number];
+      appendOpts.onStored?.({ tokens: Number(total), messages: Number(length) });
+      return true;
     },
 
     async reset(conversationKey, at = Date.now()) {

@@ -5,7 +5,7 @@
  * summaries keep their speakers, a context-size refusal is survived, a failed summary costs
  * nothing.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { compactReplyText } from "../../src/answer/conversation-compactor.js";
 import { textAnswer, unavailable, type FakeHandler, type RecordedRequest } from "../fakes/openai-server.js";
 import { startMemoryHarness, type MemoryHarness } from "./memory-harness.js";
@@ -47,10 +47,19 @@ describe("a long conversation", () => {
       llama: { contextTokens: CONTEXT, enforceContext: true },
       handler: lockerModel,
     });
+    // The history is read to build each request; after an answer only when the store's own size says it may need a fold.
+    const reads = vi.spyOn(h.history, "loadStored");
+    let readAfterAnswers = 0;
     for (let i = 1; i <= 60; i++) {
+      const before = reads.mock.calls.length;
       const port = await h.ask(`Please remember this: the code for locker ${i} is ${4800 + i}, it is on floor ${i % 7}.`);
       expect(port.visibleTexts().join("")).toBe(`Noted locker ${i}.`);
+      const after = reads.mock.calls.length - before - 1;
+      if (i <= 3) expect(after, `answer ${i}`).toBe(0);
+      readAfterAnswers += after;
     }
+    expect(readAfterAnswers).toBeGreaterThan(0);
+    expect(readAfterAnswers).toBeLessThan(60);
     // Every request fitted the server's context with room for the completion (the fake counts with Qwen3's template and tokenizer).
     for (const request of h.model.requests) {
       expect(request.promptTokens).toBeDefined();

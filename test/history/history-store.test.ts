@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ChatMessage, ToolCallRecord } from "../../src/contracts/chat-message.js";
-import { createHistoryStore } from "../../src/history/history-store.js";
+import { createHistoryStore, type HistorySize } from "../../src/history/history-store.js";
 import { estimateMessageTokens } from "../../src/tokens/token-estimate.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
 
@@ -84,9 +84,17 @@ describe("history store", () => {
 
   it("trims by message count to whole exchanges, oldest first", async () => {
     const store = createHistoryStore({ redis: t.redis, prefix: t.prefix, maxMessages: 5, maxTokens: 100_000, ttlSeconds: 60 });
-    for (let i = 1; i <= 4; i++) await store.append("k", [user(`q${i}`), answer(`a${i}`)]);
+    const sizes: HistorySize[] = [];
+    for (let i = 1; i <= 4; i++) await store.append("k", [user(`q${i}`), answer(`a${i}`)], { tokens: [3, 2], onStored: (size) => sizes.push(size) });
     // 8 messages > 5: the longest suffix that starts with a user message and fits is q3..a4.
     expect(await store.load("k")).toEqual([user("q3"), answer("a3"), user("q4"), answer("a4")]);
+    // Each append tells the history's size as stored, after the trim.
+    expect(sizes).toEqual([
+      { tokens: 5, messages: 2 },
+      { tokens: 10, messages: 4 },
+      { tokens: 10, messages: 4 },
+      { tokens: 10, messages: 4 },
+    ]);
   });
 
   it("trims by the token estimate (CJK counts about a token per character)", async () => {
