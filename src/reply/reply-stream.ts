@@ -196,20 +196,24 @@ async function consumeEvents(
   renderFailed: () => { error: unknown } | undefined,
 ): Promise<{ stopped: boolean; streamError?: { error: unknown } }> {
   const iterator = events[Symbol.asyncIterator]();
-  let onAbort: (() => void) | undefined;
-  const aborted = signal
-    ? new Promise<typeof ABORTED>((resolve) => {
-        onAbort = () => resolve(ABORTED);
-        if (signal.aborted) onAbort();
-        else signal.addEventListener("abort", onAbort, { once: true });
-      })
-    : undefined;
+  // Each step waits on a promise of its own, settled by the next event or by the abort. (A race of every step
+  // against one promise of the abort would leave a reaction on that promise per event until the reply ends.)
+  let wake: ((step: typeof ABORTED) => void) | undefined;
+  const onAbort = (): void => wake?.(ABORTED);
+  signal?.addEventListener("abort", onAbort, { once: true });
+  const stepOf = (next: Promise<IteratorResult<AgentEvent>>, abortable: AbortSignal) =>
+    new Promise<IteratorResult<AgentEvent> | typeof ABORTED>((resolve, reject) => {
+      if (abortable.aborted) return resolve(ABORTED);
+      wake = resolve;
+      next.then(resolve, reject);
+    });
   try {
     for (;;) {
       const failure = renderFailed();
       if (failure) throw failure.error;
       const next = iterator.next();
-      const step = aborted ? await Promise.race([next, aborted]) : await next;
+      const step = signal ? await stepOf(next, signal) : await next;
+      wake = undefined;
       if (step === ABORTED) {
         // The loop is being cancelled by the same signal; whatever it still yields or throws is moot.
         next.catch(() => undefined);
@@ -223,7 +227,7 @@ async function consumeEvents(
     if (signal?.aborted) return { stopped: true };
     return { stopped: false, streamError: { error } };
   } finally {
-    if (onAbort) signal?.removeEventListener("abort", onAbort);
+    signal?.removeEventListener("abort", onAbort);
   }
 }
 
