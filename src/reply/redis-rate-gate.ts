@@ -199,7 +199,7 @@ function quietBook(localNow: () => number) {
 
 /** How often a process re-reads Redis's clock: one TIME per process per this, instead of one inside every script. */
 const CLOCK_SYNC_MS = 10_000;
-/** A reading whose round trip took longer says too little about when Redis read its clock (error up to half of it). */
+/** A reading whose round trip took longer says too little about when Redis read its clock (this clock may run ahead by up to it). */
 const CLOCK_MAX_RTT_MS = 10;
 /** The quickest round trip seen is forgotten after this long, so a clock that drifted or was stepped is followed. */
 const CLOCK_REBASE_MS = 60_000;
