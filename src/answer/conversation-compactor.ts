@@ -94,9 +94,8 @@ export function createConversationCompactor(deps: {
   return {
     async afterAnswer(key, opts) {
       try {
-        const budgetOpts = opts.signal ? { signal: opts.signal } : {};
         const known = opts.stored;
-        const [summary, room] = await Promise.all([deps.summaries.read(key), deps.budget.conversationTokens(budgetOpts)]);
+        const [summary, room] = await Promise.all([deps.summaries.read(key), deps.budget.conversationTokens(opts.signal ? { signal: opts.signal } : {})]);
         const tokenLimit = Math.min(room - (summary?.tokens ?? 0), deps.maxTokens);
         const small = (tokens: number, messages: number) => tokens <= tokenLimit * 0.75 && messages <= deps.maxMessages * 0.75;
         // The store's own total and count: the history read below can only be smaller (the repair of tool pairs drops, never adds).

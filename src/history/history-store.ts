@@ -103,7 +103,6 @@ for i = 5, #ARGV do
   local _, n = meta(ARGV[i])
   total = total + n
 end
-local deleted = false
 if len > maxMessages or total > maxTokens then
   local dropped = 0
   local cut = nil
@@ -133,17 +132,17 @@ if len > maxMessages or total > maxTokens then
     len = len - cut[1]
   else
     redis.call('DEL', list)
-    deleted = true
+    len = 0
     total = 0
   end
 end
-if not deleted then
+-- The turn is never empty (the caller sends none), so an empty list is one the trim deleted.
+if len > 0 then
   redis.call('SET', counter, total, 'EX', ttl)
   redis.call('EXPIRE', list, ttl)
   redis.call('EXPIRE', summary, ttl)
 else
   redis.call('DEL', counter)
-  len = 0
 end
 return {total, len}
 `);
