@@ -157,13 +157,14 @@ export async function startWorkerRole(
 
 /** The worker's Telegram replies and file downloads, through one grammY `Api` whose every call is metered. */
 async function telegramSide(token: string, apiRoot: string, metrics: Metrics): Promise<{ ports: ReplyPortFactory; files: FileSource }> {
-  const [{ Api }, { createTelegramReplyPortFactory }, { telegramRequestMeter }, { createTelegramFileSource }] = await Promise.all([
+  const [{ Api }, { createTelegramReplyPortFactory }, { telegramRequestMeter }, { createTelegramFileSource }, { createBotApiFetch }] = await Promise.all([
     import("grammy"),
     import("../adapters/telegram/telegram-reply-port.js"),
     import("../adapters/telegram/telegram-request-meter.js"),
     import("../adapters/telegram/telegram-file-source.js"),
+    import("../adapters/telegram/bot-api-fetch.js"),
   ]);
-  const api = new Api(token, { apiRoot });
+  const api = new Api(token, { apiRoot, fetch: createBotApiFetch() });
   api.config.use(telegramRequestMeter(metrics));
   return { ports: createTelegramReplyPortFactory({ api, useDrafts: true }), files: createTelegramFileSource({ api, token, apiRoot }) };
 }
