@@ -1,6 +1,6 @@
 /** The OpenAI-compatible client every model request goes through. */
 import OpenAI from "openai";
-import { createHttpTransport } from "./http-transport.js";
+import { createHttpTransport } from "../shared/http-transport.js";
 
 /** Settings for the model client (OPENAI_BASE_URL, OPENAI_API_KEY, MODEL_TIMEOUT_MS). */
 export interface ModelClientOptions {

@@ -145,7 +145,7 @@ export function toModelError(error: unknown): ModelError {
     return new ModelError("bad-response", `The model server sent something that is not JSON: ${error.message}`, { cause: error });
   }
   // fetch reports a connection closed mid-body as `TypeError: terminated`, the socket's error as its cause
-  // (undici: SocketError "other side closed"; http-transport.ts: Node's ECONNRESET "aborted").
+  // (undici: SocketError "other side closed"; shared/http-transport.ts: Node's ECONNRESET "aborted").
   const detail = describeCause(error);
   return new ModelError("stream-dropped", `The connection to the model server broke mid-answer${detail ? ` (${detail})` : ""}.`, {
     cause: error,

@@ -17,7 +17,7 @@ import { APIError } from "openai";
 import { Stream } from "openai/streaming";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import type { Readable } from "node:stream";
-import { bodyError, isAbortError, nodeBodyOf } from "./http-transport.js";
+import { bodyError, isAbortError, nodeBodyOf } from "../shared/http-transport.js";
 
 /** Chunks waiting for the consumer before the socket is paused. */
 const HIGH_WATER = 64;

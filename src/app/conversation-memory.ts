@@ -21,6 +21,7 @@ import { createQwen3Tokenizer } from "../tokens/qwen3-tokenizer.js";
 import { createServerTokenizer, serverRootOf } from "../tokens/server-tokenizer.js";
 import { createTokenCounter, type TokenCounter } from "../tokens/token-counter.js";
 import { toOpenAiTool, type AgentTool } from "../tools/tool.js";
+import { createHttpTransport } from "../shared/http-transport.js";
 
 /** The pieces answering and `/compact` use. */
 export interface ConversationMemory {
@@ -39,7 +40,7 @@ export function conversationMemoryFor(
 ): ConversationMemory {
   const serverRoot = serverRootOf(config.OPENAI_BASE_URL);
   const counter = createTokenCounter({
-    tokenizers: [createServerTokenizer({ serverRoot, apiKey: config.OPENAI_API_KEY }), createQwen3Tokenizer()],
+    tokenizers: [createServerTokenizer({ serverRoot, apiKey: config.OPENAI_API_KEY, fetch: createHttpTransport({ answers: "whole" }) }), createQwen3Tokenizer()],
     onFallback: (from, error) => deps.logger.info({ tokenizer: from, err: error }, "token counting falls back to the next tokenizer"),
   });
   const budget = createContextBudget({

@@ -34,6 +34,7 @@ import { pacingGlobalFor, pacingTakesCredits, pacingIntervalFor } from "./pacing
 import { redisOptions } from "../redis/connection.js";
 import { conversationMemoryFor } from "./conversation-memory.js";
 import { Redis as RedisClient } from "ioredis";
+import { createHttpTransport } from "../shared/http-transport.js";
 
 /** Extra knobs for tests and the terminal chat. */
 export interface WorkerRoleOptions {
@@ -72,14 +73,16 @@ export async function startWorkerRole(
   const ports: Partial<Record<Platform, ReplyPortFactory>> = { ...options.extraPorts };
   let discordPorts: DiscordReplyPortFactory | undefined;
   let telegramFiles: FileSource | undefined;
+  // Every draft and edit is one call: both REST APIs go through node:http, their small JSON answers read whole.
+  const platformFetch = createHttpTransport({ answers: "whole", redirect: "error" });
   if (config.TELEGRAM_BOT_TOKEN) {
-    const telegram = await telegramSide(config.TELEGRAM_BOT_TOKEN, config.TELEGRAM_API_ROOT, metrics);
+    const telegram = await telegramSide(config.TELEGRAM_BOT_TOKEN, config.TELEGRAM_API_ROOT, metrics, platformFetch);
     ports.telegram = telegram.ports;
     telegramFiles = telegram.files;
   }
   if (config.DISCORD_BOT_TOKEN) {
     discordPorts = createDiscordReplyPortFactory({
-      rest: createDiscordRestClient({ token: config.DISCORD_BOT_TOKEN, apiBase: config.DISCORD_API_BASE, fetch: meteredDiscordFetch(metrics) }),
+      rest: createDiscordRestClient({ token: config.DISCORD_BOT_TOKEN, apiBase: config.DISCORD_API_BASE, fetch: meteredDiscordFetch(metrics, platformFetch) }),
     });
     ports.discord = discordPorts;
   }
@@ -156,15 +159,14 @@ export async function startWorkerRole(
 }
 
 /** The worker's Telegram replies and file downloads, through one grammY `Api` whose every call is metered. */
-async function telegramSide(token: string, apiRoot: string, metrics: Metrics): Promise<{ ports: ReplyPortFactory; files: FileSource }> {
-  const [{ Api }, { createTelegramReplyPortFactory }, { telegramRequestMeter }, { createTelegramFileSource }, { createBotApiFetch }] = await Promise.all([
+async function telegramSide(token: string, apiRoot: string, metrics: Metrics, fetch: typeof globalThis.fetch): Promise<{ ports: ReplyPortFactory; files: FileSource }> {
+  const [{ Api }, { createTelegramReplyPortFactory }, { telegramRequestMeter }, { createTelegramFileSource }] = await Promise.all([
     import("grammy"),
     import("../adapters/telegram/telegram-reply-port.js"),
     import("../adapters/telegram/telegram-request-meter.js"),
     import("../adapters/telegram/telegram-file-source.js"),
-    import("../adapters/telegram/bot-api-fetch.js"),
   ]);
-  const api = new Api(token, { apiRoot, fetch: createBotApiFetch() });
+  const api = new Api(token, { apiRoot, fetch });
   api.config.use(telegramRequestMeter(metrics));
   return { ports: createTelegramReplyPortFactory({ api, useDrafts: true }), files: createTelegramFileSource({ api, token, apiRoot }) };
 }

@@ -1,9 +1,9 @@
-/** The node:http fetch the model client uses by default, against real loopback servers. */
+/** The node:http fetch of the model client and the platform clients, against real loopback servers. */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHttpTransport, nodeBodyOf } from "../../src/agent/http-transport.js";
+import { createHttpTransport, nodeBodyOf } from "../../src/shared/http-transport.js";
 
 interface Seen {
   method: string;
@@ -234,5 +234,79 @@ describe("createHttpTransport", () => {
     const manual = await transport(`${server.url}/307`, { ...init, redirect: "manual" });
     expect([manual.status, manual.headers.get("location")]).toEqual([307, "/final"]);
     expect(await transport(`${server.url}/307`, { ...init, redirect: "error" }).catch((e: unknown) => e)).toBeInstanceOf(TypeError);
+  });
+});
+
+describe("createHttpTransport with answers read whole", () => {
+  const whole = (opts: { redirect?: "error" } = {}) => createHttpTransport({ answers: "whole", ...opts });
+
+  it("answers like the streamed Response: status, headers, text and JSON (more than once), bytes, no web body", async () => {
+    const server = await serve((_req, res) => {
+      res.setHeader("x-ratelimit-remaining", "4");
+      res.appendHeader("set-cookie", ["a=1", "b=2"]);
+      res.writeHead(201, "Made", { "content-type": "application/json" });
+      res.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"text":"héllo"}')]));
+    });
+    const response = await whole()(server.url, { method: "POST", body: "{}" });
+    expect([response.status, response.ok, response.statusText]).toEqual([201, true, "Made"]);
+    expect(response.headers.get("x-ratelimit-remaining")).toBe("4");
+    expect(response.headers.getSetCookie()).toEqual(["a=1", "b=2"]);
+    expect(await response.text()).toBe('{"text":"héllo"}');
+    expect(await response.json()).toEqual({ text: "héllo" });
+    expect(Buffer.from(await response.arrayBuffer()).subarray(3).toString()).toBe('{"text":"héllo"}');
+    expect(response.body).toBeNull();
+
+    const missing = await serve((_req, res) => json(res, 404, { ok: false }));
+    const notFound = await whole()(missing.url, {});
+    expect([notFound.ok, notFound.status, await notFound.json()]).toEqual([false, 404, { ok: false }]);
+  });
+
+  it("decodes gzip, gives a 204 an empty body, and keeps one connection for calls one after another", async () => {
+    const server = await serve((req, res) => {
+      if (req.method === "DELETE") {
+        res.writeHead(204);
+        res.end();
+        return;
+      }
+      res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" });
+      res.end(gzipSync(JSON.stringify({ ok: "décodé" })));
+    });
+    const transport = whole();
+    expect(await (await transport(server.url, {})).json()).toEqual({ ok: "décodé" });
+    const gone = await transport(server.url, { method: "DELETE" });
+    expect([gone.status, await gone.text()]).toEqual([204, ""]);
+    expect(await (await transport(server.url, {})).json()).toEqual({ ok: "décodé" });
+    expect(server.connections).toBe(1);
+  });
+
+  it("a body cut mid-way rejects the fetch with `terminated`; an abort mid-body rejects with an AbortError and closes the connection", async () => {
+    const server = await serve((req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"half":');
+      if (req.url === "/cut") setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const cut = await whole()(`${server.url}/cut`, {}).catch((e: unknown) => e);
+    expect(cut).toBeInstanceOf(TypeError);
+    expect((cut as TypeError).message).toBe("terminated");
+
+    const stop = new AbortController();
+    const pending = whole()(`${server.url}/held`, { signal: stop.signal });
+    await expect.poll(() => server.seen.length).toBe(2);
+    stop.abort();
+    expect(await pending.catch((e: unknown) => e)).toMatchObject({ name: "AbortError" });
+    await expect.poll(() => server.closedSockets).toBe(2);
+  });
+
+  it("with redirect 'error' a redirect is refused unless the request asks to follow it", async () => {
+    const server = await serve((req, res) => {
+      if (req.url === "/moved") res.writeHead(302, { location: "http://169.254.169.254/latest" }).end();
+      else if (req.url === "/here") res.writeHead(307, { location: "/final" }).end();
+      else json(res, 200, { at: req.url });
+    });
+    const refused = await whole({ redirect: "error" })(`${server.url}/moved`, {}).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(TypeError);
+    expect(((refused as TypeError).cause as Error).message).toBe("redirect to http://169.254.169.254/latest refused");
+    expect(await (await whole({ redirect: "error" })(`${server.url}/here`, { redirect: "follow" })).json()).toEqual({ at: "/final" });
+    expect(server.seen.map((s) => s.url)).toEqual(["/moved", "/here", "/final"]);
   });
 });

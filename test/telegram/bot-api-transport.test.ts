@@ -1,5 +1,6 @@
 /**
- * The worker's Bot API fetch under the real grammY Api: answers and Bot API errors as grammY reports
+ * The worker's Bot API transport (shared/http-transport.ts, answers read whole, no redirects) under
+ * the real grammY Api: answers and Bot API errors as grammY reports
  * them with its default fetch (against the fake Bot API), and at the HTTP level (a plain loopback
  * server): a streamed multipart upload arriving whole as node-fetch sends it, one kept-alive socket
  * for consecutive calls, an abort or grammY's timeout closing the request, a redirect refused, a
@@ -11,7 +12,10 @@ import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { Api, GrammyError, HttpError, InputFile } from "grammy";
 import { privateChat, startFakeTelegram, type FakeTelegram } from "../fakes/telegram-server.js";
-import { createBotApiFetch } from "../../src/adapters/telegram/bot-api-fetch.js";
+import { createHttpTransport } from "../../src/shared/http-transport.js";
+
+/** The transport as the worker builds it for the platforms. */
+const createBotApiFetch = () => createHttpTransport({ answers: "whole", redirect: "error" });
 
 const alice = { id: 1001, first_name: "Alice" };
 const TOKEN = "123456:test-token";
@@ -37,7 +41,7 @@ async function startPlain(handler: (req: IncomingMessage, res: ServerResponse) =
 
 const failureOf = (p: Promise<unknown>): Promise<unknown> => p.then(() => undefined, (e: unknown) => e);
 
-describe("Bot API fetch", () => {
+describe("Bot API transport", () => {
   it("answers and fails under grammY as its default fetch does", async () => {
     let clock = 1_700_000_000_000;
     fake = await startFakeTelegram({ now: () => (clock += 5_000) });
@@ -153,9 +157,8 @@ describe("Bot API fetch", () => {
     const api = new Api(TOKEN, { apiRoot: server.apiRoot, fetch: createBotApiFetch() });
     const redirected = await failureOf(api.getMe());
     expect(redirected).toBeInstanceOf(HttpError);
-    expect(((redirected as HttpError).error as Error).message).toBe(
-      "the Bot API answered 302, a redirect to http://169.254.169.254/latest/meta-data, which is not followed",
-    );
+    expect(((redirected as HttpError).error as Error).message).toBe("fetch failed");
+    expect((((redirected as HttpError).error as Error).cause as Error).message).toBe("redirect to http://169.254.169.254/latest/meta-data refused");
     const dropped = await failureOf(api.getChat(5));
     expect(dropped).toBeInstanceOf(HttpError);
     expect((dropped as HttpError).message).toBe("Network request for 'getChat' failed!");
