@@ -115,10 +115,7 @@ export function createHttpTransport(opts: HttpTransportOptions = {}): typeof fet
 
 /** The request as node:http wants it: plain headers, the body as bytes with its length. */
 async function outgoing(url: URL, init: RequestInit): Promise<Outgoing> {
-  const headers: Record<string, string> = {};
-  new Headers(init.headers).forEach((value, name) => {
-    headers[name] = value;
-  });
+  const headers = plainHeaders(init.headers);
   headers["accept"] ??= "*/*";
   let body: Buffer | undefined;
   const raw = init.body;
@@ -138,6 +135,27 @@ async function outgoing(url: URL, init: RequestInit): Promise<Outgoing> {
   }
   if (body !== undefined) headers["content-length"] = String(body.length);
   return { url, method: (init.method ?? "GET").toUpperCase(), headers, body };
+}
+
+/**
+ * The request's headers with lower-case names. A plain object (what grammY and our own clients pass)
+ * is copied as Headers would take it (values trimmed, names that differ only in case joined with ", ")
+ * without building one; anything else goes through Headers.
+ */
+function plainHeaders(init: RequestInit["headers"]): Record<string, string> {
+  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  if (init && typeof init === "object" && !Array.isArray(init) && !(init instanceof Headers) && Object.getPrototypeOf(init) === Object.prototype) {
+    for (const [name, raw] of Object.entries(init as Record<string, string>)) {
+      const key = name.toLowerCase();
+      const value = String(raw).trim();
+      headers[key] = Object.hasOwn(headers, key) ? `${headers[key]}, ${value}` : value;
+    }
+    return headers;
+  }
+  new Headers(init).forEach((value, name) => {
+    headers[name] = value;
+  });
+  return headers;
 }
 
 /** The next hop of a redirect, as fetch does it: 303 (and 301/302 after POST) turn into a bodiless GET; credentials stay with their origin. */
@@ -188,7 +206,10 @@ function readAll(body: Readable): Promise<Buffer> {
     body.once("end", () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
     body.once("error", (error) => reject(bodyError(error)));
     // Closed without an end or an error (settled already if either came first).
-    body.once("close", () => reject(new TypeError("terminated")));
+    body.once("close", () => {
+      // Checked first: building the error (its stack) is most of a small answer's cost.
+      if (!body.readableEnded) reject(new TypeError("terminated"));
+    });
   });
 }
 

@@ -85,6 +85,17 @@ describe("createHttpTransport", () => {
     expect(await response.json()).toEqual({ echo: '{"model":"m","text":"héllo"}' });
   });
 
+  it("sends a plain object's headers as Headers would take them", async () => {
+    const server = await serve((_req, res) => res.end());
+    const transport = createHttpTransport({ answers: "whole" });
+    const headers = { Authorization: " Bot abc ", "X-Trace": "1", "x-trace": "2", constructor: "c", "Content-Type": "application/json" };
+    await transport(server.url, { method: "POST", headers, body: "{}" });
+    await fetch(server.url, { method: "POST", headers, body: "{}" });
+    const [ours, theirs] = server.seen.map((s) => s.headers) as [IncomingMessage["headers"], IncomingMessage["headers"]];
+    for (const name of ["authorization", "x-trace", "constructor", "content-type", "content-length"]) expect([name, ours[name]]).toEqual([name, theirs[name]]);
+    expect(ours["x-trace"]).toBe("1, 2");
+  });
+
   it("sends bytes and form bodies with the type fetch would give them", async () => {
     const server = await serve((_req, res) => res.end());
     const transport = createHttpTransport();
