@@ -130,11 +130,25 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
   };
 
   /** Waits for the chat's spacing and a gate slot; false when the wait was cut short (look again at what is wanted). */
+  /**
+   * What an intermediate's wait listens to: the reply's signal and the upgrade. Kept across waits until
+   * an upgrade fires it, so a reply makes one or two of these rather than one per draft (each
+   * AbortSignal.any stays tied to the reply's signal until that ends).
+   */
+  let intermediateWait: { controller: AbortController; signal: AbortSignal } | undefined;
+  const upgradeSignal = (): { controller: AbortController; signal: AbortSignal } => {
+    if (!intermediateWait || intermediateWait.controller.signal.aborted) {
+      const controller = new AbortController();
+      intermediateWait = { controller, signal: opts.signal ? AbortSignal.any([opts.signal, controller.signal]) : controller.signal };
+    }
+    return intermediateWait;
+  };
+
   const awaitSlot = async (job: { final: boolean }): Promise<boolean> => {
     const kind: RequestKind = job.final ? "final" : "intermediate";
-    const upgrade = job.final ? undefined : new AbortController();
-    const signal = job.final ? final?.signal : upgrade && opts.signal ? AbortSignal.any([opts.signal, upgrade.signal]) : upgrade?.signal;
-    upgradeWait = upgrade ? () => upgrade.abort() : undefined;
+    const upgrade = job.final ? undefined : upgradeSignal();
+    const signal = job.final ? final?.signal : upgrade?.signal;
+    upgradeWait = upgrade ? () => upgrade.controller.abort() : undefined;
     try {
       const spacing = opts.spacing;
       if (spacing?.lastStartAt !== undefined) {
@@ -144,7 +158,7 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
       return true;
     } catch (error) {
       // flush() or cancel() arrived while an intermediate waited: look again at what is wanted now.
-      if (upgrade?.signal.aborted && !opts.signal?.aborted) return false;
+      if (upgrade?.controller.signal.aborted && !opts.signal?.aborted) return false;
       // Aborted while waiting: an intermediate is simply dropped; a final fails its flush.
       if (job.final) failFinal(error);
       else {

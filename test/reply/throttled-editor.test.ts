@@ -141,6 +141,26 @@ describe("throttled editor", () => {
     ]);
   });
 
+  it("a cancel stops an intermediate's wait at once, and later texts still wait their turn and go out", async () => {
+    const { port, editor, update } = setup({ interval: 1000, latency: 0 });
+    update("one");
+    await vi.advanceTimersByTimeAsync(0);
+    update("two"); // waits for the slot, due 1000 ms after "one"
+    await vi.advanceTimersByTimeAsync(300);
+    await editor.cancel(); // resolves without waiting out the slot
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(port.requests.map((r) => r.content.text)).toEqual(["one"]);
+    for (const text of ["three", "four"]) {
+      update(text);
+      await vi.advanceTimersByTimeAsync(1000);
+    }
+    expect(port.requests.map((r) => r.content.text)).toEqual(["one", "three", "four"]);
+    expect(port.requests[2]!.start - port.requests[1]!.start).toBeGreaterThanOrEqual(1000);
+    const done = editor.flush("four");
+    await vi.runAllTimersAsync();
+    await done;
+  });
+
   it("waits out a 429 and then sends the newest text, not the refused one", async () => {
     const { port, editor, update } = setup({ interval: 100, latency: 0 });
     port.failNext(1, () => new RateLimitedError(5000));
