@@ -36,8 +36,18 @@ export function buildSystemPrompt(opts: SystemPromptOptions): string {
   ].join("\n");
 }
 
+/** The last reading per zone: the prompt shows minutes, and every request of a minute builds the same one. */
+const readings = new Map<string, { minute: number; text: string }>();
+const MAX_ZONES = 64;
+
 /** "Tuesday 2025-06-03 14:05 (Asia/Shanghai)": unambiguous for a small model (the same reading get_time gives). */
 function formatNow(now: Date, timeZone: string): string {
+  const minute = Math.floor(now.getTime() / 60_000);
+  const last = readings.get(timeZone);
+  if (last?.minute === minute) return last.text;
   const t = describeTime(now, timeZone);
-  return `${t.weekday} ${t.iso.slice(0, 10)} ${t.iso.slice(11, 16)} (${timeZone})`;
+  const text = `${t.weekday} ${t.iso.slice(0, 10)} ${t.iso.slice(11, 16)} (${timeZone})`;
+  if (!last && readings.size >= MAX_ZONES) readings.clear();
+  readings.set(timeZone, { minute, text });
+  return text;
 }
