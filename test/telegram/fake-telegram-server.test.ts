@@ -3,7 +3,7 @@
  * (texts, codes, offsets, flood waits) when driven by the real grammY client.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { Api, GrammyError, HttpError } from "grammy";
+import { Api, GrammyError, HttpError, InputFile } from "grammy";
 import { parseTelegramHtml, TelegramHtmlError } from "../fakes/telegram-html.js";
 import { privateChat, startFakeTelegram, type FakeTelegram, type FakeUser } from "../fakes/telegram-server.js";
 
@@ -93,6 +93,31 @@ describe("fake Bot API over HTTP", () => {
     expect(json.result.text).toBe("ok");
     expect(json.result.reply_to_message.message_id).toBe(1);
     expect(fake.botMessages(alice.id)[0]?.entities).toEqual([{ type: "bold", offset: 0, length: 2 }]);
+  });
+
+  it("reads multipart bodies as the real server does: grammY's uploads and the platform's FormData alike", async () => {
+    const { fake, api } = await setup();
+    // grammY writes `content-disposition:form-data;name="…";filename=cert.pem` (no spaces, unquoted), which the real server takes.
+    await api.setWebhook("https://bot.example/hook", { certificate: new InputFile(Buffer.alloc(1500, "c"), "cert.pem"), secret_token: "s3cret-token" });
+    expect(fake.webhookInfo()).toEqual({ url: "https://bot.example/hook", secretToken: "s3cret-token" });
+    expect(fake.requests("setWebhook")[0]?.params).toMatchObject({ url: "https://bot.example/hook", certificate: { file: "cert.pem", size: 1500 } });
+
+    fake.userSays(privateChat(alice), alice, "hi");
+    const form = new FormData();
+    form.set("chat_id", String(alice.id));
+    form.set("text", "ünïcode, \"quoted\"");
+    const res = await fetch(`${fake.apiRoot}/bot${fake.token}/sendMessage`, { method: "POST", body: form });
+    expect(((await res.json()) as { result: { text: string } }).result.text).toBe('ünïcode, "quoted"');
+
+    const broken = await fetch(`${fake.apiRoot}/bot${fake.token}/sendMessage`, {
+      method: "POST",
+      headers: { "content-type": "multipart/form-data; boundary=xyz" },
+      body: '--xyz\r\ncontent-disposition: form-data; name="text"\r\n\r\nno end',
+    });
+    expect([broken.status, ((await broken.json()) as { description: string }).description]).toEqual([
+      400,
+      "Bad Request: multipart body ends without its closing boundary",
+    ]);
   });
 
   it("refuses bad HTML, over-long text, unknown chats and no-op edits with the real texts", async () => {

@@ -9,6 +9,7 @@ import type { InjectedFailure } from "../telegram-server.js";
 import type { Dispatch } from "./method-dispatch.js";
 import { ApiFailure, CLIENT_GONE } from "./method-outcomes.js";
 import type { TelegramState } from "./state.js";
+import { parseMultipart } from "./multipart.js";
 
 /** The biggest body the fake reads (the real server's upload limit). */
 const MAX_BODY_BYTES = 50 * 1024 * 1024;
@@ -40,13 +41,7 @@ async function readParams(req: IncomingMessage, url: URL): Promise<Record<string
     Object.assign(params, Object.fromEntries(new URLSearchParams(body.toString("utf8"))));
     return params;
   }
-  if (type.startsWith("multipart/form-data")) {
-    const form = await new Response(body, { headers: { "content-type": req.headers["content-type"] as string } }).formData();
-    for (const [key, value] of form.entries()) {
-      params[key] = typeof value === "string" ? value : { file: value.name, size: value.size };
-    }
-    return params;
-  }
+  if (type.startsWith("multipart/form-data")) return Object.assign(params, parseMultipart(body, req.headers["content-type"] as string));
   return params;
 }
 
