@@ -129,7 +129,6 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
     f?.reject(error);
   };
 
-  /** Waits for the chat's spacing and a gate slot; false when the wait was cut short (look again at what is wanted). */
   /**
    * What an intermediate's wait listens to: the reply's signal and the upgrade. Kept across waits until
    * an upgrade fires it, so a reply makes one or two of these rather than one per draft (each
@@ -144,6 +143,7 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
     return intermediateWait;
   };
 
+  /** Waits for the chat's spacing and a gate slot; false when the wait was cut short (look again at what is wanted). */
   const awaitSlot = async (job: { final: boolean }): Promise<boolean> => {
     const kind: RequestKind = job.final ? "final" : "intermediate";
     const upgrade = job.final ? undefined : upgradeSignal();

@@ -171,11 +171,16 @@ function redirected(out: Outgoing, status: number, url: URL): Outgoing {
   return { url, method, headers, body };
 }
 
+/** An answer's headers as fetch gives them, from Node's raw name/value list (repeated names kept). */
+function headersOf(raw: string[]): Headers {
+  const headers = new Headers();
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
+  return headers;
+}
+
 /** A web Response over the Node response; its body stream reads the socket only when pulled. */
 function streamedResponse(res: http.IncomingMessage, method: string): Response {
-  const headers = new Headers();
-  const raw = res.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
+  const headers = headersOf(res.rawHeaders);
   const status = res.statusCode ?? 0;
   const init = { status, statusText: res.statusMessage ?? "", headers };
   if (NULL_BODY_STATUSES.has(status) || method === "HEAD") {
@@ -234,12 +239,7 @@ class WholeResponse {
 
   /** Built only when asked for (grammY never asks). */
   get headers(): Headers {
-    if (!this.builtHeaders) {
-      const headers = new Headers();
-      const raw = this.rawHeaders;
-      for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
-      this.builtHeaders = headers;
-    }
+    this.builtHeaders ??= headersOf(this.rawHeaders);
     return this.builtHeaders;
   }
 

@@ -15,7 +15,7 @@ import { privateChat, startFakeTelegram, type FakeTelegram } from "../fakes/tele
 import { createHttpTransport } from "../../src/shared/http-transport.js";
 
 /** The transport as the worker builds it for the platforms. */
-const createBotApiFetch = () => createHttpTransport({ answers: "whole", redirect: "error" });
+const platformTransport = () => createHttpTransport({ answers: "whole", redirect: "error" });
 
 const alice = { id: 1001, first_name: "Alice" };
 const TOKEN = "123456:test-token";
@@ -47,7 +47,7 @@ describe("Bot API transport", () => {
     fake = await startFakeTelegram({ now: () => (clock += 5_000) });
     const chat = privateChat(alice);
     fake.userSays(chat, alice, "hi");
-    const lean = new Api(fake.token, { apiRoot: fake.apiRoot, fetch: createBotApiFetch() });
+    const lean = new Api(fake.token, { apiRoot: fake.apiRoot, fetch: platformTransport() });
     const stock = new Api(fake.token, { apiRoot: fake.apiRoot });
 
     const sent = await lean.sendMessage(chat.id, "<b>Hello</b>, Alice", { parse_mode: "HTML" });
@@ -92,7 +92,7 @@ describe("Bot API transport", () => {
     const bytes = Buffer.alloc(300_000, "abc");
     const send = (api: Api) => api.sendDocument(1, new InputFile(bytes, "notes.txt"), { caption: "your notes" });
     await send(new Api(TOKEN, { apiRoot: server.apiRoot }));
-    expect(await send(new Api(TOKEN, { apiRoot: server.apiRoot, fetch: createBotApiFetch() }))).toEqual({ message_id: 2 });
+    expect(await send(new Api(TOKEN, { apiRoot: server.apiRoot, fetch: platformTransport() }))).toEqual({ message_id: 2 });
     const [stock, lean] = bodies as [Buffer, Buffer];
     // The same form as node-fetch sends (boundary and attach id are random, of fixed length), with the file whole.
     expect(lean.length).toBe(stock.length);
@@ -113,7 +113,7 @@ describe("Bot API transport", () => {
       held.push(req); // never answered
       res.on("close", () => closed.push(req.url ?? ""));
     });
-    const api = new Api(TOKEN, { apiRoot: server.apiRoot, fetch: createBotApiFetch(), timeoutSeconds: 1 });
+    const api = new Api(TOKEN, { apiRoot: server.apiRoot, fetch: platformTransport(), timeoutSeconds: 1 });
     for (let i = 0; i < 3; i++) expect((await api.getMe()).first_name).toBe("Bot");
     expect(server.sockets()).toBe(1);
 
@@ -154,7 +154,7 @@ describe("Bot API transport", () => {
         res.end(gzipSync(JSON.stringify({ ok: true, result: { id: 5, type: "private", first_name: "Zed" } })));
       }
     });
-    const api = new Api(TOKEN, { apiRoot: server.apiRoot, fetch: createBotApiFetch() });
+    const api = new Api(TOKEN, { apiRoot: server.apiRoot, fetch: platformTransport() });
     const redirected = await failureOf(api.getMe());
     expect(redirected).toBeInstanceOf(HttpError);
     expect(((redirected as HttpError).error as Error).message).toBe("fetch failed");
