@@ -20,6 +20,8 @@ export interface RoleEntry {
   codeRoot: string;
   /** Why this form was chosen, when it is not the deployed one. */
   note?: string;
+  /** `auto` fell back to tsx because dist/ is missing or older than src/ (the figures are not the deployed form's). */
+  stale?: boolean;
 }
 
 const PROBE = pathToFileURL(fileURLToPath(new URL("./process-probe.js", import.meta.url))).href;
@@ -51,7 +53,7 @@ export function roleEntry(repoRoot: string, choice: string): RoleEntry {
   if (existsSync(main) && statSync(main).mtimeMs >= newestSource(join(repoRoot, "src"))) {
     return { args: ["--import", PROBE, "dist/main.js"], label: "dist/main.js (as deployed)", codeRoot: dir };
   }
-  return { ...tsx, note: "dist/ is missing or older than src/, so not the deployed form; tsx's loader adds about 30 MB to each process' RSS" };
+  return { ...tsx, stale: true, note: "dist/ is missing or older than src/, so not the deployed form; tsx's loader adds about 30 MB to each process' RSS" };
 }
 
 /** A JSON log line of the process (pino). */

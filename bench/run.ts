@@ -198,6 +198,9 @@ async function measureLevel(run: LevelRun, level: number, waveKinds: readonly (r
   const trace = options.tracePath ? traceOf(level, asked, waves, platforms, tap) : [];
   if (worker.warnings > 0) figures.notes.push(`the worker has logged ${worker.warnings} warnings so far`);
   if (profile) figures.notes.push("the worker was being profiled: its CPU figure includes the profiler's overhead");
+  if (entry.stale) {
+    figures.notes.push("the roles ran src/ through tsx, as dist/ is older than src/: about 30 MB more RSS per process and not the deployed CPU; npm run build, then run again");
+  }
   process.stdout.write(`\n${formatLevel(figures)}\n`);
   if (profile) process.stdout.write(`${formatProfileSummary(profile, entry.codeRoot)}\n`);
   return { figures, trace };
