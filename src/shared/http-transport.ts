@@ -144,7 +144,8 @@ async function outgoing(url: URL, init: RequestInit): Promise<Outgoing> {
  */
 function plainHeaders(init: RequestInit["headers"]): Record<string, string> {
   const headers: Record<string, string> = Object.create(null) as Record<string, string>;
-  if (init && typeof init === "object" && !Array.isArray(init) && !(init instanceof Headers) && Object.getPrototypeOf(init) === Object.prototype) {
+  // Arrays, Headers and other classes have prototypes of their own.
+  if (init !== null && typeof init === "object" && Object.getPrototypeOf(init) === Object.prototype) {
     for (const [name, raw] of Object.entries(init as Record<string, string>)) {
       const key = name.toLowerCase();
       const value = String(raw).trim();
@@ -200,7 +201,7 @@ async function wholeResponse(res: http.IncomingMessage, method: string): Promise
   // A bodiless answer is read to its end too, so its socket is back in the pool when fetch resolves.
   const bodiless = NULL_BODY_STATUSES.has(status) || method === "HEAD";
   const bytes = await readAll(bodiless ? res : decoded(res, typeof coding === "string" ? coding : null));
-  return new WholeResponse(status, res.statusMessage ?? "", res.rawHeaders, bodiless ? Buffer.alloc(0) : bytes) as unknown as Response;
+  return new WholeResponse(status, res.statusMessage ?? "", res.rawHeaders, bytes) as unknown as Response;
 }
 
 /** Every byte of a body; a body that breaks rejects as fetch's body would. */

@@ -119,17 +119,17 @@ describe("Bot API transport", () => {
 
     const controller = new AbortController();
     const aborted = failureOf(api.sendMessage(1, "x", {}, grammySignal(controller.signal)));
-    await waitUntil(() => held.length === 1);
+    await expect.poll(() => held.length).toBe(1);
     controller.abort();
     const abortError = await aborted;
     expect(abortError).toBeInstanceOf(HttpError);
     expect(((abortError as HttpError).error as Error).name).toBe("AbortError");
-    await waitUntil(() => closed.length === 1);
+    await expect.poll(() => closed.length).toBe(1);
 
     const timedOut = await failureOf(api.sendChatAction(1, "typing"));
     expect(timedOut).toBeInstanceOf(HttpError);
     expect(((timedOut as HttpError).error as Error).message).toBe("Request to 'sendChatAction' timed out after 1 seconds");
-    await waitUntil(() => closed.length === 2);
+    await expect.poll(() => closed.length).toBe(2);
     expect(closed.map((url) => url.split("/").pop())).toEqual(["sendMessage", "sendChatAction"]);
 
     // A signal aborted before the call sends nothing.
@@ -168,11 +168,3 @@ describe("Bot API transport", () => {
 
 /** grammY types signals with its abort-controller polyfill; at runtime the standard one is what it takes. */
 const grammySignal = (signal: AbortSignal) => signal as unknown as Parameters<Api["sendMessage"]>[3];
-
-async function waitUntil(predicate: () => boolean, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
