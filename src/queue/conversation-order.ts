@@ -34,7 +34,7 @@
  *    does nothing.
  *
  * 5. Failures never block a conversation: a job is retried with exponential backoff (our own counter
- *    `P:failures:<jobId>`, via BullMQ's moveToDelayed), the final failure runs `onGiveUp` (the user sees
+ *    the `failures` field of the job's journal, via BullMQ's moveToDelayed), the final failure runs `onGiveUp` (the user sees
  *    "model unavailable") and then advances like a success. A job BullMQ itself failed (e.g. it stalled
  *    too often) is given up on by the repair sweep.
  *

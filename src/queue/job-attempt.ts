@@ -1,18 +1,16 @@
 /**
- * One attempt of the caller's processor: its context read from Redis in one pipeline, the processor
+ * One attempt of the caller's processor: its context built from the journal the worker read (the
+ * runner claim and the /stop marker set in one pipeline), the processor
  * run under the job's signal, and its end decided once — answered, stopped, interrupted (handed to
  * another process), retry (with backoff) or give-up — then mapped to BullMQ and announced as one
  * outcome event.
  */
 import { DelayedError, type Job, WaitingError } from "bullmq";
-import type { Redis } from "ioredis";
 import type { InboundMessage } from "../contracts/inbound-message.js";
 import type { JobOutcomeEvent } from "../contracts/job-outcome.js";
-import type { ReplyJournal } from "../contracts/reply-journal.js";
-import type { QueueKeys } from "../redis/keys.js";
 import { type CancelBus, type CancelKind, JobCancelledError } from "./cancel-bus.js";
 import { isRetryable, type JobContext, type MessageProcessor, type ProcessResult } from "./job-context.js";
-import type { ReplyJournalStore } from "./reply-journal-store.js";
+import type { OpenedJournal, ReplyJournalStore } from "./reply-journal-store.js";
 import type { RunnerClaim, RunnerHeartbeat } from "./runner-heartbeat.js";
 import { errorSummary, type QueueLogger } from "./queue-logger.js";
 
@@ -47,8 +45,6 @@ export function decideEnd(settled: Settled, cancel: CancelKind | undefined, ctx:
 
 /** What an attempt needs from the runtime. */
 export interface AttemptDeps extends Backoff {
-  commands: Redis;
-  keys: QueueKeys;
   journals: ReplyJournalStore;
   bus: Pick<CancelBus, "track">;
   runners: Pick<RunnerHeartbeat, "claim">;
@@ -64,22 +60,19 @@ export interface AttemptDeps extends Backoff {
   now(): number;
 }
 
-/** The attempts failed so far (kept in Redis: BullMQ's own attempts only guard the runtime's calls). */
-export async function failuresSoFar(commands: Redis, keys: QueueKeys, jobId: string): Promise<number> {
-  return Number((await commands.get(keys.failures(jobId))) ?? 0) || 0;
-}
-
 /**
  * Runs one attempt of `message`'s job and settles it with BullMQ (throws BullMQ's Delayed/Waiting errors to hand it on).
- * Resolves with the attempt's number (1: no earlier attempt failed, so no failure count is kept in Redis).
+ * `opened` is the job's journal as read before the attempt: its message ids and the failures so far (kept
+ * in the journal: BullMQ's own attempts only guard the runtime's calls).
  */
 export async function runAttempt(
   deps: AttemptDeps,
   job: Job,
   token: string | undefined,
   message: InboundMessage,
+  opened: Pick<OpenedJournal, "failures" | "journal">,
   signal?: AbortSignal,
-): Promise<{ attempt: number }> {
+): Promise<void> {
   const jobId = job.id as string;
   const controller = new AbortController();
   let cancel: CancelKind | undefined;
@@ -106,23 +99,18 @@ export async function runAttempt(
   try {
     // Independent round trips, issued together so they share one pipeline: the job's first visible request
     // (typing, placeholder) waits for all of them.
-    const [failures, journal, claimed, tracked] = await Promise.allSettled([
-      failuresSoFar(deps.commands, deps.keys, jobId),
-      deps.journals.load(jobId),
-      deps.runners.claim(jobId),
-      deps.bus.track(message.conversationKey, jobId, stop),
-    ]);
+    const [claimed, tracked] = await Promise.allSettled([deps.runners.claim(jobId), deps.bus.track(message.conversationKey, jobId, stop)]);
     // Whatever succeeded is released in `finally`, even if a sibling failed.
     if (claimed.status === "fulfilled") runner = claimed.value;
     if (tracked.status === "fulfilled") running = tracked.value;
-    for (const part of [failures, journal, claimed, tracked]) if (part.status === "rejected") throw part.reason;
-    const attemptNo = (failures as PromiseFulfilledResult<number>).value + 1;
+    for (const part of [claimed, tracked]) if (part.status === "rejected") throw part.reason;
+    const attemptNo = opened.failures + 1;
     ctx = {
       jobId,
       attempt: attemptNo,
       isFinalAttempt: attemptNo >= deps.attempts,
       signal: controller.signal,
-      journal: (journal as PromiseFulfilledResult<ReplyJournal>).value,
+      journal: opened.journal,
       markAnswered: async () => {
         await deps.journals.markFinal(jobId);
         answered = true;
@@ -143,7 +131,6 @@ export async function runAttempt(
   }
   const end = decideEnd(settled, cancelAtSettle, ctx, deps);
   await settleWithBullmq(deps, { job, token, message, ctx, end, ms: deps.now() - startedAt, answered });
-  return { attempt: ctx.attempt };
 }
 
 /** Maps an attempt's end to BullMQ and announces it (the outcome event goes out before the job is handed on). */
@@ -168,7 +155,7 @@ async function settleWithBullmq(
       throw new WaitingError();
     case "retry":
       announce("failed", end.error);
-      await deps.commands.set(deps.keys.failures(jobId), String(ctx.attempt), "EX", 7 * 24 * 3600);
+      await deps.journals.recordFailure(jobId, ctx.attempt);
       deps.log.warn({ jobId, attempt: ctx.attempt, delay: end.delayMs, err: errorSummary(end.error) }, "job failed, retrying");
       await job.moveToDelayed(Date.now() + end.delayMs, token);
       throw new DelayedError();

@@ -152,8 +152,6 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
   }
 
   const attemptDeps: AttemptDeps = {
-    commands,
-    keys,
     journals,
     bus,
     runners,
@@ -181,15 +179,13 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
     const ck = message.conversationKey;
     // Read together (one pipeline) rather than one after the other: they delay the first visible request.
     // othersAlive only reads unless a runner record is there (rare: an earlier run alive or killed).
-    const [head, final, othersAlive] = await Promise.all([order.isHead(ck, jobId), journals.isFinal(jobId), runners.othersAlive(jobId)]);
+    const [head, opened, othersAlive] = await Promise.all([order.isHead(ck, jobId), journals.open(jobId), runners.othersAlive(jobId)]);
     if (!head) {
       // Already answered (a retry after advancing, or a stale re-add): only make sure the conversation moves on.
       await order.ensureHead(ck);
       return "not-head";
     }
-    // The failure count is only there when an attempt failed before (or one that finished the reply did not clean up).
-    let failedBefore = final;
-    if (!final) {
+    if (!opened.final) {
       if (othersAlive) {
         // An earlier run (in this process or another) still answers it: its lock expired, e.g. while Redis was
         // away, and BullMQ handed the job out again. A second run would answer twice. Look again later; by then
@@ -200,13 +196,13 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
       }
       running.add(jobId);
       try {
-        failedBefore = (await runAttempt(attemptDeps, job, token, message, signal)).attempt > 1;
+        await runAttempt(attemptDeps, job, token, message, opened, signal);
       } finally {
         running.delete(jobId);
       }
     }
+    // The failure count goes with the journal (final now: a later hand-out of this job only advances it).
     await order.advance(ck, jobId);
-    if (failedBefore) await commands.del(keys.failures(jobId));
     return "answered";
   }
 

@@ -10,7 +10,6 @@ import { inboundMessageSchema, type InboundMessage } from "../contracts/inbound-
 import type { JobOutcomeEvent } from "../contracts/job-outcome.js";
 import type { QueueKeys } from "../redis/keys.js";
 import type { ConversationOrder } from "./conversation-order.js";
-import { failuresSoFar } from "./job-attempt.js";
 import type { JobContext } from "./job-context.js";
 import type { ReplyJournalStore } from "./reply-journal-store.js";
 import { errorSummary, type QueueLogger } from "./queue-logger.js";
@@ -49,13 +48,14 @@ export function createRepairSweep(deps: RepairSweepDeps): RepairSweep {
     const claimed = await commands.set(keys.giveUp(jobId), "1", "EX", 300, "NX");
     if (claimed !== "OK") return;
     const parsed = inboundMessageSchema.safeParse(job.data);
-    if (parsed.success && !(await journals.isFinal(jobId))) {
+    const opened = parsed.success ? await journals.open(jobId) : undefined;
+    if (parsed.success && opened && !opened.final) {
       const ctx: JobContext = {
         jobId,
-        attempt: (await failuresSoFar(commands, keys, jobId)) + 1,
+        attempt: opened.failures + 1,
         isFinalAttempt: true,
         signal: new AbortController().signal,
-        journal: await journals.load(jobId),
+        journal: opened.journal,
         markAnswered: () => journals.markFinal(jobId),
       };
       const error = new Error(job.failedReason || "job failed");

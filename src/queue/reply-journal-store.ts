@@ -22,10 +22,23 @@ const MAX_FRESH_JOURNALS = 10_000;
 /** Default lifetime of a journal: long enough for every retry of a job. */
 export const DEFAULT_JOURNAL_TTL_SECONDS = 24 * 3600;
 
+/** Everything a job's next attempt needs from its journal, read in one command. */
+export interface OpenedJournal {
+  /** Some attempt completed the reply: the job is only advanced. */
+  final: boolean;
+  /** Attempts that failed so far (0 for a fresh job). */
+  failures: number;
+  journal: ReplyJournal;
+}
+
 /** Loads and finalises the reply journals of jobs. */
 export interface ReplyJournalStore {
   /** The journal of a job: ids recorded by earlier attempts (empty for a fresh job). */
   load(jobId: string): Promise<ReplyJournal>;
+  /** The journal with its final flag and failure count (one HMGET): what a worker reads before an attempt. */
+  open(jobId: string): Promise<OpenedJournal>;
+  /** Records that attempt `attempt` failed (the next one is attempt + 1). */
+  recordFailure(jobId: string, attempt: number): Promise<void>;
   /** Marks the job's reply as complete: retries must not answer again. */
   markFinal(jobId: string): Promise<void>;
   /** Whether the job's reply was completed by some attempt. */
@@ -42,7 +55,7 @@ function parseIds(raw: string | null | undefined): string[] {
   }
 }
 
-/** Creates the Redis-backed journal store (hash `P:journal:<jobId>` with fields `ids`, `final`). */
+/** Creates the Redis-backed journal store (hash `P:journal:<jobId>` with fields `ids`, `final`, `failures`). */
 export function createReplyJournalStore(opts: { redis: Redis; prefix: string; ttlSeconds?: number }): ReplyJournalStore {
   const keys = queueKeys(opts.prefix);
   const ttl = opts.ttlSeconds ?? DEFAULT_JOURNAL_TTL_SECONDS;
@@ -65,19 +78,27 @@ export function createReplyJournalStore(opts: { redis: Redis; prefix: string; tt
     expirySet.set(jobId, now);
   };
 
+  const journalOf = (jobId: string, rawIds: string | null | undefined): ReplyJournal => {
+    const journal = {
+      messageIds: parseIds(rawIds),
+      async record(ids: string[]): Promise<void> {
+        const copy = [...ids];
+        await put(jobId, "ids", JSON.stringify(copy));
+        journal.messageIds = copy;
+      },
+    };
+    return journal;
+  };
+
   return {
     async load(jobId) {
-      const key = keys.journal(jobId);
-      const journal = {
-        messageIds: parseIds(await redis.hget(key, "ids")),
-        async record(ids: string[]): Promise<void> {
-          const copy = [...ids];
-          await put(jobId, "ids", JSON.stringify(copy));
-          journal.messageIds = copy;
-        },
-      };
-      return journal;
+      return journalOf(jobId, await redis.hget(keys.journal(jobId), "ids"));
     },
+    async open(jobId) {
+      const [ids, final, failures] = await redis.hmget(keys.journal(jobId), "ids", "final", "failures");
+      return { final: final === "1", failures: Number(failures ?? 0) || 0, journal: journalOf(jobId, ids) };
+    },
+    recordFailure: (jobId, attempt) => put(jobId, "failures", String(attempt)),
     async markFinal(jobId) {
       await put(jobId, "final", "1");
       expirySet.delete(jobId); // a final journal is never written again

@@ -7,9 +7,8 @@
  *   P:conv:CK:order        list of job ids of one conversation, arrival order; the head is the one in BullMQ
  *   P:conv:CK:msgs         hash job id → payload JSON for the queued messages of that conversation
  *   P:pending              set of conversation keys whose order list is not empty (repair sweep)
- *   P:failures:J           failed attempts so far (our retry counter)
  *   P:giveup:J             claim so only one process gives up on a job
- *   P:journal:J            reply journal: message ids + final flag
+ *   P:journal:J            reply journal: message ids, final flag, failed attempts so far (our retry counter)
  *   P:runner:J             the run answering job J right now (runner-heartbeat.ts)
  *   P:runner:J:R           the heartbeat counter of run R of job J
  *   P:running:CK           job id answering in that conversation right now (short TTL, refreshed)
@@ -45,7 +44,6 @@ export interface QueueKeys {
   order(conversationKey: string): string;
   messages(conversationKey: string): string;
   pending(): string;
-  failures(jobId: string): string;
   giveUp(jobId: string): string;
   journal(jobId: string): string;
   runner(jobId: string): string;
@@ -64,7 +62,6 @@ export function queueKeys(prefix: string): QueueKeys {
     order: (ck) => `${prefix}:conv:${keyPart(ck)}:order`,
     messages: (ck) => `${prefix}:conv:${keyPart(ck)}:msgs`,
     pending: () => `${prefix}:pending`,
-    failures: (jobId) => `${prefix}:failures:${keyPart(jobId)}`,
     giveUp: (jobId) => `${prefix}:giveup:${keyPart(jobId)}`,
     journal: (jobId) => `${prefix}:journal:${keyPart(jobId)}`,
     runner: (jobId) => `${prefix}:runner:${keyPart(jobId)}`,

@@ -32,6 +32,37 @@ describe("reply journal store", () => {
     expect(ttl).toBeLessThanOrEqual(120);
   });
 
+  it("opens a job's journal in one command: its ids, whether it is final, and the attempts that failed", async () => {
+    const redis = new Redis(t.url);
+    try {
+      const store = createReplyJournalStore({ redis, prefix: t.prefix, ttlSeconds: 120 });
+      expect(await store.open("job-3")).toMatchObject({ final: false, failures: 0, journal: { messageIds: [] } });
+      const first = await store.open("job-3");
+      await first.journal.record(["200"]);
+      await store.recordFailure("job-3", 1);
+      await store.recordFailure("job-3", 2);
+      const sent = vi.spyOn(redis, "sendCommand");
+      const retry = await store.open("job-3");
+      expect(sent).toHaveBeenCalledTimes(1);
+      expect(retry).toMatchObject({ final: false, failures: 2, journal: { messageIds: ["200"] } });
+      await retry.journal.record(["200", "201"]);
+      await store.markFinal("job-3");
+      expect(await store.open("job-3")).toMatchObject({ final: true, failures: 2, journal: { messageIds: ["200", "201"] } });
+      expect(await store.open("job-4")).toMatchObject({ final: false, failures: 0 });
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it("gives a failure count written before any ids the journal's lifetime too", async () => {
+    const store = createReplyJournalStore({ redis: t.redis, prefix: t.prefix, ttlSeconds: 120 });
+    await store.recordFailure("job-5", 1);
+    expect((await store.open("job-5")).failures).toBe(1);
+    const ttl = await t.redis.ttl(`${t.prefix}:journal:job-5`);
+    expect(ttl).toBeGreaterThan(100);
+    expect(ttl).toBeLessThanOrEqual(120);
+  });
+
   it("marks a reply final, per job", async () => {
     const store = createReplyJournalStore({ redis: t.redis, prefix: t.prefix });
     expect(await store.isFinal("a")).toBe(false);
