@@ -133,12 +133,12 @@ async function startAgent(
   message: InboundMessage,
   turn: PreparedTurn,
   signal: AbortSignal,
-  loaded: (what: { user: ChatMessage; settings?: ConversationSettings }) => void,
+  loaded: (what: { user: ChatMessage; settings?: ConversationSettings; summaryTokens?: number }) => void,
 ): Promise<AsyncIterable<AgentEvent>> {
   const ck = message.conversationKey;
   if (deps.context) {
     const [conversation, settings] = await Promise.all([deps.context.prepare(message, signal, turn), deps.settings?.read(ck)]);
-    loaded({ user: conversation.user, ...(settings ? { settings } : {}) });
+    loaded({ user: conversation.user, summaryTokens: conversation.summaryTokens, ...(settings ? { settings } : {}) });
     return deps.agent(conversation.messages, signal, {
       ...(settings ? { settings } : {}),
       shrinkHistory: (_messages, refusal) => conversation.shrink(refusal),
@@ -165,6 +165,8 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
       let user = toUserMessage(message);
       const seen = { text: "" };
       let showReasoning = deps.showReasoning;
+      // The summary's size as this answer began, when the conversation context read it (undefined: not read).
+      let summaryTokens: number | undefined;
       // Attachments, history and the conversation's settings are loaded once the reply engine asks for the first
       // event, i.e. after it has sent the typing indicator and placeholder: the user sees a sign of life sooner. A
       // failed load surfaces as a stream error (retried like a model failure, the placeholder kept in the journal).
@@ -178,6 +180,7 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
             () =>
               startAgent(deps, message, turn, ctx.signal, (loaded) => {
                 user = loaded.user;
+                summaryTokens = loaded.summaryTokens;
                 if (loaded.settings) showReasoning = loaded.settings.reasoning;
               }),
             deps,
@@ -218,12 +221,19 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
         askedAt: message.receivedAt,
         ...(tokens ? { tokens } : {}),
         onStored: (told) => (size = told),
+        ...(summaryTokens === 0 ? { summary: false } : {}),
       });
       if (!stored) log.info("conversation was reset while answering: turn not stored");
       await ctx.markAnswered();
       // The answer is delivered and stored: only now may old turns be folded into the summary. Not under the
       // job's signal: a /stop of this answer must not cancel the fold (a failed fold costs nothing, the model's timeout bounds it).
-      if (stored) await deps.compactor?.afterAnswer(message.conversationKey, { shared: message.chatType !== "private", ...(size ? { stored: size } : {}) });
+      if (stored) {
+        await deps.compactor?.afterAnswer(message.conversationKey, {
+          shared: message.chatType !== "private",
+          ...(size ? { stored: size } : {}),
+          ...(summaryTokens !== undefined ? { summaryTokens } : {}),
+        });
+      }
       // The job's outcome line (info) is written where the queue runtime announces outcomes (observability/job-outcomes.ts).
       log.debug(
         { finish: result.stopped ? "stopped" : (finish?.reason ?? "unknown"), rounds: finish?.rounds, messages: result.messageIds.length, ms: now() - startedAt },

@@ -28,7 +28,7 @@ export interface ConversationCompactor {
    * `stored`: the history's size as the store told it on the append (HistoryStore `onStored`); when it is well
    * within the budget the history itself is not read.
    */
-  afterAnswer(conversationKey: string, opts: { shared: boolean; signal?: AbortSignal; stored?: HistorySize }): Promise<CompactOutcome>;
+  afterAnswer(conversationKey: string, opts: { shared: boolean; signal?: AbortSignal; stored?: HistorySize; summaryTokens?: number }): Promise<CompactOutcome>;
   /** `/compact`: folds everything before the newest exchange now. Never throws. */
   compactNow(conversationKey: string, opts: { shared: boolean; signal?: AbortSignal }): Promise<CompactOutcome>;
 }
@@ -95,8 +95,13 @@ export function createConversationCompactor(deps: {
     async afterAnswer(key, opts) {
       try {
         const known = opts.stored;
-        const [summary, room] = await Promise.all([deps.summaries.read(key), deps.budget.conversationTokens(opts.signal ? { signal: opts.signal } : {})]);
-        const tokenLimit = Math.min(room - (summary?.tokens ?? 0), deps.maxTokens);
+        // The summary's size as the answer began (when the caller knows it) is read again only to fold: a
+        // summary written meanwhile is rare, and the next answer's check sees it.
+        const [summaryTokens, room] = await Promise.all([
+          opts.summaryTokens ?? deps.summaries.read(key).then((summary) => summary?.tokens ?? 0),
+          deps.budget.conversationTokens(opts.signal ? { signal: opts.signal } : {}),
+        ]);
+        const tokenLimit = Math.min(room - summaryTokens, deps.maxTokens);
         const small = (tokens: number, messages: number) => tokens <= tokenLimit * 0.75 && messages <= deps.maxMessages * 0.75;
         // The store's own total and count: the history read below can only be smaller (the repair of tool pairs drops, never adds).
         if (known && small(known.tokens, known.messages)) return { status: "nothing", keptMessages: known.messages, keptTokens: known.tokens };

@@ -23,6 +23,8 @@ export interface PreparedConversation {
   user: ChatMessage;
   /** Summary note, kept history and the new message, oldest first. */
   messages: ChatMessage[];
+  /** Tokens of the conversation's summary the request carries (0: it has none). */
+  summaryTokens: number;
   /**
    * The same conversation cut harder, for a retry after a context-size refusal (undefined: nothing left
    * to cut); `excessTokens` is by how much the refused request was over, when the server said.
@@ -86,6 +88,7 @@ export function createConversationContext(deps: {
       return {
         user,
         messages: assemble(fitted.kept, true),
+        summaryTokens: summary?.tokens ?? 0,
         async shrink(refusal) {
           // At most half the kept history, and at least the excess the server named (plus slack for its own count);
           // when that cuts nothing, the summary note goes instead. The new message always stays.

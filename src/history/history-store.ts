@@ -42,6 +42,11 @@ export interface AppendOptions {
   tokens?: readonly number[];
   /** Told the history's size once the turn is stored (and trimmed): its token total and its number of messages. */
   onStored?(size: HistorySize): void;
+  /**
+   * False when the conversation had no summary as the answer began: the summary key's lifetime is then left
+   * alone (a summary written since was given its own). Default true: the summary lives as long as the history.
+   */
+  summary?: boolean;
 }
 
 /** A stored history's token total and number of messages, as the store keeps them. */
@@ -66,7 +71,7 @@ export interface HistoryStore {
   reset(conversationKey: string, at?: number): Promise<void>;
 }
 
-// KEYS: list, tokens, reset marker, summary. ARGV: maxMessages, maxTokens, ttlSeconds, askedAt (-1 = always), encoded elements...
+// KEYS: list, tokens, reset marker, [summary: its lifetime follows the history's]. ARGV: maxMessages, maxTokens, ttlSeconds, askedAt (-1 = always), encoded elements...
 // Returns -1 (dropped: asked before a reset) or {token total, messages} once stored and trimmed.
 const APPEND = redisScript(`
 local list, counter, resetMarker, summary = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -140,7 +145,7 @@ end
 if len > 0 then
   redis.call('SET', counter, total, 'EX', ttl)
   redis.call('EXPIRE', list, ttl)
-  redis.call('EXPIRE', summary, ttl)
+  if summary then redis.call('EXPIRE', summary, ttl) end
 else
   redis.call('DEL', counter)
 end
@@ -241,7 +246,7 @@ export function createHistoryStore(opts: {
       const keys = historyKeys(opts.prefix, conversationKey);
       const result = await APPEND.run(
         opts.redis,
-        [keys.list, keys.tokens, keys.reset, keys.summary],
+        appendOpts.summary === false ? [keys.list, keys.tokens, keys.reset] : [keys.list, keys.tokens, keys.reset, keys.summary],
         [opts.maxMessages, opts.maxTokens, opts.ttlSeconds, appendOpts.askedAt ?? -1, ...elements],
       );
       if (!Array.isArray(result)) return false;

@@ -49,14 +49,19 @@ describe("a long conversation", () => {
     });
     // The history is read to build each request; after an answer only when the store's own size says it may need a fold.
     const reads = vi.spyOn(h.history, "loadStored");
+    // The summary is read once per answer, to build its request; again only by a fold.
+    const gets = vi.spyOn(h.redis, "get");
+    const summaryReads = () => gets.mock.calls.filter(([key]) => String(key).endsWith(":summary")).length;
     let readAfterAnswers = 0;
     for (let i = 1; i <= 60; i++) {
       const before = reads.mock.calls.length;
+      const [summariesBefore, foldsBefore] = [summaryReads(), summaryRequests(h.model.requests).length];
       const port = await h.ask(`Please remember this: the code for locker ${i} is ${4800 + i}, it is on floor ${i % 7}.`);
       expect(port.visibleTexts().join("")).toBe(`Noted locker ${i}.`);
       const after = reads.mock.calls.length - before - 1;
       if (i <= 3) expect(after, `answer ${i}`).toBe(0);
       readAfterAnswers += after;
+      expect(summaryReads() - summariesBefore, `answer ${i}`).toBe(1 + summaryRequests(h.model.requests).length - foldsBefore);
     }
     expect(readAfterAnswers).toBeGreaterThan(0);
     expect(readAfterAnswers).toBeLessThan(60);

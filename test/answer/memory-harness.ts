@@ -35,6 +35,8 @@ export interface MemoryHarness {
   memory: ConversationMemory;
   metrics: Metrics;
   t: TestRedis;
+  /** The connection the stores and the processor use. */
+  redis: Redis;
   /** Answers one message; resolves with the port it streamed into. */
   ask(text: string, opts?: { author?: string; chatType?: "private" | "group"; conversationKey?: string; replyTo?: InboundMessage["replyTo"] }): Promise<RecordingReplyPort>;
   close(): Promise<void>;
@@ -89,6 +91,7 @@ export async function startMemoryHarness(opts: { env?: Record<string, string>; l
     memory,
     metrics,
     t,
+    redis,
     async ask(text, askOpts = {}) {
       port = createRecordingReplyPort({ flavour: "discord", limits: { maxLength: 2000, minEditIntervalMs: 0 } });
       const id = String(++sequence);

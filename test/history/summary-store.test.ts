@@ -44,6 +44,21 @@ describe("summary store", () => {
     expect(await t.redis.ttl(keys.summary)).toBeGreaterThan(590);
   });
 
+  it("keeps the summary as long as the history it stands for; an answer that began without one leaves its lifetime alone", async () => {
+    const keys = historyKeys(t.prefix, "tg:1");
+    await t.redis.set(keys.summary, JSON.stringify(summary("earlier")), "EX", 100);
+    await history.append("tg:1", turn(1));
+    expect(await t.redis.ttl(keys.summary)).toBeGreaterThan(590);
+    await t.redis.expire(keys.summary, 100);
+    // The answer saw no summary (one was written while it streamed, with its own lifetime): no EXPIRE for it.
+    await history.append("tg:1", turn(2), { summary: false });
+    const ttl = await t.redis.ttl(keys.summary);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(100);
+    expect((await history.load("tg:1")).map((m) => m.content)).toEqual(["question 1", "answer 1", "question 2", "answer 2"]);
+    expect(await t.redis.ttl(keys.list)).toBeGreaterThan(590);
+  });
+
   it("changes nothing when the history moved meanwhile (another fold, a trim)", async () => {
     for (let i = 1; i <= 3; i++) await history.append("tg:1", turn(i), { tokens: [7, 5] });
     const stored = await history.loadStored("tg:1");
