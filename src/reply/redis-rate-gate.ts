@@ -4,18 +4,22 @@
  * (one round trip per final, and one per few intermediates: see credits below).
  *
  * Per chat: grants at least `intervalFor(chatKey)` apart, whichever process and
- * conversation asks. Finals queue per chat (FIFO, with a lease so a dead process
- * cannot hold the chat) and while one waits no intermediate gets that chat.
+ * conversation asks. A final is granted in one round trip for the time its turn comes, and waits for it
+ * in its process: the chat's next slot is already past it, so intermediates asking meanwhile (in any
+ * process) come after it, and a second final in the chat comes one interval after the first (finals go
+ * in arrival order). A final whose wait is aborted gives its slot back (UNGRANT); one whose process died
+ * holds the chat no longer than its own slot.
  *
  * Bot-wide: GCRA buckets per platform, sized so that no window of 1 s (plus a
  * latency margin) holds more than `perSecond` grants. A final reserves its slot
  * ahead (a FIFO over all chats), which makes intermediates everywhere yield
  * until it has gone; intermediates also pass a slower bucket of their own
  * (`intermediateShare` of the rate), so finals always have headroom. The grants
- * as they really happen are counted too, so reservations that fell due together
- * (a process that stalled) still go out spaced. A chat only reserves bot-wide
- * slots once its own slot is free, so a slow chat never holds back another one:
- * nobody waits on another chat beyond the budget itself.
+ * as they really happen are counted too (`act`), and a final whose process wakes
+ * for it later than a latency margin asks again, so grants used late do not go out
+ * bunched. A chat's final only reserves bot-wide time from when its chat is free,
+ * so a slow chat never holds back another one: nobody waits on another chat beyond
+ * the budget itself.
  *
  * Credits: an intermediate does not ask Redis for every request. One LEASE round trip gives this
  * process k slots in the chat (about `creditWindowMs` of them, spaced by the interval), charges the
@@ -31,10 +35,8 @@
  * replies keep their local pacing rather than freezing) and that is logged once.
  *
  * Keys (P = prefix, C = chat key, G = global key, both escaped like queue keys):
- *   P:rate:chat:C        hash: next (earliest next grant), headAt, seq, nf (finals queued), exp, fexp
- *                        (when this hash and the finals zset expire), lease:<waiter id>, lh and lend
- *                        (the process holding credits in the chat, and until when)
- *   P:rate:finals:C      zset: finals waiting in this chat, in arrival order
+ *   P:rate:chat:C        hash: next (earliest next grant), blk (until when its last 429 blocked it), exp (when
+ *                        the hash expires), lh and lend (the process holding credits in the chat, and until when)
  *   P:rate:global:G      hash: tat (reservations), act (real grants), tati (intermediates' bucket), blocked, exp
  *   P:rate:global:G:429  zset: chats that got a 429 lately (to recognise a bot-wide flood)
  */
@@ -43,7 +45,7 @@ import type { Redis } from "ioredis";
 import type { GlobalBudget } from "../contracts/platform-pacing.js";
 import { rateKeys } from "../redis/keys.js";
 import { redisScript } from "../redis/script.js";
-import { ACQUIRE, BACKOFF, LEASE, LEAVE, RELEASE } from "./redis-rate-gate-lua.js";
+import { ACQUIRE, BACKOFF, LEASE, RELEASE, UNGRANT } from "./redis-rate-gate-lua.js";
 import { createLocalRateGate, type RateGate, type RequestKind } from "./rate-gate.js";
 import { createCreditBook } from "./rate-credits.js";
 import { abortableSleep } from "../shared/abortable-sleep.js";
@@ -81,8 +83,6 @@ export interface RedisRateGateOptions {
   globalBurst?: number;
   /** Slack added to the 1 s window for request latency (default 250 ms). */
   globalMarginMs?: number;
-  /** A waiting final that has not called back this long after its wait is presumed dead (default 5 s). */
-  leaseMs?: number;
   /** 429s in this many different chats of one platform within `globalFloodWindowMs` mean a bot-wide flood (default 3). */
   globalFloodChats?: number;
   /** See `globalFloodChats` (default 1 s). */
@@ -109,8 +109,8 @@ export interface RedisRateGateOptions {
 
 const acquireScript = redisScript(ACQUIRE);
 const backoffScript = redisScript(BACKOFF);
-const leaveScript = redisScript(LEAVE);
 const leaseScript = redisScript(LEASE);
+const ungrantScript = redisScript(UNGRANT);
 const releaseScript = redisScript(RELEASE);
 
 /** GCRA parameters of a bot-wide budget. */
@@ -268,7 +268,6 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
   const burst = Math.max(1, Math.floor(opts.globalBurst ?? 2));
   const marginMs = opts.globalMarginMs ?? 250;
   const windowMs = 1000 + marginMs;
-  const leaseMs = opts.leaseMs ?? 5000;
   const floodChats = opts.globalFloodChats ?? 3;
   const floodWindowMs = opts.globalFloodWindowMs ?? 1000;
   const timeoutMs = opts.commandTimeoutMs ?? 2000;
@@ -276,7 +275,6 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
 
   const keys = rateKeys(prefix);
   const chatHash = keys.chat;
-  const finalsSet = keys.finals;
   const globalHash = keys.global;
 
   const timingFor = bucketTimings(windowMs, burst, share);
@@ -301,18 +299,6 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
   };
 
   const call = boundedCall(timeoutMs);
-
-  /** A final that gave up waiting leaves the chat's queue now rather than when its lease runs out. */
-  const leaveQueue = (chatKey: string, id: string, inflight: Promise<unknown> | undefined) => {
-    // After a call still on its way, which may (re-)register the waiter.
-    void (inflight ?? Promise.resolve())
-      .catch(() => undefined)
-      .then(async () => {
-        if (redis.status !== "ready") return; // its lease expires by itself
-        await leaveScript.run(redis, [chatHash(chatKey), finalsSet(chatKey)], [id]);
-      })
-      .catch((error: unknown) => opts.logger?.warn({ err: error }, "could not remove an aborted waiter from the rate gate"));
-  };
 
   const localNow = opts.now ?? opts.processClock ?? Date.now;
   const { quiet, quietUntil, quietWait } = quietBook(localNow);
@@ -359,9 +345,9 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
     const count = creditsPerLease(chatKey);
     const slack = interval > 0 ? Math.min(Math.floor(interval / 2), marginMs) : marginMs;
     const { budget, timing } = timingOf(chatKey);
-    const keys = [chatHash(chatKey), finalsSet(chatKey), ...(budget ? [globalHash(budget.key)] : [])];
+    const keys = [chatHash(chatKey), ...(budget ? [globalHash(budget.key)] : [])];
     const now = clock();
-    const args = [now, count, interval, "", "", timing.T, timing.tau, timing.Ti, timing.taui, leaseMs, holder, ownNextOf(chatKey), slack];
+    const args = [now, count, interval, "", "", timing.T, timing.tau, timing.Ti, timing.taui, "", holder, ownNextOf(chatKey), slack];
     const sentAt = localNow();
     const asked = call(() => leaseScript.run(redis, keys, args), signal).then((raw) => {
       const reply = raw as [number, number, number, number];
@@ -411,47 +397,77 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
     return at > 0 ? Math.round(at + gateClock.offset) : "";
   };
 
+  /** The gate's clock now, as this process reads it (what a grant's time is compared with). */
+  const gateNow = () => (opts.now ? opts.now() : localNow() + gateClock.offset);
+
+  /** A final granted for later whose wait was aborted gives its chat back (when nothing was granted after it). */
+  const ungrant = (chatKey: string, setNext: number, before: number) => {
+    if (!usable()) return;
+    call(() => ungrantScript.run(redis, [chatHash(chatKey)], [setNext, before])).then(markUp, (error: unknown) =>
+      opts.logger?.warn({ err: error }, "could not give back an aborted final's slot in the rate gate"),
+    );
+  };
+
   /**
-   * One slot through Redis: every final (queued there, so every process's intermediates yield to it) and
-   * intermediates in chats paced too slowly for more than one credit per window.
+   * One slot through Redis: every final and intermediates in chats paced too slowly for more than one
+   * credit per window. A final is granted in one round trip for the time its turn comes (in its chat and in
+   * the bot-wide reservations) and waits for it here; should this process wake up too late for it (a
+   * stall), it asks again rather than go out bunched with later grants. An intermediate that must wait is
+   * told how long, and asks again then (keeping its place in the bot-wide budget).
    */
   const slot = async (chatKey: string, kind: RequestKind, startedAt: number, signal?: AbortSignal): Promise<void> => {
-    const id = randomUUID();
     const { budget, timing } = timingOf(chatKey);
-    const keys = [chatHash(chatKey), finalsSet(chatKey), ...(budget ? [globalHash(budget.key)] : [])];
+    const keys = [chatHash(chatKey), ...(budget ? [globalHash(budget.key)] : [])];
+    const interval = intervalOf(chatKey);
+    const lateMs = interval > 0 ? Math.min(Math.floor(interval / 2), marginMs) : marginMs;
     let ticket: number | undefined;
-    let inflight: Promise<unknown> | undefined;
-    try {
-      if (kind === "intermediate") {
-        const ms = quietWait(chatKey);
-        if (ms > 0) await abortableSleep(ms + QUIET_MARGIN_MS, signal);
+    /** A final holding its chat from this time (the chat's 'next' before the hold), coming back for the budget. */
+    let hold: { at: number; before: number } | undefined;
+    if (kind === "intermediate") {
+      const ms = quietWait(chatKey);
+      if (ms > 0) await abortableSleep(ms + QUIET_MARGIN_MS, signal);
+    }
+    for (;;) {
+      if (!usable()) return await fallback(chatKey, kind, startedAt, signal);
+      let reply: [number, number, number, number?, number?];
+      try {
+        const args = [clock(), kind, interval, hold?.at ?? "", ticket ?? "", timing.T, timing.tau, timing.Ti, timing.taui, "", holder, ownNextOf(chatKey)];
+        reply = (await call(() => acquireScript.run(redis, keys, args), signal)) as typeof reply;
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        markDown(error);
+        return await fallback(chatKey, kind, startedAt, signal);
       }
-      for (;;) {
-        if (!usable()) return await fallback(chatKey, kind, startedAt, signal);
-        let reply: [number, number, number];
-        try {
-          const args = [clock(), kind, intervalOf(chatKey), id, ticket ?? "", timing.T, timing.tau, timing.Ti, timing.taui, leaseMs, holder, ownNextOf(chatKey)];
-          inflight = acquireScript.run(redis, keys, args);
-          const running = inflight;
-          reply = (await call(() => running, signal)) as [number, number, number];
-        } catch (error) {
-          if (signal?.aborted) throw signal.reason;
-          markDown(error);
-          return await fallback(chatKey, kind, startedAt, signal);
+      markUp();
+      if (reply[0] === 1) {
+        const at = reply[1];
+        const waitMs = at - gateNow();
+        if (waitMs > 0) {
+          try {
+            await abortableSleep(waitMs, signal);
+          } catch (error) {
+            ungrant(chatKey, at + interval, reply[2]);
+            throw error;
+          }
+          if (gateNow() - at > lateMs) {
+            // Woke too late for this slot (a stall): it goes back, and a fresh one is asked for.
+            ungrant(chatKey, at + interval, reply[2]);
+            continue;
+          }
         }
-        markUp();
-        if (reply[0] === 1) {
-          if (kind === "final") credits.drop(chatKey); // the final ended this process's credits in the chat
-          settleInRedis.set(chatKey, localNow());
-          opts.onGrant?.({ chatKey, kind, at: reply[1], waitedMs: Date.now() - startedAt, shared: true });
-          return;
-        }
-        ticket = reply[2] >= 0 ? reply[2] : undefined;
+        if (kind === "final") credits.drop(chatKey); // the final ended this process's credits in the chat
+        settleInRedis.set(chatKey, localNow());
+        opts.onGrant?.({ chatKey, kind, at, waitedMs: Date.now() - startedAt, shared: true });
+        return;
+      }
+      ticket = reply[2] >= 0 ? reply[2] : undefined;
+      if (reply[2] === -2) hold = { at: reply[3] as number, before: hold?.before ?? (reply[4] as number) };
+      try {
         await abortableSleep(Math.max(1, reply[1]), signal);
+      } catch (error) {
+        if (hold) ungrant(chatKey, hold.at + interval, hold.before);
+        throw error;
       }
-    } catch (error) {
-      if (kind === "final") leaveQueue(chatKey, id, inflight);
-      throw error;
     }
   };
 
