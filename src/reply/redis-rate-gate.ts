@@ -401,24 +401,17 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
   const gateNow = () => (opts.now ? opts.now() : localNow() + gateClock.offset);
 
   /** A final granted for later whose wait was aborted gives its chat back (when nothing was granted after it). */
-  const ungrant = (chatKey: string, setNext: number, before: number) => {
-    if (!usable()) return;
-    call(() => ungrantScript.run(redis, [chatHash(chatKey)], [setNext, before])).then(markUp, (error: unknown) =>
-      opts.logger?.warn({ err: error }, "could not give back an aborted final's slot in the rate gate"),
-    );
+  const ungrant = (chatKey: string, setNext: number, before: number): true => {
+    if (usable()) call(() => ungrantScript.run(redis, [chatHash(chatKey)], [setNext, before])).then(markUp, markDown);
+    return true;
   };
 
-  /**
-   * One slot through Redis: every final and intermediates in chats paced too slowly for more than one
-   * credit per window. A final is granted in one round trip for the time its turn comes (in its chat and in
-   * the bot-wide reservations) and waits for it here; should this process wake up too late for it (a
-   * stall), it asks again rather than go out bunched with later grants. An intermediate that must wait is
-   * told how long, and asks again then (keeping its place in the bot-wide budget).
-   */
+  /** One slot through Redis (finals; intermediates paced too slowly for credits): see the module comment. */
   const slot = async (chatKey: string, kind: RequestKind, startedAt: number, signal?: AbortSignal): Promise<void> => {
     const { budget, timing } = timingOf(chatKey);
     const keys = [chatHash(chatKey), ...(budget ? [globalHash(budget.key)] : [])];
     const interval = intervalOf(chatKey);
+    // Woken later than this after a grant's time (a stall), it asks again rather than go out bunched.
     const lateMs = interval > 0 ? Math.min(Math.floor(interval / 2), marginMs) : marginMs;
     let ticket: number | undefined;
     /** A final holding its chat from this time (the chat's 'next' before the hold), coming back for the budget. */
@@ -449,11 +442,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
             ungrant(chatKey, at + interval, reply[2]);
             throw error;
           }
-          if (gateNow() - at > lateMs) {
-            // Woke too late for this slot (a stall): it goes back, and a fresh one is asked for.
-            ungrant(chatKey, at + interval, reply[2]);
-            continue;
-          }
+          if (gateNow() - at > lateMs && ungrant(chatKey, at + interval, reply[2])) continue;
         }
         if (kind === "final") credits.drop(chatKey); // the final ended this process's credits in the chat
         settleInRedis.set(chatKey, localNow());
