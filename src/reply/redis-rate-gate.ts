@@ -329,7 +329,10 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
     return { budget, timing: budget ? timingFor(budget) : { T: 0, tau: 0, Ti: 0, taui: 0 } };
   };
   const intervalOf = (chatKey: string) => Math.max(0, Math.ceil(opts.intervalFor(chatKey)));
+  /** The gate's clock now, as this process reads it (a grant's time is compared with it). */
   const grantAt = () => localNow() + gateClock.offset;
+  /** How late a slot granted for a given time may still be used (the window's latency margin covers it). */
+  const slackOf = (interval: number) => (interval > 0 ? Math.min(Math.floor(interval / 2), marginMs) : marginMs);
   /** Credits one LEASE gives: about `creditWindowMs` of the chat's slots (1: every request asks Redis). */
   const creditsPerLease = (chatKey: string) => {
     if (opts.creditsFor && !opts.creditsFor(chatKey)) return 1;
@@ -343,7 +346,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
     if (running) return running;
     const interval = intervalOf(chatKey);
     const count = creditsPerLease(chatKey);
-    const slack = interval > 0 ? Math.min(Math.floor(interval / 2), marginMs) : marginMs;
+    const slack = slackOf(interval);
     const { budget, timing } = timingOf(chatKey);
     const keys = [chatHash(chatKey), ...(budget ? [globalHash(budget.key)] : [])];
     const now = clock();
@@ -397,9 +400,6 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
     return at > 0 ? Math.round(at + gateClock.offset) : "";
   };
 
-  /** The gate's clock now, as this process reads it (what a grant's time is compared with). */
-  const gateNow = () => (opts.now ? opts.now() : localNow() + gateClock.offset);
-
   /** A final granted for later whose wait was aborted gives its chat back (when nothing was granted after it). */
   const ungrant = (chatKey: string, setNext: number, before: number): true => {
     if (usable()) call(() => ungrantScript.run(redis, [chatHash(chatKey)], [setNext, before])).then(markUp, markDown);
@@ -412,7 +412,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
     const keys = [chatHash(chatKey), ...(budget ? [globalHash(budget.key)] : [])];
     const interval = intervalOf(chatKey);
     // Woken later than this after a grant's time (a stall), it asks again rather than go out bunched.
-    const lateMs = interval > 0 ? Math.min(Math.floor(interval / 2), marginMs) : marginMs;
+    const lateMs = slackOf(interval);
     let ticket: number | undefined;
     /** A final holding its chat from this time (the chat's 'next' before the hold), coming back for the budget. */
     let hold: { at: number; before: number } | undefined;
@@ -434,7 +434,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
       markUp();
       if (reply[0] === 1) {
         const at = reply[1];
-        const waitMs = at - gateNow();
+        const waitMs = at - grantAt();
         if (waitMs > 0) {
           try {
             await abortableSleep(waitMs, signal);
@@ -442,7 +442,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
             ungrant(chatKey, at + interval, reply[2]);
             throw error;
           }
-          if (gateNow() - at > lateMs && ungrant(chatKey, at + interval, reply[2])) continue;
+          if (grantAt() - at > lateMs && ungrant(chatKey, at + interval, reply[2])) continue;
         }
         if (kind === "final") credits.drop(chatKey); // the final ended this process's credits in the chat
         settleInRedis.set(chatKey, localNow());
