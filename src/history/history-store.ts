@@ -79,14 +79,16 @@ local maxMessages = tonumber(ARGV[1])
 local maxTokens = tonumber(ARGV[2])
 local ttl = tonumber(ARGV[3])
 local askedAt = tonumber(ARGV[4])
-if askedAt >= 0 and askedAt < tonumber(redis.call('GET', resetMarker) or '-1') then
+-- The reset marker and the token counter in one read (the marker only matters for a turn that says when it was asked).
+local read = askedAt >= 0 and redis.call('MGET', resetMarker, counter) or {false, redis.call('GET', counter)}
+if askedAt >= 0 and askedAt < tonumber(read[1] or '-1') then
   return -1
 end
 local function meta(el)
   local code, n = string.match(el, '^(%a)(%d+)|')
   return code, tonumber(n) or 0
 end
-local total = tonumber(redis.call('GET', counter) or '')
+local total = tonumber(read[2] or '')
 -- The turn in one RPUSH (in chunks, far below Lua's limit on unpacked values); its reply is the new length.
 local len = 0
 for i = 5, #ARGV, 1000 do

@@ -14,11 +14,10 @@ const OUTSIDER_REFUSALS_PER_MINUTE = 1;
 
 /** Options of the limiting gateway. */
 // KEYS: the user's counter for this minute. ARGV: its lifetime (s). The key names its minute, so it is
-// given its lifetime once, when the first message creates it.
+// given its lifetime once, when the first message creates it (one SET then, rather than INCR and EXPIRE).
 const COUNT = redisScript(`
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
-return n
+if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then return 1 end
+return redis.call('INCR', KEYS[1])
 `);
 
 export interface LimitedGatewayOptions {

@@ -70,14 +70,19 @@ return {isNew, head, payload or ''}
 // KEYS: order, msgs, pending. ARGV: jobId ('' = pop nothing), conversationKey.
 // Pops the job if it is the head, skips heads whose payload vanished, returns {head, payload} or {}.
 const ADVANCE = redisScript(`
+local head, known = nil, false
 if ARGV[1] ~= '' then
-  -- Usually the head: pop it, and put back what was not.
+  -- Usually the head: pop it, and put back what was not. Its payload goes with the hash when it was the
+  -- last one (the usual case: no HDEL then).
   local popped = redis.call('LPOP', KEYS[1])
-  if popped == ARGV[1] then redis.call('HDEL', KEYS[2], ARGV[1])
+  if popped == ARGV[1] then
+    head, known = redis.call('LINDEX', KEYS[1], 0), true
+    if head then redis.call('HDEL', KEYS[2], ARGV[1]) end
   elseif popped then redis.call('LPUSH', KEYS[1], popped) end
 end
 while true do
-  local head = redis.call('LINDEX', KEYS[1], 0)
+  if not known then head = redis.call('LINDEX', KEYS[1], 0) end
+  known = false
   if not head then
     redis.call('DEL', KEYS[2])
     redis.call('SREM', KEYS[3], ARGV[2])
