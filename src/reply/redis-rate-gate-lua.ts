@@ -125,7 +125,7 @@ if ARGV[2] == 'final' then
       saveChat(at + interval + KEEP)
       return {0, math.ceil(at - now), -2, at, storedNext}
     end
-    at = math.max(at, turn)
+    at = math.ceil(math.max(at, turn))
     tat = math.max(tat, at) + T
     act = math.max(act, at) + T
     globalDirty = true
@@ -144,7 +144,7 @@ readGlobal()
 if ticket == nil or gblocked > now then
   -- A place in the intermediates' own (slower) bucket, never inside time finals have reserved. A late
   -- caller keeps its place: the shared bucket is charged when the slot is granted, below.
-  ticket = math.max(now, tati - taui, tat - tau, gblocked)
+  ticket = math.ceil(math.max(now, tati - taui, tat - tau, gblocked))
   tati = math.max(tati, ticket) + Ti
   globalDirty = true
 end
@@ -202,7 +202,7 @@ if global then
     return {0, math.ceil(gblocked - now), now}
   end
   -- After every lease already placed and never inside time finals have reserved.
-  start = math.max(start, tati - taui, tat - tau)
+  start = math.ceil(math.max(start, tati - taui, tat - tau))
   -- More than one lease's worth already queued means the budget binds: then one credit per round trip, so
   -- every streaming chat gets its turn often (a chat waits for all others' leases between two of its own).
   if tati - now > k * Ti then k = 1 end

@@ -139,8 +139,9 @@ function bucketTimings(windowMs: number, burst: number, defaultShare: number): (
     const memo = `${budget.perSecond}:${share}`;
     let t = timings.get(memo);
     if (!t) {
-      const T = Math.ceil(windowMs / Math.max(1, budget.perSecond - burst));
-      const Ti = Math.ceil(T / Math.min(1, Math.max(0.05, share)));
+      // Exact, not rounded up to whole ms: the scripts keep fractional bucket times and grant whole ms.
+      const T = windowMs / Math.max(1, budget.perSecond - burst);
+      const Ti = T / Math.min(1, Math.max(0.05, share));
       t = { T, tau: (burst - 1) * T, Ti, taui: 0 };
       timings.set(memo, t);
     }
