@@ -203,9 +203,9 @@ if global then
   end
   -- After every lease already placed and never inside time finals have reserved.
   start = math.ceil(math.max(start, tati - taui, tat - tau))
-  -- More than one lease's worth already queued means the budget binds: then one credit per round trip, so
-  -- every streaming chat gets its turn often (a chat waits for all others' leases between two of its own).
-  if tati - now > k * Ti then k = 1 end
+  -- More than half an interval queued means the budget binds: then one credit per round trip, so every
+  -- streaming chat gets its turn often (a chat waits for all others' leases between two of its own).
+  if tati - now > math.max(k * Ti, interval / 2) then k = 1 end
   tati = math.max(tati, start) + k * Ti
   tat = math.max(tat, start) + k * T
   act = math.max(act, start) + k * T
