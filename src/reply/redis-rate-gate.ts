@@ -142,7 +142,7 @@ function bucketTimings(windowMs: number, burst: number, defaultShare: number): (
       // Exact, not rounded up to whole ms: the scripts keep fractional bucket times and grant whole ms.
       const T = windowMs / Math.max(1, budget.perSecond - burst);
       const Ti = T / Math.min(1, Math.max(0.05, share));
-      t = { T, tau: (burst - 1) * T, Ti, taui: 0 };
+      t = { T, tau: (burst - 1) * T, Ti, taui: Ti };
       timings.set(memo, t);
     }
     return t;
