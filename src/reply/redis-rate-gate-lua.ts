@@ -148,20 +148,19 @@ if ticket == nil or gblocked > now then
   tati = math.max(tati, ticket) + Ti
   globalDirty = true
 end
-local waitFor = 0
-if ticket > now then waitFor = ticket - now
-elseif tat - tau > now then waitFor = tat - tau - now
-elseif act - tau > now then waitFor = act - tau - now
-end
-if waitFor > 0 then
+-- Its slot: after its ticket, and after what finals reserved and what was really granted.
+local at = math.ceil(math.max(now, ticket, tat - tau, act - tau))
+if at - now > T then
   saveGlobal()
   saveChat(0)
-  return {0, math.ceil(waitFor), ticket}
+  return {0, at - now, ticket}
 end
-tat = math.max(tat, now) + T
-act = math.max(act, now) + T
+-- Due within one bot-wide spacing: granted for then in this round trip rather than asked for again (a
+-- final coming meanwhile goes after it, by at most that spacing).
+tat = math.max(tat, at) + T
+act = math.max(act, at) + T
 globalDirty = true
-return grant(now)
+return grant(at)
 `;
 
 /**
