@@ -30,7 +30,7 @@ import type { GiveUpHandler, JobContext, MessageProcessor } from "./job-context.
 import { DEFAULT_DEDUPE_TTL_SECONDS, DEFAULT_PAYLOAD_TTL_SECONDS } from "./message-queue.js";
 import { errorSummary, silentLogger, type QueueLogger } from "./queue-logger.js";
 import { createRepairSweep } from "./repair-sweep.js";
-import { createReplyJournalStore } from "./reply-journal-store.js";
+import { createReplyJournalStore, DEFAULT_JOURNAL_TTL_SECONDS, type ReplyJournalStore } from "./reply-journal-store.js";
 import { createRunnerHeartbeat } from "./runner-heartbeat.js";
 
 export type { GiveUpHandler, JobContext, MessageProcessor, ProcessResult } from "./job-context.js";
@@ -93,6 +93,29 @@ async function quit(connection: Redis): Promise<void> {
   }
 }
 
+/**
+ * The runner heartbeat of a worker, its records kept in the jobs' journals: the journal's one HMGET before
+ * an attempt reads the record too, and a claim gives the journal its lifetime (the reply's first journal
+ * write is then a plain HSET).
+ */
+function journalRunners(redis: Redis, opts: MessageWorkerOptions, beatMs: number, journals: ReplyJournalStore, log: QueueLogger) {
+  const runners = createRunnerHeartbeat({
+    redis,
+    prefix: opts.prefix,
+    beatMs,
+    recordKey: queueKeys(opts.prefix).journal,
+    sharedRecord: true,
+    recordTtlMs: (opts.journalTtlSeconds ?? DEFAULT_JOURNAL_TTL_SECONDS) * 1000,
+    onError: (error) => log.warn({ err: errorSummary(error) }, "runner heartbeat failed"),
+  });
+  const claimRunner = async (jobId: string) => {
+    const claim = await runners.claim(jobId);
+    journals.lives(jobId);
+    return claim;
+  };
+  return { runners, claimRunner };
+}
+
 /** Starts a worker on the message queue of `prefix`. */
 export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
   const log = opts.logger ?? silentLogger;
@@ -126,12 +149,7 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
   });
   const lockDurationMs = opts.lockDurationMs ?? 30_000;
   const heartbeatMs = opts.heartbeatMs ?? Math.max(50, Math.min(1000, Math.floor(lockDurationMs / 4)));
-  const runners = createRunnerHeartbeat({
-    redis: commands,
-    prefix: opts.prefix,
-    beatMs: heartbeatMs,
-    onError: (error) => log.warn({ err: errorSummary(error) }, "runner heartbeat failed"),
-  });
+  const { runners, claimRunner } = journalRunners(commands, opts, heartbeatMs, journals, log);
   const running = new Set<string>();
   let closing: Promise<void> | undefined;
   const onOutcome = (event: JobOutcomeEvent) => {
@@ -154,7 +172,7 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
   const attemptDeps: AttemptDeps = {
     journals,
     bus,
-    runners,
+    runners: { claim: claimRunner },
     attempts: Math.max(1, opts.attempts ?? 4),
     backoffMs: opts.backoffMs ?? 2000,
     maxBackoffMs: opts.maxBackoffMs ?? 60_000,
@@ -178,15 +196,16 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
     const message = parsed.data;
     const ck = message.conversationKey;
     // Read together (one pipeline) rather than one after the other: they delay the first visible request.
-    // othersAlive only reads unless a runner record is there (rare: an earlier run alive or killed).
-    const [head, opened, othersAlive] = await Promise.all([order.isHead(ck, jobId), journals.open(jobId), runners.othersAlive(jobId)]);
+    // The journal's read brings the runner record: othersAlive looks further only when one is there (rare: an
+    // earlier run alive or killed).
+    const [head, opened] = await Promise.all([order.isHead(ck, jobId), journals.open(jobId)]);
     if (!head) {
       // Already answered (a retry after advancing, or a stale re-add): only make sure the conversation moves on.
       await order.ensureHead(ck);
       return "not-head";
     }
     if (!opened.final) {
-      if (othersAlive) {
+      if (opened.runner.id && (await runners.othersAlive(jobId, opened.runner))) {
         // An earlier run (in this process or another) still answers it: its lock expired, e.g. while Redis was
         // away, and BullMQ handed the job out again. A second run would answer twice. Look again later; by then
         // it has finished (not the head any more) or stopped beating (died: this process takes over).

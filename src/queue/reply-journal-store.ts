@@ -29,6 +29,8 @@ export interface OpenedJournal {
   /** Attempts that failed so far (0 for a fresh job). */
   failures: number;
   journal: ReplyJournal;
+  /** The runner record kept in the journal's hash (fields `id`, `proc`: runner-heartbeat.ts), if any. */
+  runner: { id: string | null; proc: string | null };
 }
 
 /** Loads and finalises the reply journals of jobs. */
@@ -41,6 +43,8 @@ export interface ReplyJournalStore {
   recordFailure(jobId: string, attempt: number): Promise<void>;
   /** Marks the job's reply as complete: retries must not answer again. */
   markFinal(jobId: string): Promise<void>;
+  /** Something else just gave the job's journal a whole lifetime (its runner's claim): its next field is a plain HSET. */
+  lives(jobId: string): void;
   /** Whether the job's reply was completed by some attempt. */
   isFinal(jobId: string): Promise<boolean>;
 }
@@ -55,7 +59,10 @@ function parseIds(raw: string | null | undefined): string[] {
   }
 }
 
-/** Creates the Redis-backed journal store (hash `P:journal:<jobId>` with fields `ids`, `final`, `failures`). */
+/**
+ * Creates the Redis-backed journal store (hash `P:journal:<jobId>` with fields `ids`, `final`, `failures`, and
+ * the job's runner record `id` and `proc`, which the worker's heartbeat keeps there).
+ */
 export function createReplyJournalStore(opts: { redis: Redis; prefix: string; ttlSeconds?: number }): ReplyJournalStore {
   const keys = queueKeys(opts.prefix);
   const ttl = opts.ttlSeconds ?? DEFAULT_JOURNAL_TTL_SECONDS;
@@ -65,6 +72,10 @@ export function createReplyJournalStore(opts: { redis: Redis; prefix: string; tt
    * plain HSET, since the key already lives a whole lifetime (a reply records its ids, then marks them final).
    */
   const expirySet = new Map<string, number>();
+  const markFresh = (jobId: string, at: number) => {
+    if (expirySet.size >= MAX_FRESH_JOURNALS) expirySet.clear();
+    expirySet.set(jobId, at);
+  };
   const put = async (jobId: string, field: string, value: string) => {
     const key = keys.journal(jobId);
     const at = expirySet.get(jobId);
@@ -74,8 +85,7 @@ export function createReplyJournalStore(opts: { redis: Redis; prefix: string; tt
       return;
     }
     await PUT.run(redis, [key], [field, value, ttl]);
-    if (expirySet.size >= MAX_FRESH_JOURNALS) expirySet.clear();
-    expirySet.set(jobId, now);
+    markFresh(jobId, now);
   };
 
   const journalOf = (jobId: string, rawIds: string | null | undefined): ReplyJournal => {
@@ -95,9 +105,10 @@ export function createReplyJournalStore(opts: { redis: Redis; prefix: string; tt
       return journalOf(jobId, await redis.hget(keys.journal(jobId), "ids"));
     },
     async open(jobId) {
-      const [ids, final, failures] = await redis.hmget(keys.journal(jobId), "ids", "final", "failures");
-      return { final: final === "1", failures: Number(failures ?? 0) || 0, journal: journalOf(jobId, ids) };
+      const [ids, final, failures, id, proc] = await redis.hmget(keys.journal(jobId), "ids", "final", "failures", "id", "proc");
+      return { final: final === "1", failures: Number(failures ?? 0) || 0, journal: journalOf(jobId, ids), runner: { id: id ?? null, proc: proc ?? null } };
     },
+    lives: (jobId) => markFresh(jobId, Date.now()),
     recordFailure: (jobId, attempt) => put(jobId, "failures", String(attempt)),
     async markFinal(jobId) {
       await put(jobId, "final", "1");

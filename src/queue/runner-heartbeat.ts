@@ -21,19 +21,28 @@ import type { Redis } from "ioredis";
 import { queueKeys } from "../redis/keys.js";
 import { redisScript } from "../redis/script.js";
 
-// KEYS: runner, the process's beat. ARGV: run id, lifetime (ms), '1' when the process starts beating.
+// KEYS: runner, the process's beat. ARGV: run id, the record's lifetime (ms), '1' when the process starts
+// beating, the beat's lifetime (ms).
 const CLAIM = redisScript(`
 redis.call('HSET', KEYS[1], 'id', ARGV[1], 'proc', KEYS[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-if ARGV[3] == '1' then redis.call('SET', KEYS[2], '0', 'PX', ARGV[2]) end
+if ARGV[3] == '1' then redis.call('SET', KEYS[2], '0', 'PX', ARGV[4]) end
 return 1
 `);
 
-// KEYS: runner. ARGV: run id. Deletes the record only if it is still this run's.
+// KEYS: runner. ARGV: run id, '1' when the record shares its hash (blank its id, keep the hash).
+// Removes the record only if it is still this run's.
 const RELEASE = redisScript(`
-if redis.call('HGET', KEYS[1], 'id') == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
+if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then return 0 end
+if ARGV[2] == '1' then return redis.call('HSET', KEYS[1], 'id', '') end
+return redis.call('DEL', KEYS[1])
 `);
+
+/** A runner record as read (by the caller, e.g. with the job's journal): `id` of the run and `proc`, its beat. */
+export interface RunnerRecord {
+  id: string | null | undefined;
+  proc: string | null | undefined;
+}
 
 /** A claimed job: beating until released. */
 export interface RunnerClaim {
@@ -43,8 +52,11 @@ export interface RunnerClaim {
 
 /** Liveness of job runs across processes. */
 export interface RunnerHeartbeat {
-  /** Whether another run of `jobId` is (or was, until a moment ago) alive: its record moved within ~2.5 beats. */
-  othersAlive(jobId: string): Promise<boolean>;
+  /**
+   * Whether another run of `jobId` is (or was, until a moment ago) alive: its record moved within ~2.5 beats.
+   * `record`, when the caller read it already, saves reading it first.
+   */
+  othersAlive(jobId: string, record?: RunnerRecord): Promise<boolean>;
   /** Makes this run the job's runner and beats until `release`. */
   claim(jobId: string): Promise<RunnerClaim>;
 }
@@ -56,10 +68,22 @@ export function createRunnerHeartbeat(opts: {
   beatMs: number;
   /** Lifetime of a record without beats: longer than any Redis outage worth riding out. Default 1 h. */
   ttlMs?: number;
+  /**
+   * Where a job's record lives (default `P:runner:J`, a hash of its own). A hash shared with other fields
+   * (the job's journal: its HMGET then reads the record too) sets `sharedRecord`: the claim gives the hash
+   * `recordTtlMs` of life, and a release blanks `id` rather than deleting the hash.
+   */
+  recordKey?: (jobId: string) => string;
+  sharedRecord?: boolean;
+  /** Lifetime the claim gives the record's hash (default `ttlMs`): a shared hash's own (the journal's). */
+  recordTtlMs?: number;
   onError?: (error: unknown) => void;
 }): RunnerHeartbeat {
   const keys = queueKeys(opts.prefix);
+  const recordKey = opts.recordKey ?? keys.runner;
+  const shared = opts.sharedRecord ? "1" : "0";
   const ttlMs = opts.ttlMs ?? 3_600_000;
+  const recordTtlMs = opts.recordTtlMs ?? ttlMs;
   const onError = opts.onError ?? (() => undefined);
   const { redis } = opts;
 
@@ -79,9 +103,9 @@ export function createRunnerHeartbeat(opts: {
   };
 
   return {
-    async othersAlive(jobId) {
-      const key = keys.runner(jobId);
-      const [id, proc] = await redis.hmget(key, "id", "proc");
+    async othersAlive(jobId, record) {
+      const key = recordKey(jobId);
+      const { id, proc }: RunnerRecord = record ?? (await redis.hmget(key, "id", "proc").then(([id, proc]) => ({ id, proc })));
       if (!id) return false;
       // A record without `proc` is from a process of the version before, which beat each run on its own key.
       const beat = proc || `${key}:${id}`;
@@ -94,10 +118,10 @@ export function createRunnerHeartbeat(opts: {
     },
 
     async claim(jobId) {
-      const key = keys.runner(jobId);
+      const key = recordKey(jobId);
       const runId = randomUUID();
       // A process that starts beating (again) starts its counter afresh: a change is all a watcher looks for.
-      await CLAIM.run(redis, [key, beatKey], [runId, ttlMs, timer ? "0" : "1"]);
+      await CLAIM.run(redis, [key, beatKey], [runId, recordTtlMs, timer ? "0" : "1", ttlMs]);
       running.add(runId);
       if (!timer) {
         timer = setInterval(beat, opts.beatMs);
@@ -113,7 +137,7 @@ export function createRunnerHeartbeat(opts: {
             clearInterval(timer);
             timer = undefined;
           }
-          await RELEASE.run(redis, [key], [runId]);
+          await RELEASE.run(redis, [key], [runId, shared]);
         },
       };
     },

@@ -8,8 +8,9 @@
  *   P:conv:CK:msgs         hash job id → payload JSON for the queued messages of that conversation
  *   P:pending              set of conversation keys whose order list is not empty (repair sweep)
  *   P:giveup:J             claim so only one process gives up on a job
- *   P:journal:J            reply journal: message ids, final flag, failed attempts so far (our retry counter)
- *   P:runner:J             the run answering job J right now (runner-heartbeat.ts)
+ *   P:journal:J            reply journal: message ids, final flag, failed attempts so far (our retry counter),
+ *                          and the runner record of the run answering job J right now (fields id, proc)
+ *   P:runner:J             a runner record of its own (runner-heartbeat.ts, when not told to keep it elsewhere)
  *   P:runner:J:R           the heartbeat counter of run R of job J
  *   P:running:CK           job id answering in that conversation right now (short TTL, refreshed)
  *   P:cancel               pub/sub channel of /stop requests

@@ -54,6 +54,27 @@ describe("reply journal store", () => {
     }
   });
 
+  it("reads the runner record kept in the journal with it, and writes a plain HSET once something gave the journal its lifetime", async () => {
+    const redis = new Redis(t.url);
+    try {
+      const store = createReplyJournalStore({ redis, prefix: t.prefix, ttlSeconds: 120 });
+      const key = `${t.prefix}:journal:job-6`;
+      expect((await store.open("job-6")).runner).toEqual({ id: null, proc: null });
+      // What the runner's claim does: its record in the journal's hash, and the journal's lifetime.
+      await t.redis.hset(key, "id", "run-1", "proc", "beat-1");
+      await t.redis.expire(key, 120);
+      store.lives("job-6");
+      const opened = await store.open("job-6");
+      expect(opened.runner).toEqual({ id: "run-1", proc: "beat-1" });
+      const sent = vi.spyOn(redis, "sendCommand");
+      await opened.journal.record(["300"]);
+      expect(sent.mock.calls.map(([command]) => (command as { name: string }).name)).toEqual(["hset"]);
+      expect(await t.redis.hget(key, "ids")).toBe('["300"]');
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   it("gives a failure count written before any ids the journal's lifetime too", async () => {
     const store = createReplyJournalStore({ redis: t.redis, prefix: t.prefix, ttlSeconds: 120 });
     await store.recordFailure("job-5", 1);

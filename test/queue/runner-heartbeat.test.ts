@@ -87,4 +87,31 @@ describe("runner heartbeat", () => {
     // Stopped beating: dead.
     expect(await b.heartbeat.othersAlive("old-job")).toBe(false);
   });
+
+  it("keeps the record in a hash it shares (the job's journal): gives it its lifetime, and releases by blanking the id", async () => {
+    const shared = (redis: Redis) =>
+      createRunnerHeartbeat({ redis, prefix: t.prefix, beatMs: BEAT_MS, recordKey: (job) => `${t.prefix}:journal:${job}`, sharedRecord: true, recordTtlMs: 86_400_000 });
+    const redisA = new Redis(t.url, { maxRetriesPerRequest: null });
+    const redisB = new Redis(t.url, { maxRetriesPerRequest: null });
+    connections.push(redisA, redisB);
+    const a = shared(redisA);
+    const b = shared(redisB);
+    const journal = `${t.prefix}:journal:j1`;
+    await t.redis.hset(journal, "ids", '["m1"]');
+    const claim = await a.claim("j1");
+    // The journal now lives a whole day from the claim; no record of its own was written.
+    expect(await t.redis.pttl(journal)).toBeGreaterThan(86_000_000);
+    expect(await keysUnder("runner:*")).toEqual([]);
+    const [id, proc] = await t.redis.hmget(journal, "id", "proc");
+    expect(id).toBeTruthy();
+    // Read along with the journal by the caller: the record it passes is the one watched.
+    expect(await b.othersAlive("j1", { id, proc })).toBe(true);
+    await claim.release();
+    // The journal keeps its fields and its lifetime; the run is gone.
+    expect(await t.redis.hgetall(journal)).toMatchObject({ ids: '["m1"]', id: "" });
+    expect(await t.redis.pttl(journal)).toBeGreaterThan(86_000_000);
+    const after = await t.redis.hmget(journal, "id", "proc");
+    expect(await b.othersAlive("j1", { id: after[0], proc: after[1] })).toBe(false);
+    expect(await b.othersAlive("j1")).toBe(false);
+  });
 });
