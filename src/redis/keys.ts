@@ -16,7 +16,8 @@
  *   P:cancel               pub/sub channel of /stop requests
  *   P:tools                the tool listing the workers publish for /tools (JSON, short TTL)
  *   P:history:CK[:tokens|:reset]  conversation history, its token total and its last reset (history-store.ts)
- *   P:rate:chat:K, P:rate:global:G  the shared edit budget per pacing key K and bot-wide budget G
+ *   P:rate:c:K, P:rate:g:G  the shared edit budget per pacing key K and bot-wide budget G (strings of
+ *                          '|'-joined fields, read together in one MGET; `P:rate:g:G:429` a zset)
  *   P:ratelimit:PL:U:M     messages (and courtesy replies) of user U on platform PL in minute M (the per-user limit)
  *   P:outsider:PL:U:M      refusals told to a user not on the allow lists in minute M
  *   P:settings:CK          hash of a conversation's settings that differ from the defaults (no expiry)
@@ -82,8 +83,9 @@ export function historyKeys(prefix: string, conversationKey: string): { list: st
 /** The keys of the shared edit budget (reply/redis-rate-gate.ts). */
 export function rateKeys(prefix: string): { chat(chatKey: string): string; global(budget: string): string } {
   return {
-    chat: (chatKey) => `${prefix}:rate:chat:${keyPart(chatKey)}`,
-    global: (budget) => `${prefix}:rate:global:${keyPart(budget)}`,
+    // Strings, not the hashes of earlier versions (new names, so no script meets a key of the old type).
+    chat: (chatKey) => `${prefix}:rate:c:${keyPart(chatKey)}`,
+    global: (budget) => `${prefix}:rate:g:${keyPart(budget)}`,
   };
 }
 

@@ -4,8 +4,10 @@
  */
 
 /**
- * Shared Lua helpers. Every key lives at least KEEP past the latest time it holds. Rather than a
- * PTTL and a PEXPIRE on every call, a hash notes its own expiry (field `exp`) and the expiry is pushed
+ * Shared Lua helpers. A chat's state and a budget's state are each one string of fields joined by '|'
+ * (chat: next|exp|lh|lend|blk; budget: tat|tati|act|blocked|exp), so a script reads both in one MGET and
+ * writes each with one SET … KEEPTTL. Every key lives at least KEEP past the latest time it holds. Rather
+ * than a PTTL and a PEXPIRE on every call, the state notes its own expiry (`exp`) and the expiry is pushed
  * out a further KEEP whenever it falls short, so a busy chat renews it about once a minute.
  */
 const CLOCK = `
@@ -23,6 +25,30 @@ end
 local function expireAt(key, at, now)
   redis.call('PEXPIRE', key, math.max(1, math.ceil(at - now)))
 end
+-- The fields of a state string (an empty table for a missing key).
+local function fields(s)
+  local t = {}
+  if not s then return t end
+  local i = 1
+  while true do
+    local j = string.find(s, '|', i, true)
+    if not j then t[#t + 1] = string.sub(s, i) return t end
+    t[#t + 1] = string.sub(s, i, j - 1)
+    i = j + 1
+  end
+end
+local function num(v) return tonumber(v or '') or 0 end
+-- The state string of n fields (numbers in full precision; nil and false as empty).
+local function pack(t, n)
+  local out = {}
+  for i = 1, n do
+    local v = t[i]
+    if type(v) == 'number' then out[i] = string.format('%.17g', v)
+    elseif v then out[i] = v
+    else out[i] = '' end
+  end
+  return table.concat(out, '|')
+end
 local function extend(key, ms)
   ms = math.ceil(ms)
   if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
@@ -38,55 +64,49 @@ local ticket = tonumber(ARGV[5])
 local T, tau, Ti, taui = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local chat, global = KEYS[1], KEYS[2]
 
-local st = redis.call('HMGET', chat, 'next', 'exp', 'lh', 'lend', 'blk')
-local storedNext = tonumber(st[1]) or 0
+local raw = global and redis.call('MGET', chat, global) or {redis.call('GET', chat)}
+local st = fields(raw[1])
+local storedNext = num(st[1])
 local nextAt = storedNext
 -- A final coming back to a chat it holds (see ACQUIRE): the chat is free for it from the held time, even
 -- if requests were placed after it meanwhile, unless a 429 blocked the chat since.
 local held = tonumber(ARGV[4])
-if held and storedNext >= held + interval and (tonumber(st[5]) or 0) <= held then nextAt = held end
-local mine = st[3] == ARGV[11]
-if st[3] and not mine then nextAt = math.max(nextAt, tonumber(st[4]) or 0) end
+if held and storedNext >= held + interval and num(st[5]) <= held then nextAt = held end
+local holds = st[3] ~= nil and st[3] ~= ''
+local mine = holds and st[3] == ARGV[11]
+if holds and not mine then nextAt = math.max(nextAt, num(st[4])) end
 -- Where the caller's own last request leaves the chat: the holder's credits are not in 'next', and a
 -- request that completed promptly is not told to Redis on its own (its completion comes with the next one).
 nextAt = math.max(nextAt, tonumber(ARGV[12]) or 0)
-local exp = tonumber(st[2]) or 0
+local exp = num(st[2])
 
--- Chat fields written once, at the end (with the expiry when it moves).
-local writes = {}
-local function put(field, value) writes[#writes + 1] = field; writes[#writes + 1] = value end
+-- Chat fields (1 next, 2 exp, 3 lh, 4 lend, 5 blk) written once, at the end (with the expiry when it moves).
+local chatDirty = false
+local function put(index, value) st[index] = value; chatDirty = true end
 local function saveChat(untilAt)
   local newExp = pushOut(exp, untilAt)
-  if newExp then put('exp', newExp) end
-  if #writes > 0 then redis.call('HSET', chat, unpack(writes)) end
+  if newExp then put(2, newExp) end
+  if chatDirty then redis.call('SET', chat, pack(st, 5), 'KEEPTTL') end
   if newExp then expireAt(chat, newExp, now) end
 end
 
 -- tat: reservations (the order finals go in; intermediates are charged here too, so finals queue
 -- behind what was really used); act: the grants as they happen, which is what the platform counts.
--- Read only when a decision needs it.
-local tat, tati, act, gblocked, gexp = 0, 0, 0, 0, 0
-local globalRead, globalDirty = false, false
-local function readGlobal()
-  if globalRead or not global then return end
-  globalRead = true
-  local g = redis.call('HMGET', global, 'tat', 'tati', 'act', 'blocked', 'exp')
-  tat, tati, act, gblocked, gexp = tonumber(g[1]) or 0, tonumber(g[2]) or 0, tonumber(g[3]) or 0, tonumber(g[4]) or 0, tonumber(g[5]) or 0
-end
+-- Read with the chat's state (the same MGET).
+local g = fields(raw[2])
+local tat, tati, act, gblocked, gexp = num(g[1]), num(g[2]), num(g[3]), num(g[4]), num(g[5])
+local globalDirty = false
 local function saveGlobal()
   if not globalDirty then return end
   local newExp = pushOut(gexp, math.max(tat, tati, act, gblocked) + KEEP)
-  if newExp then
-    redis.call('HSET', global, 'tat', tat, 'tati', tati, 'act', act, 'exp', newExp)
-    expireAt(global, newExp, now)
-  else
-    redis.call('HSET', global, 'tat', tat, 'tati', tati, 'act', act)
-  end
+  if newExp then gexp = newExp end
+  redis.call('SET', global, pack({tat, tati, act, gblocked, gexp}, 5), 'KEEPTTL')
+  if newExp then expireAt(global, newExp, now) end
 end
 
 -- A slot for the time given (now, or later for a final): the chat's next request comes one interval after it.
 local function grant(at)
-  put('next', at + interval)
+  put(1, at + interval)
   saveGlobal()
   saveChat(at + interval + KEEP)
   return {1, at, storedNext}
@@ -95,7 +115,7 @@ end
 `;
 
 /**
- * One slot, for a final or a lone intermediate. KEYS: chat hash, [global hash]
+ * One slot, for a final or a lone intermediate. KEYS: chat state, [budget state]
  * ARGV: now|'', kind, interval, held|'', ticket|'', T, tau, Ti, taui, '', holder, the holder's own earliest next|''
  * Returns {1, at, the chat's 'next' before} (granted for `at`, now or later), {0, waitMs, ticket|-1}, or for
  * a final {0, waitMs, -2, held, the chat's 'next' before} (the chat is held for it from `held`: it comes
@@ -115,13 +135,12 @@ export const ACQUIRE = `${CHAT_STATE}
 if ARGV[2] == 'final' then
   local at = math.max(now, nextAt)
   if global then
-    readGlobal()
     local turn = math.max(now, gblocked, tat - tau, act - tau)
     if at > turn + T then
       -- Its chat is free only after the bot-wide queue has moved on: a reservation that far ahead would
       -- leave the budget idle until then for every other chat. It holds the chat from then (requests asking
       -- meanwhile come after it) and comes back then for its place in the budget.
-      put('next', at + interval)
+      put(1, at + interval)
       saveChat(at + interval + KEEP)
       return {0, math.ceil(at - now), -2, at, storedNext}
     end
@@ -130,7 +149,7 @@ if ARGV[2] == 'final' then
     act = math.max(act, at) + T
     globalDirty = true
   end
-  if mine then redis.call('HDEL', chat, 'lh', 'lend') end
+  if mine then put(3, ''); put(4, '') end
   return grant(at)
 end
 
@@ -140,7 +159,6 @@ if nextAt > now then
   return {0, math.ceil(nextAt - now), ticket or -1}
 end
 if not global then return grant(now) end
-readGlobal()
 if ticket == nil or gblocked > now then
   -- A place in the intermediates' own (slower) bucket, never inside time finals have reserved. A late
   -- caller keeps its place: the shared bucket is charged when the slot is granted, below.
@@ -167,16 +185,18 @@ return grant(at)
  * A final granted (or holding its chat) for later that will not be used (its wait was aborted) gives the chat back: its
  * 'next' goes back to what it was, unless another request was granted after it meanwhile. The bot-wide
  * reservation stays (a slot of the budget left unused).
- * KEYS: chat hash · ARGV: the 'next' the grant set, the 'next' before it (0: none)
+ * KEYS: chat state · ARGV: the 'next' the grant set, the 'next' before it (0: none)
  */
-export const UNGRANT = `
-if redis.call('HGET', KEYS[1], 'next') ~= ARGV[1] then return 0 end
-if tonumber(ARGV[2]) > 0 then redis.call('HSET', KEYS[1], 'next', ARGV[2]) else redis.call('HDEL', KEYS[1], 'next') end
+export const UNGRANT = `${CLOCK}
+local st = fields(redis.call('GET', KEYS[1]))
+if num(st[1]) ~= tonumber(ARGV[1]) then return 0 end
+st[1] = tonumber(ARGV[2]) > 0 and ARGV[2] or ''
+redis.call('SET', KEYS[1], pack(st, 5), 'KEEPTTL')
 return 1
 `;
 
 /**
- * Credits for intermediates. KEYS: chat hash, [global hash]
+ * Credits for intermediates. KEYS: chat state, [budget state]
  * ARGV: now|'', k, interval, '', '', T, tau, Ti, taui, '', holder, the holder's own earliest next|'', slack
  * Returns {1, start, now, credits} (the credits from start; fewer than k when the budget binds) or {0, waitMs, now}.
  */
@@ -195,7 +215,6 @@ if nextAt > now + interval then
 end
 local start = math.max(now, nextAt)
 if global then
-  readGlobal()
   if gblocked > now then
     saveChat(0)
     return {0, math.ceil(gblocked - now), now}
@@ -212,8 +231,8 @@ if global then
 end
 -- The last credit may be used up to slack late; the chat is free one interval after that.
 local lend = start + (k - 1) * interval + slack + interval
-put('lh', holder)
-put('lend', lend)
+put(3, holder)
+put(4, lend)
 saveGlobal()
 saveChat(lend + KEEP)
 return {1, start, now, k}
@@ -221,20 +240,20 @@ return {1, start, now, k}
 
 
 /**
- * KEYS: chat hash, [global hash, recent-429 zset]
+ * KEYS: chat state, [budget state, recent-429 zset]
  * ARGV: now|'', retryAfterMs, chat key, flood window ms, flood chats
  */
 export const BACKOFF = `${CLOCK}
 local now = clock(ARGV[1])
 local upto = now + tonumber(ARGV[2])
 local chat, global, recent = KEYS[1], KEYS[2], KEYS[3]
-local st = redis.call('HMGET', chat, 'next', 'exp', 'blk')
-local newExp = pushOut(tonumber(st[2]) or 0, upto + KEEP)
+local st = fields(redis.call('GET', chat))
+local newExp = pushOut(num(st[2]), upto + KEEP)
 -- 'blk': when the chat is free of its 429s (a final holding the chat from before must wait for them too).
-local writes = {'blk', math.max(upto, tonumber(st[3]) or 0)}
-if upto > (tonumber(st[1]) or 0) then writes[#writes + 1] = 'next'; writes[#writes + 1] = upto end
-if newExp then writes[#writes + 1] = 'exp'; writes[#writes + 1] = newExp end
-redis.call('HSET', chat, unpack(writes))
+st[5] = math.max(upto, num(st[5]))
+if upto > num(st[1]) then st[1] = upto end
+if newExp then st[2] = newExp end
+redis.call('SET', chat, pack(st, 5), 'KEEPTTL')
 if newExp then expireAt(chat, newExp, now) end
 if global then
   local window = tonumber(ARGV[4])
@@ -242,13 +261,12 @@ if global then
   redis.call('ZREMRANGEBYSCORE', recent, '-inf', now - window)
   extend(recent, window * 2)
   if redis.call('ZCARD', recent) >= tonumber(ARGV[5]) then
-    local g = redis.call('HMGET', global, 'blocked', 'exp')
-    local gExp = pushOut(tonumber(g[2]) or 0, upto + KEEP)
-    if upto > (tonumber(g[1]) or 0) then redis.call('HSET', global, 'blocked', upto) end
-    if gExp then
-      redis.call('HSET', global, 'exp', gExp)
-      expireAt(global, gExp, now)
-    end
+    local g = fields(redis.call('GET', global))
+    local gExp = pushOut(num(g[5]), upto + KEEP)
+    if upto > num(g[4]) then g[4] = upto end
+    if gExp then g[5] = gExp end
+    redis.call('SET', global, pack(g, 5), 'KEEPTTL')
+    if gExp then expireAt(global, gExp, now) end
   end
 end
 return upto
@@ -257,30 +275,33 @@ return upto
 /**
  * The holder is done with a chat for now (its reply ended, or its final landed): the chat is free one
  * interval after now, and credits it had left in the future go back to the bot-wide budget.
- * KEYS: chat hash, [global hash] · ARGV: now|'', interval, holder, unused credits, Ti, T
+ * KEYS: chat state, [budget state] · ARGV: now|'', interval, holder, unused credits, Ti, T
  */
 export const RELEASE = `${CLOCK}
 local now = clock(ARGV[1])
 local upto = now + tonumber(ARGV[2])
 local chat, global = KEYS[1], KEYS[2]
-local st = redis.call('HMGET', chat, 'next', 'exp', 'lh')
-local newExp = pushOut(tonumber(st[2]) or 0, upto + KEEP)
-local writes = {}
-if upto > (tonumber(st[1]) or 0) then writes[#writes + 1] = 'next'; writes[#writes + 1] = upto end
-if newExp then writes[#writes + 1] = 'exp'; writes[#writes + 1] = newExp end
-if #writes > 0 then redis.call('HSET', chat, unpack(writes)) end
-if newExp then expireAt(chat, newExp, now) end
+local raw = global and redis.call('MGET', chat, global) or {redis.call('GET', chat)}
+local st = fields(raw[1])
+local newExp = pushOut(num(st[2]), upto + KEEP)
+local dirty = false
+if upto > num(st[1]) then st[1] = upto; dirty = true end
+if newExp then st[2] = newExp; dirty = true end
 if st[3] == ARGV[3] then
-  redis.call('HDEL', chat, 'lh', 'lend')
+  st[3] = ''
+  st[4] = ''
+  dirty = true
   local unused = tonumber(ARGV[4])
-  if global and unused > 0 then
-    local g = redis.call('HMGET', global, 'tati', 'tat', 'act')
+  if global and unused > 0 and raw[2] then
+    local g = fields(raw[2])
     local Ti, T = tonumber(ARGV[5]), tonumber(ARGV[6])
-    redis.call('HSET', global,
-      'tati', math.max(now, (tonumber(g[1]) or 0) - unused * Ti),
-      'tat', math.max(now, (tonumber(g[2]) or 0) - unused * T),
-      'act', math.max(now, (tonumber(g[3]) or 0) - unused * T))
+    g[2] = math.max(now, num(g[2]) - unused * Ti)
+    g[1] = math.max(now, num(g[1]) - unused * T)
+    g[3] = math.max(now, num(g[3]) - unused * T)
+    redis.call('SET', global, pack(g, 5), 'KEEPTTL')
   end
 end
+if dirty then redis.call('SET', chat, pack(st, 5), 'KEEPTTL') end
+if newExp then expireAt(chat, newExp, now) end
 return upto
 `;

@@ -34,11 +34,12 @@
  * When Redis does not answer, slots come from the in-process gate (fail open:
  * replies keep their local pacing rather than freezing) and that is logged once.
  *
- * Keys (P = prefix, C = chat key, G = global key, both escaped like queue keys):
- *   P:rate:chat:C        hash: next (earliest next grant), blk (until when its last 429 blocked it), exp (when
- *                        the hash expires), lh and lend (the process holding credits in the chat, and until when)
- *   P:rate:global:G      hash: tat (reservations), act (real grants), tati (intermediates' bucket), blocked, exp
- *   P:rate:global:G:429  zset: chats that got a 429 lately (to recognise a bot-wide flood)
+ * Keys (P = prefix, C = chat key, G = global key, both escaped like queue keys), each state one string of
+ * '|'-joined fields, so a script reads a chat's and its budget's in one MGET and writes each with one SET:
+ *   P:rate:c:C        next (earliest next grant) | exp (when the key expires) | lh and lend (the process holding
+ *                     credits in the chat, and until when) | blk (until when its last 429 blocked it)
+ *   P:rate:g:G        tat (reservations) | tati (intermediates' bucket) | act (real grants) | blocked | exp
+ *   P:rate:g:G:429    zset: chats that got a 429 lately (to recognise a bot-wide flood)
  */
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
