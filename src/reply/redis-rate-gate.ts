@@ -95,8 +95,8 @@ export interface RedisRateGateOptions {
   /** Called for every granted slot. */
   onGrant?(grant: RateGrant): void;
   /**
-   * Intermediates take credits for about this long at once (default 2 s): one round trip gives a chat
-   * `creditWindowMs / interval` slots (at most `maxCredits`, default 8), used without asking Redis again.
+   * Intermediates take credits for about this long at once (default 3 s): one round trip gives a chat
+   * `creditWindowMs / interval` slots (at most `maxCredits`, default 12), used without asking Redis again.
    */
   creditWindowMs?: number;
   /** See `creditWindowMs`. */
@@ -312,8 +312,8 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
 
   const holder = randomUUID();
   const credits = createCreditBook();
-  const creditWindowMs = opts.creditWindowMs ?? 2000;
-  const maxCredits = Math.max(1, Math.floor(opts.maxCredits ?? 8));
+  const creditWindowMs = opts.creditWindowMs ?? 3000;
+  const maxCredits = Math.max(1, Math.floor(opts.maxCredits ?? 12));
   const gateClock = gateClockOf(redis, localNow);
   /** `now` for a script: the given clock, or the gate's clock from its last TIME reading ('' : the script reads TIME). */
   const clock = (): string => {
