@@ -1,7 +1,7 @@
 /**
  * Proof of life of the attempt answering a job, shared by every worker process
- * (`P:runner:J`, a hash: `id` of the run and `proc`, the process running it; `P:beat:PROC`, that
- * process's beat counter).
+ * (the job's record: `id` of the run and `proc`, the process running it, in a hash `P:runner:J` of its own
+ * or in a hash the caller names, such as the job's journal; `P:beat:PROC`, that process's beat counter).
  *
  * Why BullMQ's lock is not enough: when Redis is away for longer than the lock (or a
  * process stalls), the lock expires while the attempt keeps streaming (the model and

@@ -143,6 +143,8 @@ function bucketTimings(windowMs: number, burst: number, defaultShare: number): (
       // Exact, not rounded up to whole ms: the scripts keep fractional bucket times and grant whole ms.
       const T = windowMs / Math.max(1, budget.perSecond - burst);
       const Ti = T / Math.min(1, Math.max(0.05, share));
+      // The intermediates' own bucket lets two go back to back too (else one asking within Ti of the last
+      // takes a second round trip for a wait of a few ms); the bot-wide bucket (T, tau) bounds every window.
       t = { T, tau: (burst - 1) * T, Ti, taui: Ti };
       timings.set(memo, t);
     }
