@@ -5,8 +5,9 @@ export default defineConfig({
   test: {
     include: ["test/browser/**/*.test.ts"],
     globalSetup: ["test/support/redis-global-setup.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Above the browser's launch timeout (test/browser/chromium.ts) plus the steps of a case.
+    testTimeout: 90_000,
+    hookTimeout: 90_000,
     pool: "forks",
     maxWorkers: 1,
   },
