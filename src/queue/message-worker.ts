@@ -103,9 +103,7 @@ function journalRunners(redis: Redis, opts: MessageWorkerOptions, beatMs: number
     redis,
     prefix: opts.prefix,
     beatMs,
-    recordKey: queueKeys(opts.prefix).journal,
-    sharedRecord: true,
-    recordTtlMs: (opts.journalTtlSeconds ?? DEFAULT_JOURNAL_TTL_SECONDS) * 1000,
+    sharedRecord: { key: queueKeys(opts.prefix).journal, ttlMs: (opts.journalTtlSeconds ?? DEFAULT_JOURNAL_TTL_SECONDS) * 1000 },
     onError: (error) => log.warn({ err: errorSummary(error) }, "runner heartbeat failed"),
   });
   const claimRunner = async (jobId: string) => {
@@ -205,7 +203,7 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
       return "not-head";
     }
     if (!opened.final) {
-      if (opened.runner.id && (await runners.othersAlive(jobId, opened.runner))) {
+      if (await runners.othersAlive(jobId, opened.runner)) {
         // An earlier run (in this process or another) still answers it: its lock expired, e.g. while Redis was
         // away, and BullMQ handed the job out again. A second run would answer twice. Look again later; by then
         // it has finished (not the head any more) or stopped beating (died: this process takes over).

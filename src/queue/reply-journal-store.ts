@@ -6,6 +6,7 @@
  */
 import type { Redis } from "ioredis";
 import type { ReplyJournal } from "../contracts/reply-journal.js";
+import type { RunnerRecord } from "./runner-heartbeat.js";
 import { queueKeys } from "../redis/keys.js";
 import { redisScript } from "../redis/script.js";
 
@@ -30,7 +31,7 @@ export interface OpenedJournal {
   failures: number;
   journal: ReplyJournal;
   /** The runner record kept in the journal's hash (fields `id`, `proc`: runner-heartbeat.ts), if any. */
-  runner: { id: string | null; proc: string | null };
+  runner: RunnerRecord;
 }
 
 /** Loads and finalises the reply journals of jobs. */

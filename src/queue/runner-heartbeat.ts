@@ -69,21 +69,18 @@ export function createRunnerHeartbeat(opts: {
   /** Lifetime of a record without beats: longer than any Redis outage worth riding out. Default 1 h. */
   ttlMs?: number;
   /**
-   * Where a job's record lives (default `P:runner:J`, a hash of its own). A hash shared with other fields
-   * (the job's journal: its HMGET then reads the record too) sets `sharedRecord`: the claim gives the hash
-   * `recordTtlMs` of life, and a release blanks `id` rather than deleting the hash.
+   * Keep each job's record in a hash shared with other fields (the job's journal: its HMGET then reads the
+   * record too) instead of `P:runner:J`: the claim gives that hash `ttlMs` of life (its own lifetime), and a
+   * release blanks `id` rather than deleting the hash.
    */
-  recordKey?: (jobId: string) => string;
-  sharedRecord?: boolean;
-  /** Lifetime the claim gives the record's hash (default `ttlMs`): a shared hash's own (the journal's). */
-  recordTtlMs?: number;
+  sharedRecord?: { key(jobId: string): string; ttlMs: number };
   onError?: (error: unknown) => void;
 }): RunnerHeartbeat {
   const keys = queueKeys(opts.prefix);
-  const recordKey = opts.recordKey ?? keys.runner;
+  const recordKey = opts.sharedRecord?.key ?? keys.runner;
   const shared = opts.sharedRecord ? "1" : "0";
   const ttlMs = opts.ttlMs ?? 3_600_000;
-  const recordTtlMs = opts.recordTtlMs ?? ttlMs;
+  const recordTtlMs = opts.sharedRecord?.ttlMs ?? ttlMs;
   const onError = opts.onError ?? (() => undefined);
   const { redis } = opts;
 

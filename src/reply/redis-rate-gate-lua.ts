@@ -49,6 +49,17 @@ local function pack(t, n)
   end
   return table.concat(out, '|')
 end
+-- A chat's state and, when there is a budget, the budget's (its raw value too: false when it is missing), in one read.
+local function readStates(chat, global)
+  if not global then return fields(redis.call('GET', chat)), {}, false end
+  local raw = redis.call('MGET', chat, global)
+  return fields(raw[1]), fields(raw[2]), raw[2]
+end
+-- Writes a state, keeping the key's expiry, or giving it the new one when it moved.
+local function store(key, t, newExp, now)
+  redis.call('SET', key, pack(t, 5), 'KEEPTTL')
+  if newExp then expireAt(key, newExp, now) end
+end
 local function extend(key, ms)
   ms = math.ceil(ms)
   if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
@@ -64,8 +75,7 @@ local ticket = tonumber(ARGV[5])
 local T, tau, Ti, taui = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local chat, global = KEYS[1], KEYS[2]
 
-local raw = global and redis.call('MGET', chat, global) or {redis.call('GET', chat)}
-local st = fields(raw[1])
+local st, g = readStates(chat, global)
 local storedNext = num(st[1])
 local nextAt = storedNext
 -- A final coming back to a chat it holds (see ACQUIRE): the chat is free for it from the held time, even
@@ -86,22 +96,19 @@ local function put(index, value) st[index] = value; chatDirty = true end
 local function saveChat(untilAt)
   local newExp = pushOut(exp, untilAt)
   if newExp then put(2, newExp) end
-  if chatDirty then redis.call('SET', chat, pack(st, 5), 'KEEPTTL') end
-  if newExp then expireAt(chat, newExp, now) end
+  if chatDirty then store(chat, st, newExp, now) end
 end
 
 -- tat: reservations (the order finals go in; intermediates are charged here too, so finals queue
 -- behind what was really used); act: the grants as they happen, which is what the platform counts.
 -- Read with the chat's state (the same MGET).
-local g = fields(raw[2])
 local tat, tati, act, gblocked, gexp = num(g[1]), num(g[2]), num(g[3]), num(g[4]), num(g[5])
 local globalDirty = false
 local function saveGlobal()
   if not globalDirty then return end
   local newExp = pushOut(gexp, math.max(tat, tati, act, gblocked) + KEEP)
   if newExp then gexp = newExp end
-  redis.call('SET', global, pack({tat, tati, act, gblocked, gexp}, 5), 'KEEPTTL')
-  if newExp then expireAt(global, newExp, now) end
+  store(global, {tat, tati, act, gblocked, gexp}, newExp, now)
 end
 
 -- A slot for the time given (now, or later for a final): the chat's next request comes one interval after it.
@@ -191,7 +198,7 @@ export const UNGRANT = `${CLOCK}
 local st = fields(redis.call('GET', KEYS[1]))
 if num(st[1]) ~= tonumber(ARGV[1]) then return 0 end
 st[1] = tonumber(ARGV[2]) > 0 and ARGV[2] or ''
-redis.call('SET', KEYS[1], pack(st, 5), 'KEEPTTL')
+store(KEYS[1], st, nil)
 return 1
 `;
 
@@ -253,8 +260,7 @@ local newExp = pushOut(num(st[2]), upto + KEEP)
 st[5] = math.max(upto, num(st[5]))
 if upto > num(st[1]) then st[1] = upto end
 if newExp then st[2] = newExp end
-redis.call('SET', chat, pack(st, 5), 'KEEPTTL')
-if newExp then expireAt(chat, newExp, now) end
+store(chat, st, newExp, now)
 if global then
   local window = tonumber(ARGV[4])
   redis.call('ZADD', recent, now, ARGV[3])
@@ -265,8 +271,7 @@ if global then
     local gExp = pushOut(num(g[5]), upto + KEEP)
     if upto > num(g[4]) then g[4] = upto end
     if gExp then g[5] = gExp end
-    redis.call('SET', global, pack(g, 5), 'KEEPTTL')
-    if gExp then expireAt(global, gExp, now) end
+    store(global, g, gExp, now)
   end
 end
 return upto
@@ -281,8 +286,7 @@ export const RELEASE = `${CLOCK}
 local now = clock(ARGV[1])
 local upto = now + tonumber(ARGV[2])
 local chat, global = KEYS[1], KEYS[2]
-local raw = global and redis.call('MGET', chat, global) or {redis.call('GET', chat)}
-local st = fields(raw[1])
+local st, g, budgetThere = readStates(chat, global)
 local newExp = pushOut(num(st[2]), upto + KEEP)
 local dirty = false
 if upto > num(st[1]) then st[1] = upto; dirty = true end
@@ -292,16 +296,14 @@ if st[3] == ARGV[3] then
   st[4] = ''
   dirty = true
   local unused = tonumber(ARGV[4])
-  if global and unused > 0 and raw[2] then
-    local g = fields(raw[2])
+  if budgetThere and unused > 0 then
     local Ti, T = tonumber(ARGV[5]), tonumber(ARGV[6])
     g[2] = math.max(now, num(g[2]) - unused * Ti)
     g[1] = math.max(now, num(g[1]) - unused * T)
     g[3] = math.max(now, num(g[3]) - unused * T)
-    redis.call('SET', global, pack(g, 5), 'KEEPTTL')
+    store(global, g, nil)
   end
 end
-if dirty then redis.call('SET', chat, pack(st, 5), 'KEEPTTL') end
-if newExp then expireAt(chat, newExp, now) end
+if dirty then store(chat, st, newExp, now) end
 return upto
 `;

@@ -90,7 +90,7 @@ describe("runner heartbeat", () => {
 
   it("keeps the record in a hash it shares (the job's journal): gives it its lifetime, and releases by blanking the id", async () => {
     const shared = (redis: Redis) =>
-      createRunnerHeartbeat({ redis, prefix: t.prefix, beatMs: BEAT_MS, recordKey: (job) => `${t.prefix}:journal:${job}`, sharedRecord: true, recordTtlMs: 86_400_000 });
+      createRunnerHeartbeat({ redis, prefix: t.prefix, beatMs: BEAT_MS, sharedRecord: { key: (job) => `${t.prefix}:journal:${job}`, ttlMs: 86_400_000 } });
     const redisA = new Redis(t.url, { maxRetriesPerRequest: null });
     const redisB = new Redis(t.url, { maxRetriesPerRequest: null });
     connections.push(redisA, redisB);
