@@ -32,6 +32,15 @@ describe("parseBenchArgs", () => {
     expect(parseBenchArgs(["--bots-in-process"]).botsInProcess).toBe(true);
   });
 
+  it("warms up with 100 conversations (10 with --quick), any number with --warm-up, none with 0", () => {
+    expect(DEFAULT_OPTIONS.warmUpConversations).toBe(100);
+    expect(parseBenchArgs(["--quick"]).warmUpConversations).toBe(10);
+    expect(parseBenchArgs(["--warm-up", "30"]).warmUpConversations).toBe(30);
+    expect(parseBenchArgs(["--quick", "--warm-up", "0"]).warmUpConversations).toBe(0);
+    expect(() => parseBenchArgs(["--warm-up", "-1"])).toThrow(/--warm-up needs a whole number/);
+    expect(() => parseBenchArgs(["--warm-up"])).toThrow(/--warm-up needs a whole number/);
+  });
+
   it("refuses what it does not know, with the usage", () => {
     expect(() => parseBenchArgs(["--levels", "ten"])).toThrow(/positive whole number[\s\S]*usage/);
     expect(() => parseBenchArgs(["--fast"])).toThrow(/unknown option --fast/);

@@ -20,6 +20,11 @@ export interface BenchOptions {
   /** Chat kinds the levels' conversations rotate over (one kind alone separates its CPU per reply). */
   kinds: ChatKind[];
   /**
+   * Conversations of the unreported wave that runs after the idle sample and before the first level, with
+   * the levels' answers and kinds, so the levels measure code V8 has already compiled (0: none).
+   */
+  warmUpConversations: number;
+  /**
    * Run the bots role inside the benchmark process instead of its own process (the default),
    * where its CPU and memory cannot be told from the fakes'.
    */
@@ -45,13 +50,14 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   privateRedis: false,
   redisMonitor: false,
   kinds: [...KINDS],
+  warmUpConversations: 100,
   botsInProcess: false,
   roles: "auto",
   quick: false,
 };
 
 /** `--quick`: levels 1 and 10 with short answers, for a run in well under a minute. */
-const QUICK: Partial<BenchOptions> = { levels: [1, 10], answerWords: 60, largeLevelWords: 60, rampMs: 500, quick: true };
+const QUICK: Partial<BenchOptions> = { levels: [1, 10], answerWords: 60, largeLevelWords: 60, rampMs: 500, warmUpConversations: 10, quick: true };
 
 export const USAGE = `usage: npm run bench -- [options]
   --levels 1,10,100,500   concurrent conversations per level
@@ -63,6 +69,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --private-redis         start a private redis-server for exact command counts
   --redis-monitor         split Redis commands into round trips and Lua-script internals (MONITOR)
   --kinds K,K             chat kinds to rotate over: tg-private, tg-group, discord (default all three)
+  --warm-up N             conversations of the unreported JIT warm-up wave before the first level
+                          (default 100, 10 with --quick; 0 for none: the levels then pay for compiling)
   --bots-process          run the bots role as its own process (the default: its CPU and RSS are measured)
   --bots-in-process       run the bots role inside this process (no CPU or RSS figure of its own)
   --roles auto|tsx|DIR    role processes from dist/ when it is current (auto), src/ through tsx,
@@ -112,6 +120,13 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       case "--kinds":
         options.kinds = parseKinds(argv[++i]);
         break;
+      case "--warm-up": {
+        const value = argv[++i];
+        const n = Number(value);
+        if (!value || !Number.isInteger(n) || n < 0) throw new Error(`--warm-up needs a whole number (0 for none)\n${USAGE}`);
+        options.warmUpConversations = n;
+        break;
+      }
       case "--bots-process":
         options.botsInProcess = false;
         break;

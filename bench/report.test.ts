@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { IdleFigures, KindFigures, LevelFigures } from "./level-figures.js";
-import { cpuPerReplyMet, formatIdle, formatLevel, formatVerdicts } from "./report.js";
+import { cpuPerReplyMet, formatIdle, formatLevel, formatVerdicts, formatWarmUp } from "./report.js";
 
 const MB = 1024 * 1024;
 
@@ -174,6 +174,18 @@ describe("the idle sample", () => {
     expect(formatIdle(idle(undefined))).toContain("bots      in the benchmark process: no RSS of its own ?");
     expect(formatVerdicts([], idle(undefined))).toBe(
       "Targets: 0 of 0 met, 1 not measurable in this run.\n  ? idle: bots role idle RSS not measured: it ran in the benchmark process (target ≤ 100)",
+    );
+  });
+});
+
+describe("the warm-up wave", () => {
+  it("shows its CPU per reply by role, as context and never as a level", () => {
+    const line = formatWarmUp({ conversations: 100, kinds: ["tg-private"], answerWords: 300, workerCpuMicros: 5_520_000, botsCpuMicros: 610_000 });
+    expect(line).toBe(
+      "warm-up   100 conversations (Telegram private (drafts)) · 300-word answers · not a level: 55.2 ms worker + 6.1 bots CPU per reply while V8 compiles the hot paths (a new process pays this once)",
+    );
+    expect(formatWarmUp({ conversations: 10, kinds: ["tg-private", "discord"], answerWords: 60, workerCpuMicros: 300_000 })).toContain(
+      "10 conversations (Telegram private (drafts), Discord channel) · 60-word answers · not a level: 30.0 ms worker (worker only) CPU per reply",
     );
   });
 });

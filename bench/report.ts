@@ -5,6 +5,7 @@
  * terminal and in a CI log.
  */
 import { KIND_NAMES, TARGETS, limitAt, type CpuPerReply, type IdleFigures, type IdleSample, type KindFigures, type LevelFigures, type LevelLimit } from "./level-figures.js";
+import type { ChatKind } from "./conversation-figures.js";
 
 const MB = 1024 * 1024;
 const LABEL = 33;
@@ -255,6 +256,26 @@ export function formatIdle(idle: IdleFigures): string {
       ? `bots      ${idleSampleText(idle.bots, ` ${mark(mb(idle.bots.rssBytes), limit)} (≤ ${limit})`)}`
       : `bots      in the benchmark process: no RSS of its own ? (≤ ${limit}; run without --bots-in-process)`,
   ].join("\n");
+}
+
+/** What the unreported JIT warm-up wave cost: a cold process pays this once, the levels after it do not. */
+export interface WarmUpFigures {
+  conversations: number;
+  kinds: readonly ChatKind[];
+  answerWords: number;
+  /** CPU of each role process over the wave, in µs (bots undefined when it runs in the benchmark process). */
+  workerCpuMicros: number;
+  botsCpuMicros?: number;
+}
+
+/** The line of the warm-up wave (context only: no target is judged on it). */
+export function formatWarmUp(w: WarmUpFigures): string {
+  const perReply = (micros: number) => (micros / 1000 / Math.max(1, w.conversations)).toFixed(1);
+  const bots = w.botsCpuMicros !== undefined ? ` + ${perReply(w.botsCpuMicros)} bots` : " (worker only)";
+  return (
+    `warm-up   ${w.conversations} conversations (${w.kinds.map((kind) => KIND_NAMES[kind]).join(", ")}) · ${w.answerWords}-word answers · not a level: ` +
+    `${perReply(w.workerCpuMicros)} ms worker${bots} CPU per reply while V8 compiles the hot paths (a new process pays this once)`
+  );
 }
 
 /** The closing list of targets not met (and not measurable), the idle sample first, then level by level. */

@@ -20,7 +20,7 @@ import { KINDS, type ChatKind } from "./conversation-figures.js";
 import { KIND_NAMES, kindFigures, levelFigures, modelPace, planLevel, type IdleFigures, type IdleSample, type LevelFigures } from "./level-figures.js";
 import { benchModelHandler } from "./model-script.js";
 import { startModelTap, type ModelTap } from "./model-tap.js";
-import { formatIdle, formatLevel, formatVerdicts } from "./report.js";
+import { formatIdle, formatLevel, formatVerdicts, formatWarmUp } from "./report.js";
 import { formatProfileSummary } from "./cpu-profile-summary.js";
 import type { ProbeReply } from "./probe-protocol.js";
 import { deployedNodeFlags } from "./deployed-node-flags.js";
@@ -125,6 +125,7 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
 
     printHeader(options, redis, concurrency, entry, nodeFlags);
     process.stdout.write(`\n${formatIdle(idle)}\n`);
+    if (options.warmUpConversations > 0) await warmUpJit(context, options, newConversations);
     const results: LevelFigures[] = [];
     const trace: TraceEntry[] = [];
     for (const [index, level] of options.levels.entries()) {
@@ -142,6 +143,32 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
     process.off("SIGINT", interrupted);
     await cleanup();
   }
+}
+
+/**
+ * One unreported wave with the levels' answers and kinds, after the idle sample: V8 compiles the worker's
+ * hot paths (per token, per request) only once they have run often, and a first wave of 100 conversations
+ * spends about a fifth of its CPU doing so. A worker serves for days; the levels measure what it costs
+ * then, and this wave's line shows what a new process pays once.
+ */
+async function warmUpJit(
+  context: WaveContext,
+  options: BenchOptions,
+  newConversations: (kinds: readonly ChatKind[], words: number) => BenchConversation[],
+): Promise<void> {
+  const count = options.warmUpConversations;
+  progress(`warming up V8 (${count} conversations, not reported)…`);
+  const kinds = Array.from({ length: count }, (_, i) => options.kinds[i % options.kinds.length] as ChatKind);
+  const wave = await runWave(context, newConversations(kinds, options.answerWords), options.answerWords);
+  if (wave.unfinished.length > 0) throw new Error(`${wave.unfinished.length} warm-up answers did not arrive; worker output:\n${context.worker.tail()}`);
+  const figures = {
+    conversations: count,
+    kinds: options.kinds,
+    answerWords: options.answerWords,
+    workerCpuMicros: wave.worker.cpuMicros,
+    ...(wave.botsProcess ? { botsCpuMicros: wave.botsProcess.cpuMicros } : {}),
+  };
+  process.stdout.write(`${formatWarmUp(figures)}\n`);
 }
 
 /** The roles at rest: a settle after the warm-up, then two full GCs and a sample in each role process. */
