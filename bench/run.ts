@@ -51,7 +51,8 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
   process.once("SIGINT", interrupted);
   try {
     const plans = options.levels.map((level) => planLevel(level, options.kinds));
-    const discordChannels = 1 + plans.flat(2).filter((kind) => kind === "discord").length;
+    const warmUpKinds = warmUpPlan(options);
+    const discordChannels = 1 + [...plans.flat(2), ...warmUpKinds].filter((kind) => kind === "discord").length;
     const prefix = `bench-${randomBytes(4).toString("hex")}`;
 
     const redis: BenchRedis = await openBenchRedis({ url: redisUrl, privateServer: options.privateRedis });
@@ -125,7 +126,7 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
 
     printHeader(options, redis, concurrency, entry, nodeFlags);
     process.stdout.write(`\n${formatIdle(idle)}\n`);
-    if (options.warmUpConversations > 0) await warmUpJit(context, options, newConversations);
+    if (warmUpKinds.length > 0) await warmUpJit(context, options, newConversations(warmUpKinds, options.answerWords));
     const results: LevelFigures[] = [];
     const trace: TraceEntry[] = [];
     for (const [index, level] of options.levels.entries()) {
@@ -151,15 +152,10 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
  * spends about a fifth of its CPU doing so. A worker serves for days; the levels measure what it costs
  * then, and this wave's line shows what a new process pays once.
  */
-async function warmUpJit(
-  context: WaveContext,
-  options: BenchOptions,
-  newConversations: (kinds: readonly ChatKind[], words: number) => BenchConversation[],
-): Promise<void> {
-  const count = options.warmUpConversations;
+async function warmUpJit(context: WaveContext, options: BenchOptions, conversations: BenchConversation[]): Promise<void> {
+  const count = conversations.length;
   progress(`warming up V8 (${count} conversations, not reported)…`);
-  const kinds = Array.from({ length: count }, (_, i) => options.kinds[i % options.kinds.length] as ChatKind);
-  const wave = await runWave(context, newConversations(kinds, options.answerWords), options.answerWords);
+  const wave = await runWave(context, conversations, options.answerWords);
   if (wave.unfinished.length > 0) throw new Error(`${wave.unfinished.length} warm-up answers did not arrive; worker output:\n${context.worker.tail()}`);
   const figures = {
     conversations: count,
@@ -169,6 +165,11 @@ async function warmUpJit(
     ...(wave.botsProcess ? { botsCpuMicros: wave.botsProcess.cpuMicros } : {}),
   };
   process.stdout.write(`${formatWarmUp(figures)}\n`);
+}
+
+/** The chat kinds of the JIT warm-up wave's conversations: the levels' kinds in turn. */
+function warmUpPlan(options: BenchOptions): ChatKind[] {
+  return Array.from({ length: options.warmUpConversations }, (_, i) => options.kinds[i % options.kinds.length] as ChatKind);
 }
 
 /** The roles at rest: a settle after the warm-up, then two full GCs and a sample in each role process. */

@@ -32,10 +32,10 @@ export function pacingGlobalFor(chatKey: string): GlobalBudget | undefined {
 }
 
 /**
- * Whether a pacing key's intermediates may take credits (several slots per round trip, reserved ahead):
- * only drafts, whose budget no final draws on. Finals share every message lane's budget, and their
- * reservations would queue behind credits reserved ahead.
+ * Whether a pacing key's lane is paced in each worker process at its share of the lane's bot-wide budget, with
+ * no Redis round trip per request: only drafts, whose every request is an intermediate (no final draws on their
+ * budget). Message lanes keep one queue in Redis, where finals go ahead of every process's edits.
  */
-export function pacingTakesCredits(chatKey: string): boolean {
+export function pacingInProcessShare(chatKey: string): boolean {
   return parsePacingKey(chatKey).lane === "draft";
 }

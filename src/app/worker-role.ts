@@ -30,7 +30,7 @@ import type { Metrics } from "../observability/metrics.js";
 import { createJobOutcomes } from "../observability/job-outcomes.js";
 import { meteredDiscordFetch } from "../adapters/discord/discord-request-meter.js";
 import { createQueueDepthSource } from "../observability/queue-depth.js";
-import { pacingGlobalFor, pacingTakesCredits, pacingIntervalFor } from "./pacing.js";
+import { pacingGlobalFor, pacingInProcessShare, pacingIntervalFor } from "./pacing.js";
 import { redisOptions } from "../redis/connection.js";
 import { conversationMemoryFor } from "./conversation-memory.js";
 import { Redis as RedisClient } from "ioredis";
@@ -92,7 +92,7 @@ export async function startWorkerRole(
     prefix: config.KEY_PREFIX,
     intervalFor: pacingIntervalFor(discordPorts),
     globalFor: pacingGlobalFor,
-    creditsFor: pacingTakesCredits,
+    processShareFor: pacingInProcessShare,
     logger,
   });
   // Last line of defence: whatever the model writes, no token or key of ours reaches a chat.

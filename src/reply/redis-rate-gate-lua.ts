@@ -5,7 +5,7 @@
 
 /**
  * Shared Lua helpers. A chat's state and a budget's state are each one string of fields joined by '|'
- * (chat: next|exp|lh|lend|blk; budget: tat|tati|act|blocked|exp), so a script reads both in one MGET and
+ * (chat: next|exp|-|-|blk, two fields unused; budget: tat|tati|act|blocked|exp), so a script reads both in one MGET and
  * writes each with one SET … KEEPTTL. Every key lives at least KEEP past the latest time it holds. Rather
  * than a PTTL and a PEXPIRE on every call, the state notes its own expiry (`exp`) and the expiry is pushed
  * out a further KEEP whenever it falls short, so a busy chat renews it about once a minute.
@@ -67,7 +67,7 @@ end
 `;
 
 
-/** What ACQUIRE and LEASE share: the chat's state and the bot-wide buckets. */
+/** ACQUIRE's reading of the chat's state and the bot-wide buckets. */
 const CHAT_STATE = `${CLOCK}
 local now = clock(ARGV[1])
 local interval = tonumber(ARGV[3])
@@ -82,15 +82,12 @@ local nextAt = storedNext
 -- if requests were placed after it meanwhile, unless a 429 blocked the chat since.
 local held = tonumber(ARGV[4])
 if held and storedNext >= held + interval and num(st[5]) <= held then nextAt = held end
-local holds = st[3] ~= nil and st[3] ~= ''
-local mine = holds and st[3] == ARGV[11]
-if holds and not mine then nextAt = math.max(nextAt, num(st[4])) end
--- Where the caller's own last request leaves the chat: the holder's credits are not in 'next', and a
--- request that completed promptly is not told to Redis on its own (its completion comes with the next one).
+-- Where the caller's own last request leaves the chat: a request that completed promptly is not told to
+-- Redis on its own (its completion comes with the next one).
 nextAt = math.max(nextAt, tonumber(ARGV[12]) or 0)
 local exp = num(st[2])
 
--- Chat fields (1 next, 2 exp, 3 lh, 4 lend, 5 blk) written once, at the end (with the expiry when it moves).
+-- Chat fields (1 next, 2 exp, 3 and 4 unused, 5 blk) written once, at the end (with the expiry when it moves).
 local chatDirty = false
 local function put(index, value) st[index] = value; chatDirty = true end
 local function saveChat(untilAt)
@@ -123,7 +120,7 @@ end
 
 /**
  * One slot, for a final or a lone intermediate. KEYS: chat state, [budget state]
- * ARGV: now|'', kind, interval, held|'', ticket|'', T, tau, Ti, taui, '', holder, the holder's own earliest next|''
+ * ARGV: now|'', kind, interval, held|'', ticket|'', T, tau, Ti, taui, '', '' (unused), the caller's own earliest next|''
  * Returns {1, at, the chat's 'next' before} (granted for `at`, now or later), {0, waitMs, ticket|-1}, or for
  * a final {0, waitMs, -2, held, the chat's 'next' before} (the chat is held for it from `held`: it comes
  * back then with `held`).
@@ -135,8 +132,6 @@ end
  * Only when its chat is busy for longer than the bot-wide queue does it take two: it holds the chat from
  * when it is free and comes back then for its place in the budget (the buckets cannot hold a reservation
  * that leaves a gap before it).
- * Another process's credits (`lh`, `lend`, see LEASE) hold the chat until they end; the holder's own final
- * goes ahead of them and ends them.
  */
 export const ACQUIRE = `${CHAT_STATE}
 if ARGV[2] == 'final' then
@@ -156,7 +151,6 @@ if ARGV[2] == 'final' then
     act = math.max(act, at) + T
     globalDirty = true
   end
-  if mine then put(3, ''); put(4, '') end
   return grant(at)
 end
 
@@ -203,50 +197,6 @@ return 1
 `;
 
 /**
- * Credits for intermediates. KEYS: chat state, [budget state]
- * ARGV: now|'', k, interval, '', '', T, tau, Ti, taui, '', holder, the holder's own earliest next|'', slack
- * Returns {1, start, now, credits} (the credits from start; fewer than k when the budget binds) or {0, waitMs, now}.
- */
-export const LEASE = `${CHAT_STATE}
-
--- Credits: k request slots in this chat, at start + j * interval, for this process (the holder) alone;
--- the chat is the holder's until lend. The bot-wide budget is charged for all k at once (intermediates'
--- bucket: k * Ti, so leases start at least that far apart) and refunded for credits left unused (RELEASE).
-local k = tonumber(ARGV[2])
-local holder = ARGV[11]
-local slack = tonumber(ARGV[13])
-if nextAt > now + interval then
-  -- Blocked (a 429), a final granted for later, or another process's credits: ask again then.
-  saveChat(0)
-  return {0, math.ceil(nextAt - now), now}
-end
-local start = math.max(now, nextAt)
-if global then
-  if gblocked > now then
-    saveChat(0)
-    return {0, math.ceil(gblocked - now), now}
-  end
-  -- After every lease already placed and never inside time finals have reserved.
-  start = math.ceil(math.max(start, tati - taui, tat - tau))
-  -- More than half an interval queued means the budget binds: then one credit per round trip, so every
-  -- streaming chat gets its turn often (a chat waits for all others' leases between two of its own).
-  if tati - now > math.max(k * Ti, interval / 2) then k = 1 end
-  tati = math.max(tati, start) + k * Ti
-  tat = math.max(tat, start) + k * T
-  act = math.max(act, start) + k * T
-  globalDirty = true
-end
--- The last credit may be used up to slack late; the chat is free one interval after that.
-local lend = start + (k - 1) * interval + slack + interval
-put(3, holder)
-put(4, lend)
-saveGlobal()
-saveChat(lend + KEEP)
-return {1, start, now, k}
-`;
-
-
-/**
  * KEYS: chat state, [budget state, recent-429 zset]
  * ARGV: now|'', retryAfterMs, chat key, flood window ms, flood chats
  */
@@ -278,32 +228,67 @@ return upto
 `;
 
 /**
- * The holder is done with a chat for now (its reply ended, or its final landed): the chat is free one
- * interval after now, and credits it had left in the future go back to the bot-wide budget.
- * KEYS: chat state, [budget state] · ARGV: now|'', interval, holder, unused credits, Ti, T
+ * A request that took long to complete frees its chat one interval after now (its completion, not its grant).
+ * KEYS: chat state · ARGV: now|'', interval
  */
 export const RELEASE = `${CLOCK}
 local now = clock(ARGV[1])
 local upto = now + tonumber(ARGV[2])
-local chat, global = KEYS[1], KEYS[2]
-local st, g, budgetThere = readStates(chat, global)
+local st = fields(redis.call('GET', KEYS[1]))
 local newExp = pushOut(num(st[2]), upto + KEEP)
 local dirty = false
 if upto > num(st[1]) then st[1] = upto; dirty = true end
 if newExp then st[2] = newExp; dirty = true end
-if st[3] == ARGV[3] then
-  st[3] = ''
-  st[4] = ''
-  dirty = true
-  local unused = tonumber(ARGV[4])
-  if budgetThere and unused > 0 then
-    local Ti, T = tonumber(ARGV[5]), tonumber(ARGV[6])
-    g[2] = math.max(now, num(g[2]) - unused * Ti)
-    g[1] = math.max(now, num(g[1]) - unused * T)
-    g[3] = math.max(now, num(g[3]) - unused * T)
-    store(global, g, nil)
-  end
-end
-if dirty then store(chat, st, newExp, now) end
+if dirty then store(KEYS[1], st, newExp, now) end
 return upto
 `;
+
+/**
+ * One worker process's share of a bot-wide budget whose lane every process paces by itself (drafts: no final
+ * draws on that budget). KEYS: the shares hash (field: process id, value: demand|published|until)
+ * ARGV: now|'', holder, demand, floor, capacity, ttlMs, headroom, windowMs
+ * Returns {allowance, available, total demand, now}.
+ *
+ * Budget units are grants in any window (the gate's 1 s plus its latency margin). Each process publishes what
+ * it wants (`demand`) and what it may be using (`published`): its allowance, or more while a larger one it
+ * held within the last window (`floor`) may still show in that window. Allowances never sum above the
+ * capacity: a process grows only into what the others do not publish, and shrinks at once.
+ * While the demands fit, each process gets what it wants plus `headroom` (chats starting there need no
+ * round trip); when they do not, each gets the capacity in proportion to its demand.
+ */
+export const SHARE = `${CLOCK}
+local now = clock(ARGV[1])
+local key, holder = KEYS[1], ARGV[2]
+local demand, floor, capacity = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local ttl, headroom, window = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local raw = redis.call('HGETALL', key)
+local total, held, gone = demand, 0, {}
+for i = 1, #raw, 2 do
+  if raw[i] ~= holder then
+    local f = fields(raw[i + 1])
+    if num(f[3]) <= now then gone[#gone + 1] = raw[i]
+    else
+      total = total + num(f[1])
+      held = held + num(f[2])
+    end
+  end
+end
+if #gone > 0 then redis.call('HDEL', key, unpack(gone)) end
+local target
+if demand == 0 then target = 0
+elseif total + headroom <= capacity then target = demand + headroom
+else target = math.floor(capacity * demand / total) end
+local available = math.max(0, capacity - held)
+local allowance = math.min(target, available)
+local published = math.max(allowance, floor)
+if published == 0 and demand == 0 then
+  redis.call('HDEL', key, holder)
+else
+  -- Idle, it lets go once its last window has passed; streaming, it renews well before others would drop it.
+  local untilAt = now + (demand == 0 and window or ttl)
+  redis.call('HSET', key, holder, demand .. '|' .. published .. '|' .. untilAt)
+  redis.call('PEXPIRE', key, ttl * 2)
+end
+return {allowance, available, total, now}
+`;
+

@@ -1,7 +1,7 @@
 /**
  * The rate gate shared by every worker process: one edit budget per chat and
  * one bot-wide budget per platform, kept in Redis and decided by Lua scripts
- * (one round trip per final, and one per few intermediates: see credits below).
+ * (one round trip per request), except lanes paced in the process (see shares below).
  *
  * Per chat: grants at least `intervalFor(chatKey)` apart, whichever process and
  * conversation asks. A final is granted in one round trip for the time its turn comes, and waits for it
@@ -21,12 +21,11 @@
  * so a slow chat never holds back another one: nobody waits on another chat beyond
  * the budget itself.
  *
- * Credits: an intermediate does not ask Redis for every request. One LEASE round trip gives this
- * process k slots in the chat (about `creditWindowMs` of them, spaced by the interval), charges the
- * bot-wide budget for all k at once, and holds the chat for the others until the last credit's time
- * has passed (`lh` holder, `lend`). The holder uses them locally, spaced from its own last request's
- * start and completion, tells Redis where it got to with its next LEASE, and gives unused credits
- * back (`release`, or its final, which ends them). Finals of other processes wait for `lend`.
+ * Shares: a lane whose every request is an intermediate (Telegram drafts, `processShareFor`) asks Redis
+ * nothing per request. Each process streams its chats there at their interval and, all together, at its
+ * share of the lane's bot-wide budget, agreed with the other processes a few times a second while it
+ * streams (budget-share.ts, share-lane.ts). A chat's requests there come from the one process answering
+ * it, and no final queues behind them, so there is nothing to order across processes per request.
  *
  * Waiting is a timer for as long as the script says; a 429 (`backoff`) blocks
  * the chat for every process, and 429s in several chats of one platform at
@@ -36,19 +35,21 @@
  *
  * Keys (P = prefix, C = chat key, G = global key, both escaped like queue keys), each state one string of
  * '|'-joined fields, so a script reads a chat's and its budget's in one MGET and writes each with one SET:
- *   P:rate:c:C        next (earliest next grant) | exp (when the key expires) | lh and lend (the process holding
- *                     credits in the chat, and until when) | blk (until when its last 429 blocked it)
+ *   P:rate:c:C        next (earliest next grant) | exp (when the key expires) | two fields no longer used (the
+ *                     holder of credits in earlier versions) | blk (until when its last 429 blocked it)
  *   P:rate:g:G        tat (reservations) | tati (intermediates' bucket) | act (real grants) | blocked | exp
  *   P:rate:g:G:429    zset: chats that got a 429 lately (to recognise a bot-wide flood)
+ *   P:rate:s:G        hash: each process's share of budget G, for lanes paced in the process (budget-share.ts)
  */
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { GlobalBudget } from "../contracts/platform-pacing.js";
 import { rateKeys } from "../redis/keys.js";
 import { redisScript } from "../redis/script.js";
-import { ACQUIRE, BACKOFF, LEASE, RELEASE, UNGRANT } from "./redis-rate-gate-lua.js";
+import { ACQUIRE, BACKOFF, RELEASE, UNGRANT } from "./redis-rate-gate-lua.js";
 import { createLocalRateGate, type RateGate, type RequestKind } from "./rate-gate.js";
-import { createCreditBook } from "./rate-credits.js";
+import { createBudgetShare } from "./budget-share.js";
+import { createShareLane, type ShareLane } from "./share-lane.js";
 import { abortableSleep } from "../shared/abortable-sleep.js";
 
 export type { GlobalBudget };
@@ -95,22 +96,15 @@ export interface RedisRateGateOptions {
   /** Called for every granted slot. */
   onGrant?(grant: RateGrant): void;
   /**
-   * Intermediates take credits for about this long at once (default 3 s): one round trip gives a chat
-   * `creditWindowMs / interval` slots (at most `maxCredits`, default 12), used without asking Redis again.
+   * Pacing keys whose lane is paced in each process at its share of the lane's bot-wide budget, with no round
+   * trip per request (default none): only lanes whose every request is an intermediate and whose chat is
+   * streamed by one process at a time (Telegram drafts). A lane whose budget finals share must queue in Redis.
    */
-  creditWindowMs?: number;
-  /** See `creditWindowMs`. */
-  maxCredits?: number;
-  /**
-   * Chats whose intermediates may take credits (default all). Credits reserve the bot-wide budget ahead,
-   * so a lane whose budget finals share (their reservations would queue behind the credits) should not.
-   */
-  creditsFor?(chatKey: string): boolean;
+  processShareFor?(chatKey: string): boolean;
 }
 
 const acquireScript = redisScript(ACQUIRE);
 const backoffScript = redisScript(BACKOFF);
-const leaseScript = redisScript(LEASE);
 const ungrantScript = redisScript(UNGRANT);
 const releaseScript = redisScript(RELEASE);
 
@@ -313,9 +307,6 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
   };
 
   const holder = randomUUID();
-  const credits = createCreditBook();
-  const creditWindowMs = opts.creditWindowMs ?? 3000;
-  const maxCredits = Math.max(1, Math.floor(opts.maxCredits ?? 12));
   const gateClock = gateClockOf(redis, localNow);
   /** `now` for a script: the given clock, or the gate's clock from its last TIME reading ('' : the script reads TIME). */
   const clock = (): string => {
@@ -323,10 +314,8 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
     const t = gateClock.now();
     return t === undefined ? "" : String(Math.round(t));
   };
-  /** Chats whose last request was granted by ACQUIRE (not a credit): its completion is told to Redis. */
+  /** Chats whose last request was granted by ACQUIRE: its completion is told to Redis. */
   const settleInRedis = new Map<string, number>();
-  /** One LEASE round trip at a time per chat: concurrent intermediates of this process share its answer. */
-  const renewing = new Map<string, Promise<number>>();
 
   const timingOf = (chatKey: string): { budget: GlobalBudget | undefined; timing: BucketTiming } => {
     const budget = opts.globalFor?.(chatKey);
@@ -337,70 +326,9 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
   const grantAt = () => localNow() + gateClock.offset;
   /** How late a slot granted for a given time may still be used (the window's latency margin covers it). */
   const slackOf = (interval: number) => (interval > 0 ? Math.min(Math.floor(interval / 2), marginMs) : marginMs);
-  /** Credits one LEASE gives: about `creditWindowMs` of the chat's slots (1: every request asks Redis). */
-  const creditsPerLease = (chatKey: string) => {
-    if (opts.creditsFor && !opts.creditsFor(chatKey)) return 1;
-    const interval = intervalOf(chatKey);
-    return Math.min(maxCredits, Math.max(1, interval > 0 ? Math.floor(creditWindowMs / interval) : maxCredits));
-  };
-
-  /** Asks Redis for credits; resolves with how long to wait before looking again (0: credits granted). */
-  const renew = (chatKey: string, signal?: AbortSignal): Promise<number> => {
-    const running = renewing.get(chatKey);
-    if (running) return running;
-    const interval = intervalOf(chatKey);
-    const count = creditsPerLease(chatKey);
-    const slack = slackOf(interval);
-    const { budget, timing } = timingOf(chatKey);
-    const keys = [chatHash(chatKey), ...(budget ? [globalHash(budget.key)] : [])];
-    const now = clock();
-    const args = [now, count, interval, "", "", timing.T, timing.tau, timing.Ti, timing.taui, "", holder, ownNextOf(chatKey), slack];
-    const sentAt = localNow();
-    const asked = call(() => leaseScript.run(redis, keys, args), signal).then((raw) => {
-      const reply = raw as [number, number, number, number];
-      if (now === "") gateClock.learn(reply[2], sentAt, localNow());
-      if (reply[0] !== 1) return Math.max(1, reply[1]);
-      credits.grant(chatKey, { start: reply[1] - gateClock.offset, count: reply[3], interval, slack });
-      return 0;
-    });
-    const tracked = asked.finally(() => renewing.delete(chatKey));
-    renewing.set(chatKey, tracked);
-    return tracked;
-  };
-
-  /** An intermediate: a credit of this process if one is due, else one LEASE round trip for the next ones. */
-  const intermediate = async (chatKey: string, startedAt: number, signal?: AbortSignal): Promise<void> => {
-    for (;;) {
-      const ms = quietWait(chatKey);
-      if (ms > 0) await abortableSleep(ms + QUIET_MARGIN_MS, signal);
-      const answer = credits.take(chatKey, localNow());
-      if (answer.kind === "now") {
-        settleInRedis.delete(chatKey);
-        opts.onGrant?.({ chatKey, kind: "intermediate", at: grantAt(), waitedMs: Date.now() - startedAt, shared: true });
-        return;
-      }
-      if (answer.kind === "wait") {
-        await abortableSleep(answer.ms, signal);
-        continue;
-      }
-      if (!usable()) return await fallback(chatKey, "intermediate", startedAt, signal);
-      let waitMs: number;
-      try {
-        waitMs = await renew(chatKey, signal);
-      } catch (error) {
-        if (signal?.aborted) throw signal.reason;
-        markDown(error);
-        return await fallback(chatKey, "intermediate", startedAt, signal);
-      }
-      markUp();
-      if (waitMs > 0) await abortableSleep(waitMs, signal);
-    }
-  };
-
-  /** Where this process's own last request leaves the chat (gate clock), for Redis, which does not see credits used. */
+  /** Where this process's own last request leaves the chat (gate clock), for Redis, which is not told of a prompt completion. */
   const ownNextOf = (chatKey: string): number | "" => {
-    const last = credits.lastStart(chatKey);
-    const at = Math.max(last === undefined ? 0 : last + intervalOf(chatKey), quiet.get(chatKey) ?? 0);
+    const at = quiet.get(chatKey) ?? 0;
     return at > 0 ? Math.round(at + gateClock.offset) : "";
   };
 
@@ -410,7 +338,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
     return true;
   };
 
-  /** One slot through Redis (finals; intermediates paced too slowly for credits): see the module comment. */
+  /** One slot through Redis (finals, and intermediates of lanes not paced in the process): see the module comment. */
   const slot = async (chatKey: string, kind: RequestKind, startedAt: number, signal?: AbortSignal): Promise<void> => {
     const { budget, timing } = timingOf(chatKey);
     const keys = [chatHash(chatKey), ...(budget ? [globalHash(budget.key)] : [])];
@@ -428,7 +356,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
       if (!usable()) return await fallback(chatKey, kind, startedAt, signal);
       let reply: [number, number, number, number?, number?];
       try {
-        const args = [clock(), kind, interval, hold?.at ?? "", ticket ?? "", timing.T, timing.tau, timing.Ti, timing.taui, "", holder, ownNextOf(chatKey)];
+        const args = [clock(), kind, interval, hold?.at ?? "", ticket ?? "", timing.T, timing.tau, timing.Ti, timing.taui, "", "", ownNextOf(chatKey)];
         reply = (await call(() => acquireScript.run(redis, keys, args), signal)) as typeof reply;
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
@@ -448,7 +376,6 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
           }
           if (grantAt() - at > lateMs && ungrant(chatKey, at + interval, reply[2])) continue;
         }
-        if (kind === "final") credits.drop(chatKey); // the final ended this process's credits in the chat
         settleInRedis.set(chatKey, localNow());
         opts.onGrant?.({ chatKey, kind, at, waitedMs: Date.now() - startedAt, shared: true });
         return;
@@ -464,48 +391,85 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
     }
   };
 
-  /** Frees the chat in Redis one interval after now, giving back credits this process will not use. */
-  const releaseChat = (chatKey: string, unused: number) => {
+  /** Frees the chat in Redis one interval after now. */
+  const releaseChat = (chatKey: string) => {
     if (!usable()) return;
-    const { budget, timing } = timingOf(chatKey);
-    const keys = [chatHash(chatKey), ...(budget ? [globalHash(budget.key)] : [])];
-    call(() => releaseScript.run(redis, keys, [clock(), intervalOf(chatKey), holder, unused, timing.Ti, timing.T])).then(markUp, markDown);
+    call(() => releaseScript.run(redis, [chatHash(chatKey)], [clock(), intervalOf(chatKey)])).then(markUp, markDown);
+  };
+
+  /** The lanes paced in this process, one per bot-wide budget (see the module comment). */
+  const lanes = new Map<string, ShareLane>();
+  const laneOf = (chatKey: string): ShareLane | undefined => {
+    if (!opts.processShareFor?.(chatKey)) return undefined;
+    const budget = opts.globalFor?.(chatKey);
+    if (!budget) return undefined;
+    let lane = lanes.get(budget.key);
+    if (lane) return lane;
+    const made: ShareLane = createShareLane({
+      share: () =>
+        createBudgetShare({
+          redis,
+          key: keys.shares(budget.key),
+          holder,
+          capacity: budget.perSecond,
+          windowMs,
+          // Two chats at the lane's pace may start here without a round trip.
+          minHeadroom: 2 * Math.ceil(windowMs / Math.max(1, intervalOf(chatKey))),
+          clock,
+          localNow,
+          call: (run) => call(run),
+          onChange: () => made.onShareChange(),
+          onError: markDown,
+          onAnswer: markUp,
+        }),
+      intervalFor: intervalOf,
+      windowMs,
+      localNow,
+      shared: () => !down && usable(),
+      floodChats,
+      floodWindowMs,
+    });
+    lanes.set(budget.key, made);
+    return made;
   };
 
   return {
     async acquire(chatKey, kind, signal) {
       if (signal?.aborted) throw signal.reason;
       const startedAt = Date.now();
-      if (kind === "intermediate" && creditsPerLease(chatKey) > 1) await intermediate(chatKey, startedAt, signal);
-      else await slot(chatKey, kind, startedAt, signal);
+      const lane = laneOf(chatKey);
+      if (!lane) return await slot(chatKey, kind, startedAt, signal);
+      await lane.acquire(chatKey, signal);
+      opts.onGrant?.({ chatKey, kind, at: grantAt(), waitedMs: Date.now() - startedAt, shared: !down });
     },
 
     settled(chatKey) {
       local.settled(chatKey);
+      const lane = laneOf(chatKey);
+      if (lane) return lane.settled(chatKey);
       quietUntil(chatKey, localNow() + intervalOf(chatKey));
-      // A credit's request is spaced locally (and told to Redis with the next LEASE). So is a slot's that
-      // completed within a tenth of the interval of its grant: it reached the platform about when granted,
-      // other processes space from the grant, and the interval's margin over the platform's limit covers the
-      // rest; this process's next request carries the completion to Redis. A slower one frees the chat now.
+      // A slot's request that completed within a tenth of the interval of its grant reached the platform about
+      // when granted: other processes space from the grant, and the interval's margin over the platform's limit
+      // covers the rest; this process's next request carries the completion to Redis. A slower one frees the
+      // chat now.
       const grantedAt = settleInRedis.get(chatKey);
       if (grantedAt === undefined) return;
       settleInRedis.delete(chatKey);
       if (localNow() - grantedAt <= intervalOf(chatKey) / 10) return;
-      releaseChat(chatKey, 0);
+      releaseChat(chatKey);
     },
 
     release(chatKey) {
-      const t = localNow();
-      if (!credits.holds(chatKey, t)) return;
-      const unused = credits.unused(chatKey, t);
-      credits.drop(chatKey);
-      releaseChat(chatKey, unused);
+      laneOf(chatKey)?.release(chatKey);
     },
 
     backoff(chatKey, retryAfterMs) {
       // The local gate learns it too, so pacing stays right if Redis goes away next.
       local.backoff(chatKey, retryAfterMs);
-      credits.drop(chatKey); // the chat is blocked: credits this process held in it are void
+      const lane = laneOf(chatKey);
+      // A lane paced in the process: its chat is streamed from here, and its flood is told to every process
+      // that gets one (the others' requests are their own).
+      if (lane) return lane.backoff(chatKey, retryAfterMs);
       quietUntil(chatKey, localNow() + Math.max(0, retryAfterMs));
       if (!usable()) return;
       const budget = opts.globalFor?.(chatKey);

@@ -1,6 +1,6 @@
 import { Api } from "grammy";
 import { describe, expect, it } from "vitest";
-import { pacingGlobalFor, pacingIntervalFor, pacingTakesCredits } from "../../src/app/pacing.js";
+import { pacingGlobalFor, pacingIntervalFor, pacingInProcessShare } from "../../src/app/pacing.js";
 import {
   TELEGRAM_DRAFT_INTERVAL_MS,
   TELEGRAM_GLOBAL_PER_SECOND,
@@ -12,12 +12,12 @@ import { createTelegramReplyPortFactory } from "../../src/adapters/telegram/tele
 import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import { inboundMessage } from "../support/inbound-message.js";
 
-describe("which lanes take credits from the shared gate", () => {
-  it("drafts do (no final draws on their budget); message lanes, whose finals share the budget, do not", () => {
-    expect(pacingTakesCredits(draftPacingKey(chatPacingKey("telegram", "1001")))).toBe(true);
-    expect(pacingTakesCredits(chatPacingKey("telegram", "1001"))).toBe(false);
-    expect(pacingTakesCredits(chatPacingKey("telegram", "-100200"))).toBe(false);
-    expect(pacingTakesCredits(chatPacingKey("discord", "123456789012345678"))).toBe(false);
+describe("which lanes are paced in each process at its share of the budget", () => {
+  it("drafts are (no final draws on their budget); message lanes, whose finals share the budget, are not", () => {
+    expect(pacingInProcessShare(draftPacingKey(chatPacingKey("telegram", "1001")))).toBe(true);
+    expect(pacingInProcessShare(chatPacingKey("telegram", "1001"))).toBe(false);
+    expect(pacingInProcessShare(chatPacingKey("telegram", "-100200"))).toBe(false);
+    expect(pacingInProcessShare(chatPacingKey("discord", "123456789012345678"))).toBe(false);
   });
 });
 
