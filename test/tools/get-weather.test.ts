@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { describe, expect } from "vitest";
 import { createGetWeatherTool, type WeatherReport } from "../../src/tools/get-weather.js";
 import { ToolError } from "../../src/tools/tool-error.js";
+import { createHttpTransport } from "../../src/shared/http-transport.js";
 import { e2eTest } from "../support/fixtures.js";
 
 const ctx = () => ({ signal: new AbortController().signal });
@@ -87,39 +88,47 @@ describe("get_weather", () => {
     expect(await toolError(tool.execute({ city: "Antarctica" }, ctx()))).toMatch(/^unknown city "Antarctica"/);
   });
 
-  e2eTest("server errors, bad JSON, timeouts and a dead backend each get their own short message", async ({ web }) => {
-    let mode: "500" | "garbage" | "empty" = "500";
-    const backend: Server = createServer((_req, res) => {
-      if (mode === "500") res.writeHead(500, { "content-type": "text/html" }).end("<h1>Internal Server Error</h1>");
-      else if (mode === "garbage") res.writeHead(200, { "content-type": "application/json" }).end("<html>oops</html>");
-      else res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ current_condition: [] }));
+  // The worker calls the backends through its node:http transport (tools-for-config.ts); the platform's fetch is the default.
+  const clients: [string, typeof fetch | undefined][] = [
+    ["the platform's fetch", undefined],
+    ["the node:http transport", createHttpTransport()],
+  ];
+  for (const [client, fetchFn] of clients) {
+    const withClient = fetchFn ? { fetch: fetchFn } : {};
+    e2eTest(`server errors, bad JSON, timeouts and a dead backend each get their own short message (${client})`, async ({ web }) => {
+      let mode: "500" | "garbage" | "empty" = "500";
+      const backend: Server = createServer((_req, res) => {
+        if (mode === "500") res.writeHead(500, { "content-type": "text/html" }).end("<h1>Internal Server Error</h1>");
+        else if (mode === "garbage") res.writeHead(200, { "content-type": "application/json" }).end("<html>oops</html>");
+        else res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ current_condition: [] }));
+      });
+      await new Promise<void>((r) => backend.listen(0, "127.0.0.1", r));
+      const base = `http://127.0.0.1:${(backend.address() as AddressInfo).port}`;
+      try {
+        const tool = createGetWeatherTool({ weatherApiBase: base, ...withClient });
+        expect(await toolError(tool.execute({ city: "Paris" }, ctx()))).toBe("weather service error: HTTP 500");
+        mode = "garbage";
+        expect(await toolError(tool.execute({ city: "Paris" }, ctx()))).toBe("weather service returned something that is not weather data");
+        mode = "empty";
+        expect(await toolError(tool.execute({ city: "Paris" }, ctx()))).toMatch(/^unknown city "Paris"/);
+      } finally {
+        backend.closeAllConnections();
+        await new Promise<void>((r) => backend.close(() => r()));
+      }
+      const dead = createGetWeatherTool({ weatherApiBase: `http://127.0.0.1:${await closedPort()}`, ...withClient });
+      expect(await toolError(dead.execute({ city: "Paris" }, ctx()))).toBe("weather service is unreachable (connection refused)");
+
+      web.setDelay("/", 2_000);
+      const slow = createGetWeatherTool({ weatherApiBase: web.url, timeoutMs: 200, ...withClient });
+      expect(await toolError(slow.execute({ city: "Beijing" }, ctx()))).toBe("weather service timed out after 0.2s");
     });
-    await new Promise<void>((r) => backend.listen(0, "127.0.0.1", r));
-    const base = `http://127.0.0.1:${(backend.address() as AddressInfo).port}`;
-    try {
-      const tool = createGetWeatherTool({ weatherApiBase: base });
-      expect(await toolError(tool.execute({ city: "Paris" }, ctx()))).toBe("weather service error: HTTP 500");
-      mode = "garbage";
-      expect(await toolError(tool.execute({ city: "Paris" }, ctx()))).toBe("weather service returned something that is not weather data");
-      mode = "empty";
-      expect(await toolError(tool.execute({ city: "Paris" }, ctx()))).toMatch(/^unknown city "Paris"/);
-    } finally {
-      backend.closeAllConnections();
-      await new Promise<void>((r) => backend.close(() => r()));
-    }
-    const dead = createGetWeatherTool({ weatherApiBase: `http://127.0.0.1:${await closedPort()}` });
-    expect(await toolError(dead.execute({ city: "Paris" }, ctx()))).toBe("weather service is unreachable (connection refused)");
 
-    web.setDelay("/", 2_000);
-    const slow = createGetWeatherTool({ weatherApiBase: web.url, timeoutMs: 200 });
-    expect(await toolError(slow.execute({ city: "Beijing" }, ctx()))).toBe("weather service timed out after 0.2s");
-  });
-
-  e2eTest("stops reading an oversized answer at the cap", async ({ web }) => {
-    const tool = createGetWeatherTool({ weatherApiBase: web.url, maxBytes: 1_000 });
-    // The j1 document is far larger than 1 KB: cut JSON does not parse, and the model is told so.
-    expect(await toolError(tool.execute({ city: "London" }, ctx()))).toBe("weather service returned something that is not weather data");
-  });
+    e2eTest(`stops reading an oversized answer at the cap (${client})`, async ({ web }) => {
+      const tool = createGetWeatherTool({ weatherApiBase: web.url, maxBytes: 1_000, ...withClient });
+      // The j1 document is far larger than 1 KB: cut JSON does not parse, and the model is told so.
+      expect(await toolError(tool.execute({ city: "London" }, ctx()))).toBe("weather service returned something that is not weather data");
+    });
+  }
 
   e2eTest("the schema refuses an empty city with a reason the model can act on", ({ web }) => {
     const tool = createGetWeatherTool({ weatherApiBase: web.url });
