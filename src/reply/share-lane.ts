@@ -77,13 +77,21 @@ export function createShareLane(opts: ShareLaneOptions): ShareLane {
     demand += (streaming ? 1 : -1) * unitsOf(chatKey);
     (share ??= opts.share()).want(demand);
   };
+  let sweptAt = -Infinity;
+  /** Chats quiet for long no longer count as streaming (a reply that never released its chat), and are forgotten when many. */
+  const sweep = (t: number) => {
+    sweptAt = t;
+    for (const [key, p] of chats) {
+      if (t - p.seenAt <= QUIET_MS || p.readyAt > t) continue;
+      setStreaming(key, p, false);
+      if (chats.size >= MAX_CHATS) chats.delete(key);
+    }
+  };
   const paceOf = (chatKey: string): ChatPace => {
     let pace = chats.get(chatKey);
     if (pace) return pace;
     const t = opts.localNow();
-    if (chats.size >= MAX_CHATS) {
-      for (const [key, p] of chats) if (t - p.seenAt > QUIET_MS && p.readyAt <= t) (setStreaming(key, p, false), chats.delete(key));
-    }
+    if (chats.size >= MAX_CHATS || t - sweptAt > QUIET_MS) sweep(t);
     pace = { readyAt: -Infinity, streaming: false, seenAt: t };
     chats.set(chatKey, pace);
     return pace;
@@ -129,9 +137,9 @@ export function createShareLane(opts: ShareLaneOptions): ShareLane {
         const allowance = share?.allowance;
         if (allowance === undefined || allowance < 1) return; // the share's next answer pumps again
         bucket = bucketOf(allowance);
-        const at = Math.max(tat - bucket.tau, blockedUntil);
-        if (at > t) return arm(at - t);
       }
+      const at = Math.max(bucket ? tat - bucket.tau : -Infinity, blockedUntil);
+      if (at > t) return arm(at - t);
       const index = queue.findIndex((w) => paceOf(w.chatKey).readyAt <= t);
       if (index < 0) return arm(Math.min(...queue.map((w) => paceOf(w.chatKey).readyAt)) - t);
       if (bucket) tat = Math.max(tat, t) + bucket.T;
