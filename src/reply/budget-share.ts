@@ -137,12 +137,9 @@ export function createBudgetShare(opts: BudgetShareOptions): BudgetShare {
       // sync due anyway. (Under a tight budget the others free room only at their own syncs.)
       const needMore = rising && next > (allowance ?? 0);
       const worthAsking = allowance === undefined || available > allowance || opts.localNow() - lastSyncAt >= TIGHT_SYNC_MS;
-      if (needMore && worthAsking) sync();
-      else if (next === 0 || timer === undefined) {
-        // Letting go (the others may use it once this window passes), or nothing scheduled yet.
-        if (next === 0) sync();
-        else schedule();
-      }
+      // Letting go at once too: the others may use it once this window passes.
+      if ((needMore && worthAsking) || next === 0) sync();
+      else if (timer === undefined) schedule();
     },
   };
 }

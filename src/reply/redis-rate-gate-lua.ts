@@ -49,11 +49,11 @@ local function pack(t, n)
   end
   return table.concat(out, '|')
 end
--- A chat's state and, when there is a budget, the budget's (its raw value too: false when it is missing), in one read.
+-- A chat's state and, when there is a budget, the budget's, in one read.
 local function readStates(chat, global)
-  if not global then return fields(redis.call('GET', chat)), {}, false end
+  if not global then return fields(redis.call('GET', chat)), {} end
   local raw = redis.call('MGET', chat, global)
-  return fields(raw[1]), fields(raw[2]), raw[2]
+  return fields(raw[1]), fields(raw[2])
 end
 -- Writes a state, keeping the key's expiry, or giving it the new one when it moved.
 local function store(key, t, newExp, now)
@@ -234,7 +234,7 @@ return upto
 export const RELEASE = `${CLOCK}
 local now = clock(ARGV[1])
 local upto = now + tonumber(ARGV[2])
-local st = fields(redis.call('GET', KEYS[1]))
+local st = readStates(KEYS[1])
 local newExp = pushOut(num(st[2]), upto + KEEP)
 local dirty = false
 if upto > num(st[1]) then st[1] = upto; dirty = true end
@@ -247,7 +247,7 @@ return upto
  * One worker process's share of a bot-wide budget whose lane every process paces by itself (drafts: no final
  * draws on that budget). KEYS: the shares hash (field: process id, value: demand|published|until)
  * ARGV: now|'', holder, demand, floor, capacity, ttlMs, headroom, windowMs
- * Returns {allowance, available, total demand, now}.
+ * Returns {allowance, available, total demand}.
  *
  * Budget units are grants in any window (the gate's 1 s plus its latency margin). Each process publishes what
  * it wants (`demand`) and what it may be using (`published`): its allowance, or more while a larger one it
@@ -289,6 +289,6 @@ else
   redis.call('HSET', key, holder, demand .. '|' .. published .. '|' .. untilAt)
   redis.call('PEXPIRE', key, ttl * 2)
 end
-return {allowance, available, total, now}
+return {allowance, available, total}
 `;
 

@@ -254,8 +254,6 @@ function gateClockOf(redis: Redis, localNow: () => number) {
       if (offset === undefined || t - lastSyncAt >= CLOCK_SYNC_MS) sync();
       return offset === undefined ? undefined : t + offset;
     },
-    /** A script's own reading of Redis's clock (it ran TIME because it got no `now`). */
-    learn,
   };
 }
 

@@ -47,7 +47,6 @@ interface ChatPace {
 interface Waiting {
   chatKey: string;
   resolve(): void;
-  reject(reason: unknown): void;
   signal?: AbortSignal;
   onAbort?: () => void;
 }
@@ -156,7 +155,7 @@ export function createShareLane(opts: ShareLaneOptions): ShareLane {
       const wait = pace.readyAt - opts.localNow();
       if (wait > 0) await abortableSleep(wait, signal);
       await new Promise<void>((resolve, reject) => {
-        const waiting: Waiting = { chatKey, resolve, reject, ...(signal ? { signal } : {}) };
+        const waiting: Waiting = { chatKey, resolve, ...(signal ? { signal } : {}) };
         if (signal) {
           waiting.onAbort = () => {
             const index = queue.indexOf(waiting);

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { createRedisRateGate, type RateGrant, type RedisRateGateOptions } from "../../src/reply/redis-rate-gate.js";
 import { createThrottledEditor } from "../../src/reply/throttled-editor.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
+import { busiestWindow } from "../support/busiest-window.js";
 
 let testRedis: TestRedis | undefined;
 const connections: Redis[] = [];
@@ -36,18 +37,6 @@ function twoProcesses(options: Partial<RedisRateGateOptions> & Pick<RedisRateGat
 function gaps(times: number[]): number[] {
   const sorted = [...times].sort((x, y) => x - y);
   return sorted.slice(1).map((t, i) => t - sorted[i]!);
-}
-
-/** Most grants inside any window of `windowMs` (closed on both ends: stricter than the platform's). */
-function busiestWindow(times: number[], windowMs: number): number {
-  const sorted = [...times].sort((x, y) => x - y);
-  let best = 0;
-  let start = 0;
-  for (let end = 0; end < sorted.length; end++) {
-    while (sorted[end]! - sorted[start]! > windowMs) start++;
-    best = Math.max(best, end - start + 1);
-  }
-  return best;
 }
 
 describe("createRedisRateGate: one chat, two processes", () => {

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { BudgetShare } from "../../src/reply/budget-share.js";
 import { createShareLane, type ShareLane } from "../../src/reply/share-lane.js";
+import { busiestWindow } from "../support/busiest-window.js";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -43,18 +44,6 @@ async function settledAt(promise: Promise<unknown>): Promise<number> {
   for (let i = 0; i < 1000 && at === undefined; i++) await vi.advanceTimersByTimeAsync(10);
   await promise;
   return at as number;
-}
-
-/** Most grants inside any window of `windowMs` (closed on both ends). */
-function busiestWindow(times: number[], windowMs: number): number {
-  const sorted = [...times].sort((x, y) => x - y);
-  let best = 0;
-  let start = 0;
-  for (let end = 0; end < sorted.length; end++) {
-    while (sorted[end]! - sorted[start]! > windowMs) start++;
-    best = Math.max(best, end - start + 1);
-  }
-  return best;
 }
 
 describe("createShareLane", () => {
