@@ -39,7 +39,7 @@ describe("the worker profile summary", () => {
     const path = join(dir, "p.cpuprofile");
     writeFileSync(path, JSON.stringify(profile));
     expect(summariseProfile(path, root)).toEqual([
-      { owner: "src/adapters/telegram/telegram-html.ts", ms: 2, share: 0.5 },
+      { owner: "src/bots/telegram/telegram-html.ts", ms: 2, share: 0.5 },
       { owner: "src/reply/reply-stream.ts", ms: 1, share: 0.25 },
       { owner: "openai", ms: 1, share: 0.25 },
     ]);

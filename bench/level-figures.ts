@@ -4,8 +4,8 @@
  * job, CPU per reply) from the waves' samples. Targets come from the benchmark's issue
  * (bench/README.md) and the bot's own pacing.
  */
-import { DISCORD_DEFAULT_EDIT_INTERVAL_MS as DISCORD_DEFAULT_INTERVAL_MS } from "../src/adapters/discord/discord-pacing.js";
-import { TELEGRAM_GROUP_EDIT_INTERVAL_MS as TELEGRAM_GROUP_INTERVAL_MS, TELEGRAM_PRIVATE_EDIT_INTERVAL_MS as TELEGRAM_PRIVATE_INTERVAL_MS } from "../src/adapters/telegram/telegram-pacing.js";
+import { DISCORD_DEFAULT_EDIT_INTERVAL_MS as DISCORD_DEFAULT_INTERVAL_MS } from "../src/bots/discord/discord-pacing.js";
+import { TELEGRAM_GROUP_EDIT_INTERVAL_MS as TELEGRAM_GROUP_INTERVAL_MS, TELEGRAM_PRIVATE_EDIT_INTERVAL_MS as TELEGRAM_PRIVATE_INTERVAL_MS } from "../src/bots/telegram/telegram-pacing.js";
 import type { BenchConversation, ChatPlatforms, ViolationCount } from "./chat-platforms.js";
 import { conversationFigures, KINDS, type ChatKind, type ConversationFigures } from "./conversation-figures.js";
 import type { ModelTap } from "./model-tap.js";

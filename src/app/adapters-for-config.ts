@@ -8,8 +8,8 @@ import { createHttpTransport } from "../shared/http-transport.js";
 import type { Config } from "../config/env-schema.js";
 import type { BotGateway } from "../contracts/bot-gateway.js";
 import type { SettingsPort } from "../contracts/settings-port.js";
-import type { DiscordAdapter } from "../adapters/discord/discord-adapter.js";
-import type { TelegramAdapter } from "../adapters/telegram/telegram-adapter.js";
+import type { DiscordAdapter } from "../bots/discord/discord-adapter.js";
+import type { TelegramAdapter } from "../bots/telegram/telegram-adapter.js";
 import type { Logger } from "../observability/logger.js";
 import type { PlatformRequestCounter } from "../observability/platform-request-meter.js";
 
@@ -31,8 +31,8 @@ export async function startAdaptersFor(
     if (config.TELEGRAM_BOT_TOKEN) {
       const [{ Bot }, { createTelegramAdapter }, { telegramRequestMeter }] = await Promise.all([
         import("grammy"),
-        import("../adapters/telegram/telegram-adapter.js"),
-        import("../adapters/telegram/telegram-request-meter.js"),
+        import("../bots/telegram/telegram-adapter.js"),
+        import("../bots/telegram/telegram-request-meter.js"),
       ]);
       // Typing on receipt, short answers and long polling through node:http with keep-alive, as the worker's calls go
       // (grammY's default node-fetch costs about twice the CPU per call); answers read whole, redirects refused.
@@ -62,8 +62,8 @@ export async function startAdaptersFor(
     }
     if (config.DISCORD_BOT_TOKEN) {
       const [{ createDiscordAdapter, createDiscordClient }, { meteredDiscordFetch }] = await Promise.all([
-        import("../adapters/discord/discord-adapter.js"),
-        import("../adapters/discord/discord-request-meter.js"),
+        import("../bots/discord/discord-adapter.js"),
+        import("../bots/discord/discord-request-meter.js"),
       ]);
       const discord = createDiscordAdapter({
         token: config.DISCORD_BOT_TOKEN,

@@ -7,7 +7,7 @@ import type { InboundMessage, Platform } from "../contracts/inbound-message.js";
 import type { FileSource } from "../contracts/file-source.js";
 import { createAttachmentPreparer, type AttachmentPreparer } from "../attachments/prepare-attachments.js";
 import { createVisionCapability } from "../agent/vision-capability.js";
-import { createDiscordFileSource, type GuardedDownload } from "../adapters/discord/discord-file-source.js";
+import { createDiscordFileSource, type GuardedDownload } from "../bots/discord/discord-file-source.js";
 import { createSafeFetch, type SafeFetchOptions } from "../tools/safe-fetch.js";
 import type { Logger } from "../observability/logger.js";
 

@@ -12,7 +12,7 @@ import { createLogger } from "../observability/logger.js";
 import { installProcessGuards } from "./process-guards.js";
 import { createMetrics } from "../observability/metrics.js";
 import { configuredSecrets } from "../security/configured-secrets.js";
-import { showStatus, type TerminalScreen } from "../adapters/terminal/terminal-reply-port.js";
+import { showStatus, type TerminalScreen } from "../bots/terminal/terminal-reply-port.js";
 import { checkModelAnswers } from "../doctor/model-checks.js";
 import { createChatLogSink } from "./chat-log-sink.js";
 import { RedisServerMissingError, startPrivateRedisServer, type PrivateRedisServer } from "./private-redis-server.js";

@@ -5,8 +5,8 @@
 import type { Platform } from "../contracts/inbound-message.js";
 import type { GlobalBudget, PlatformPacing } from "../contracts/platform-pacing.js";
 import { parsePacingKey } from "../reply/rate-gate.js";
-import { discordPacing, type ObservedDiscordIntervals } from "../adapters/discord/discord-pacing.js";
-import { telegramPacing } from "../adapters/telegram/telegram-pacing.js";
+import { discordPacing, type ObservedDiscordIntervals } from "../bots/discord/discord-pacing.js";
+import { telegramPacing } from "../bots/telegram/telegram-pacing.js";
 
 /** Every platform's rules; Discord's with what its REST client has learned from the headers. */
 export function platformPacings(discord?: ObservedDiscordIntervals): Partial<Record<Platform, PlatformPacing>> {

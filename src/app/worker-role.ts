@@ -18,8 +18,8 @@ import { createMessageWorker, type MessageWorker } from "../queue/message-worker
 import { createRedisRateGate } from "../reply/redis-rate-gate.js";
 import type { ReplyPortFactory } from "../contracts/reply-port.js";
 import type { FileSource } from "../contracts/file-source.js";
-import { createDiscordRestClient } from "../adapters/discord/discord-rest-client.js";
-import { createDiscordReplyPortFactory, type DiscordReplyPortFactory } from "../adapters/discord/discord-reply-port.js";
+import { createDiscordRestClient } from "../bots/discord/discord-rest-client.js";
+import { createDiscordReplyPortFactory, type DiscordReplyPortFactory } from "../bots/discord/discord-reply-port.js";
 import type { Platform } from "../contracts/inbound-message.js";
 import { createAnswerProcessor } from "../answer/answer-message.js";
 import { createSecretScrubber } from "../security/secret-scrubber.js";
@@ -28,7 +28,7 @@ import { scrubbingPortFactory } from "../answer/secret-scrubbing-port.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { createJobOutcomes } from "../observability/job-outcomes.js";
-import { meteredDiscordFetch } from "../adapters/discord/discord-request-meter.js";
+import { meteredDiscordFetch } from "../bots/discord/discord-request-meter.js";
 import { createQueueDepthSource } from "../observability/queue-depth.js";
 import { pacingGlobalFor, pacingInProcessShare, pacingIntervalFor } from "./pacing.js";
 import { redisOptions } from "../redis/connection.js";
@@ -162,9 +162,9 @@ export async function startWorkerRole(
 async function telegramSide(token: string, apiRoot: string, metrics: Metrics, fetch: typeof globalThis.fetch): Promise<{ ports: ReplyPortFactory; files: FileSource }> {
   const [{ Api }, { createTelegramReplyPortFactory }, { telegramRequestMeter }, { createTelegramFileSource }] = await Promise.all([
     import("grammy"),
-    import("../adapters/telegram/telegram-reply-port.js"),
-    import("../adapters/telegram/telegram-request-meter.js"),
-    import("../adapters/telegram/telegram-file-source.js"),
+    import("../bots/telegram/telegram-reply-port.js"),
+    import("../bots/telegram/telegram-request-meter.js"),
+    import("../bots/telegram/telegram-file-source.js"),
   ]);
   const api = new Api(token, { apiRoot, fetch });
   api.config.use(telegramRequestMeter(metrics));

@@ -7,8 +7,8 @@
  */
 import type { Config } from "../config/env-schema.js";
 import type { SetupFinding } from "../contracts/setup-finding.js";
-import { checkDiscord } from "../adapters/discord/discord-setup-checks.js";
-import { checkTelegram } from "../adapters/telegram/telegram-setup-checks.js";
+import { checkDiscord } from "../bots/discord/discord-setup-checks.js";
+import { checkTelegram } from "../bots/telegram/telegram-setup-checks.js";
 import { checkMcpServers } from "./mcp-checks.js";
 import { checkModelServer } from "./model-checks.js";
 import { checkRedis } from "./redis-checks.js";

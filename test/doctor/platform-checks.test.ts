@@ -5,8 +5,8 @@
  */
 import { Api } from "grammy";
 import { describe, expect } from "vitest";
-import { checkTelegram } from "../../src/adapters/telegram/telegram-setup-checks.js";
-import { checkDiscord } from "../../src/adapters/discord/discord-setup-checks.js";
+import { checkTelegram } from "../../src/bots/telegram/telegram-setup-checks.js";
+import { checkDiscord } from "../../src/bots/discord/discord-setup-checks.js";
 import type { SetupFinding } from "../../src/contracts/setup-finding.js";
 import { privateChat } from "../fakes/telegram-server.js";
 import { e2eTest } from "../support/fixtures.js";

@@ -5,9 +5,9 @@
  * and the conversation carries on afterwards.
  */
 import { describe, expect, vi } from "vitest";
-import { RESET_DONE_TEXT, stopResultText } from "../../src/adapters/discord/discord-commands.js";
+import { RESET_DONE_TEXT, stopResultText } from "../../src/bots/discord/discord-commands.js";
 import { historyKeys } from "../../src/redis/keys.js";
-import { STOP_BUTTON_ID } from "../../src/adapters/discord/discord-stop-button.js";
+import { STOP_BUTTON_ID } from "../../src/bots/discord/discord-stop-button.js";
 import { paced, textAnswer } from "../fakes/openai-server.js";
 import { botAnswer, sentToModel, startDiscordE2E, userTurns, type DiscordE2E } from "./discord-harness.js";
 import { e2eTest } from "../support/fixtures.js";

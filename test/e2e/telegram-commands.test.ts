@@ -7,7 +7,7 @@
 import { describe, expect } from "vitest";
 import { privateChat, type FakeChat, type FakeUser } from "../fakes/telegram-server.js";
 import { paced, textAnswer } from "../fakes/openai-server.js";
-import { STOP_CALLBACK_DATA } from "../../src/adapters/telegram/telegram-reply-port.js";
+import { STOP_CALLBACK_DATA } from "../../src/bots/telegram/telegram-reply-port.js";
 import { afterReading, callsTo, expectNoFlood, MESSAGE_METHODS, responseEnd, sentHistory, startTelegramE2E, within, type TelegramE2E } from "./telegram-harness.js";
 import { e2eTest } from "../support/fixtures.js";
 

@@ -9,7 +9,7 @@ import type { MessageEntity } from "grammy/types";
 import { privateChat, type FakeUser } from "../fakes/telegram-server.js";
 import { paced, textAnswer, unavailable } from "../fakes/openai-server.js";
 import { parseTelegramHtml } from "../fakes/telegram-html.js";
-import { markdownToTelegramHtml } from "../../src/adapters/telegram/telegram-html.js";
+import { markdownToTelegramHtml } from "../../src/bots/telegram/telegram-html.js";
 import { modelUnavailableLine } from "../../src/reply/reply-view.js";
 import { arrivalsAt, callsTo, expectNoFlood, MESSAGE_METHODS, responseEnd, sentHistory, smallestGapMs } from "./telegram-harness.js";
 import { e2eTest } from "../support/fixtures.js";

@@ -7,11 +7,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Api, GrammyError, HttpError } from "grammy";
 import { startFakeTelegram, privateChat, type FakeTelegram } from "../fakes/telegram-server.js";
 import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
-import { createDiscordRestClient } from "../../src/adapters/discord/discord-rest-client.js";
+import { createDiscordRestClient } from "../../src/bots/discord/discord-rest-client.js";
 import { RateLimitedError } from "../../src/contracts/reply-port.js";
 import { createMetrics, type Metrics } from "../../src/observability/metrics.js";
-import { discordRequestKind, meteredDiscordFetch } from "../../src/adapters/discord/discord-request-meter.js";
-import { telegramRequestMeter } from "../../src/adapters/telegram/telegram-request-meter.js";
+import { discordRequestKind, meteredDiscordFetch } from "../../src/bots/discord/discord-request-meter.js";
+import { telegramRequestMeter } from "../../src/bots/telegram/telegram-request-meter.js";
 
 let tg: FakeTelegram | undefined;
 let discord: FakeDiscord | undefined;

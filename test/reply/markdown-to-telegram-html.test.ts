@@ -4,7 +4,7 @@ import {
   markdownToTelegramHtml,
   telegramHtmlLength,
   telegramVisibleText,
-} from "../../src/adapters/telegram/telegram-html.js";
+} from "../../src/bots/telegram/telegram-html.js";
 import { validateTelegramHtml } from "./telegram-html-validator.js";
 
 const render = markdownToTelegramHtml;

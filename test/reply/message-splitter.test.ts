@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fenceAfter } from "../../src/shared/code-fence.js";
-import { toDiscordMarkdown } from "../../src/adapters/discord/discord-markdown.js";
-import { markdownToTelegramHtml, telegramHtmlLength } from "../../src/adapters/telegram/telegram-html.js";
+import { toDiscordMarkdown } from "../../src/bots/discord/discord-markdown.js";
+import { markdownToTelegramHtml, telegramHtmlLength } from "../../src/bots/telegram/telegram-html.js";
 import { splitMarkdown, splitMarkdownPieces } from "../../src/reply/message-splitter.js";
 import { validateTelegramHtml } from "./telegram-html-validator.js";
 

@@ -6,9 +6,9 @@ import {
   TELEGRAM_GLOBAL_PER_SECOND,
   TELEGRAM_GROUP_EDIT_INTERVAL_MS as TELEGRAM_GROUP_INTERVAL_MS,
   TELEGRAM_PRIVATE_EDIT_INTERVAL_MS as TELEGRAM_PRIVATE_INTERVAL_MS,
-} from "../../src/adapters/telegram/telegram-pacing.js";
+} from "../../src/bots/telegram/telegram-pacing.js";
 import { chatPacingKey, draftPacingKey } from "../../src/reply/rate-gate.js";
-import { createTelegramReplyPortFactory } from "../../src/adapters/telegram/telegram-reply-port.js";
+import { createTelegramReplyPortFactory } from "../../src/bots/telegram/telegram-reply-port.js";
 import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import { inboundMessage } from "../support/inbound-message.js";
 

@@ -8,8 +8,8 @@
  * the advertised length or with HTML Telegram would reject is refused, an edit
  * that changes nothing is counted. It can be told to fail the next N requests.
  */
-import { markdownToTelegramHtml, telegramVisibleText } from "../../src/adapters/telegram/telegram-html.js";
-import { toDiscordMarkdown } from "../../src/adapters/discord/discord-markdown.js";
+import { markdownToTelegramHtml, telegramVisibleText } from "../../src/bots/telegram/telegram-html.js";
+import { toDiscordMarkdown } from "../../src/bots/discord/discord-markdown.js";
 import {
   RateLimitedError,
   RejectedContentError,

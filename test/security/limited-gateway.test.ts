@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createLimitedGateway } from "../../src/ingress/limited-gateway.js";
 import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import { createMetrics } from "../../src/observability/metrics.js";
-import { createRecordingGateway } from "../telegram/recording-gateway.js";
+import { createRecordingGateway } from "../bots/telegram/recording-gateway.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
 import { inboundMessage } from "../support/inbound-message.js";
 

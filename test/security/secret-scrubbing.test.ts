@@ -7,8 +7,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createSecretScrubber, REDACTED } from "../../src/security/secret-scrubber.js";
 import { withSecretsScrubbed } from "../../src/answer/secret-scrubbing-port.js";
-import { markdownToTelegramHtml, telegramVisibleText } from "../../src/adapters/telegram/telegram-html.js";
-import { toDiscordMarkdown } from "../../src/adapters/discord/discord-markdown.js";
+import { markdownToTelegramHtml, telegramVisibleText } from "../../src/bots/telegram/telegram-html.js";
+import { toDiscordMarkdown } from "../../src/bots/discord/discord-markdown.js";
 import type { RenderedText, ReplyPort } from "../../src/contracts/reply-port.js";
 import { parseTelegramHtml } from "../fakes/telegram-html.js";
 

@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { MessageEntity } from "grammy/types";
-import { markdownToTelegramHtml, telegramHtmlLength } from "../../src/adapters/telegram/telegram-html.js";
+import { markdownToTelegramHtml, telegramHtmlLength } from "../../src/bots/telegram/telegram-html.js";
 import { splitMarkdownPieces } from "../../src/reply/message-splitter.js";
 import { parseTelegramHtml, telegramTextLength, type ParsedText } from "../fakes/telegram-html.js";
 

@@ -3,12 +3,12 @@
  * who gets pinged, how limits and 429s surface. No gateway connection is involved, as in a worker.
  */
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { createDiscordReplyPortFactory, type DiscordReplyPortFactory } from "../../src/adapters/discord/discord-reply-port.js";
-import { createDiscordRestClient, DiscordApiError, type DiscordRestClient } from "../../src/adapters/discord/discord-rest-client.js";
-import { RateLimitedError, RejectedContentError, type ReplyPort } from "../../src/contracts/reply-port.js";
-import type { InboundMessage } from "../../src/contracts/inbound-message.js";
-import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
-import { inboundMessage } from "../support/inbound-message.js";
+import { createDiscordReplyPortFactory, type DiscordReplyPortFactory } from "../../../src/bots/discord/discord-reply-port.js";
+import { createDiscordRestClient, DiscordApiError, type DiscordRestClient } from "../../../src/bots/discord/discord-rest-client.js";
+import { RateLimitedError, RejectedContentError, type ReplyPort } from "../../../src/contracts/reply-port.js";
+import type { InboundMessage } from "../../../src/contracts/inbound-message.js";
+import { startFakeDiscord, type FakeDiscord } from "../../fakes/discord-server.js";
+import { inboundMessage } from "../../support/inbound-message.js";
 
 let discord: FakeDiscord;
 let rest: DiscordRestClient;

@@ -6,15 +6,15 @@
  * the port learns that figure from the headers like it would learn Discord's.
  */
 import { afterEach, expect, test } from "vitest";
-import type { AgentEvent } from "../../src/contracts/agent-events.js";
-import { createDiscordReplyPortFactory } from "../../src/adapters/discord/discord-reply-port.js";
-import { createDiscordRestClient } from "../../src/adapters/discord/discord-rest-client.js";
-import { createLocalRateGate } from "../../src/reply/rate-gate.js";
-import { createMemoryReplyJournal } from "../../src/contracts/reply-journal.js";
-import { streamReply } from "../../src/reply/reply-stream.js";
-import type { InboundMessage } from "../../src/contracts/inbound-message.js";
-import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
-import { inboundMessage } from "../support/inbound-message.js";
+import type { AgentEvent } from "../../../src/contracts/agent-events.js";
+import { createDiscordReplyPortFactory } from "../../../src/bots/discord/discord-reply-port.js";
+import { createDiscordRestClient } from "../../../src/bots/discord/discord-rest-client.js";
+import { createLocalRateGate } from "../../../src/reply/rate-gate.js";
+import { createMemoryReplyJournal } from "../../../src/contracts/reply-journal.js";
+import { streamReply } from "../../../src/reply/reply-stream.js";
+import type { InboundMessage } from "../../../src/contracts/inbound-message.js";
+import { startFakeDiscord, type FakeDiscord } from "../../fakes/discord-server.js";
+import { inboundMessage } from "../../support/inbound-message.js";
 
 let discord: FakeDiscord;
 

@@ -10,13 +10,13 @@ import {
   DISCORD_CACHED_MESSAGES_PER_CHANNEL,
   type DiscordAdapter,
   type DiscordAdapterOptions,
-} from "../../src/adapters/discord/discord-adapter.js";
-import { createDiscordRestClient } from "../../src/adapters/discord/discord-rest-client.js";
-import { stopButtonRow } from "../../src/adapters/discord/discord-stop-button.js";
-import type { BotGateway, EnqueueResult } from "../../src/contracts/bot-gateway.js";
-import { jobIdFor, type InboundMessage } from "../../src/contracts/inbound-message.js";
-import { createDefaultWorld } from "../fakes/discord-fixtures.js";
-import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
+} from "../../../src/bots/discord/discord-adapter.js";
+import { createDiscordRestClient } from "../../../src/bots/discord/discord-rest-client.js";
+import { stopButtonRow } from "../../../src/bots/discord/discord-stop-button.js";
+import type { BotGateway, EnqueueResult } from "../../../src/contracts/bot-gateway.js";
+import { jobIdFor, type InboundMessage } from "../../../src/contracts/inbound-message.js";
+import { createDefaultWorld } from "../../fakes/discord-fixtures.js";
+import { startFakeDiscord, type FakeDiscord } from "../../fakes/discord-server.js";
 
 interface RecordingGateway extends BotGateway {
   enqueued: InboundMessage[];

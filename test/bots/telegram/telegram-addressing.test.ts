@@ -1,8 +1,8 @@
 /** Edge cases of deciding whether a Telegram message is a question for the bot (pure, no network). */
 import { describe, expect, it } from "vitest";
 import type { Message } from "grammy/types";
-import { classifyTelegramMessage } from "../../src/adapters/telegram/telegram-addressing.js";
-import { detectEntities } from "../fakes/telegram-server.js";
+import { classifyTelegramMessage } from "../../../src/bots/telegram/telegram-addressing.js";
+import { detectEntities } from "../../fakes/telegram-server.js";
 
 const me = { id: 42, username: "Helper_Bot" };
 const user = { id: 7, is_bot: false, first_name: "Ann" };

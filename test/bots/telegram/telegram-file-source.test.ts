@@ -5,8 +5,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Api } from "grammy";
-import { privateChat, startFakeTelegram, type FakeTelegram } from "../fakes/telegram-server.js";
-import { createTelegramFileSource } from "../../src/adapters/telegram/telegram-file-source.js";
+import { privateChat, startFakeTelegram, type FakeTelegram } from "../../fakes/telegram-server.js";
+import { createTelegramFileSource } from "../../../src/bots/telegram/telegram-file-source.js";
 
 let tg: FakeTelegram | undefined;
 afterEach(async () => {

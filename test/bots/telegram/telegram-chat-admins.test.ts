@@ -1,8 +1,8 @@
 /** Telegram chat admins through the real grammY Api against the fake Bot API: statuses, the brief cache, failed lookups. */
 import { Api } from "grammy";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createChatAdminCheck } from "../../src/adapters/telegram/telegram-chat-admins.js";
-import { startFakeTelegram, type FakeChat, type FakeTelegram, type FakeUser } from "../fakes/telegram-server.js";
+import { createChatAdminCheck } from "../../../src/bots/telegram/telegram-chat-admins.js";
+import { startFakeTelegram, type FakeChat, type FakeTelegram, type FakeUser } from "../../fakes/telegram-server.js";
 
 const group: FakeChat = { id: -1004444, type: "supergroup", title: "G" };
 const owner: FakeUser = { id: 1, first_name: "Olga" };

@@ -1,6 +1,6 @@
 /** Text commands as users type them in Discord. */
 import { expect, test } from "vitest";
-import { parseTextCommand } from "../../src/adapters/discord/discord-commands.js";
+import { parseTextCommand } from "../../../src/bots/discord/discord-commands.js";
 
 test("known commands, with arguments, a bot suffix or odd case", () => {
   expect(parseTextCommand("/reset")).toBe("reset");

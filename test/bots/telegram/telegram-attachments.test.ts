@@ -1,8 +1,8 @@
 /** Which Telegram files a message hands to the queue: the largest photo size within MAX_IMAGE_BYTES, documents, the replied-to message's files. */
 import { describe, expect, it } from "vitest";
 import type { Message } from "grammy/types";
-import { pickPhotoSize, telegramAttachments } from "../../src/adapters/telegram/telegram-attachments.js";
-import { encodeHistoryElement } from "../../src/history/history-store.js";
+import { pickPhotoSize, telegramAttachments } from "../../../src/bots/telegram/telegram-attachments.js";
+import { encodeHistoryElement } from "../../../src/history/history-store.js";
 
 const sizes = [
   { file_id: "s", file_unique_id: "1", width: 90, height: 60, file_size: 2_000 },

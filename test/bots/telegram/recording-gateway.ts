@@ -2,8 +2,8 @@
  * A BotGateway for adapter tests: records what the adapter offers, dedupes by job id like
  * the real queue, and can be made slow (enqueue waits for `release`) or failing.
  */
-import type { BotGateway, EnqueueResult } from "../../src/contracts/bot-gateway.js";
-import { jobIdFor, type InboundMessage } from "../../src/contracts/inbound-message.js";
+import type { BotGateway, EnqueueResult } from "../../../src/contracts/bot-gateway.js";
+import { jobIdFor, type InboundMessage } from "../../../src/contracts/inbound-message.js";
 
 /** A recording gateway plus the knobs tests turn. */
 export interface RecordingGateway extends BotGateway {

@@ -1,6 +1,6 @@
 /** Reading Discord's rate-limit headers: bucket identity, "would this be refused now?", and edit spacing. */
 import { describe, expect, test } from "vitest";
-import { createRateLimitTracker, routeIdentity } from "../../src/adapters/discord/discord-rate-limits.js";
+import { createRateLimitTracker, routeIdentity } from "../../../src/bots/discord/discord-rate-limits.js";
 
 const headers = (h: Record<string, string>): Headers => new Headers(h);
 const bucket = (limit: number, remaining: number, resetAfterS: number, hash = "abc") =>

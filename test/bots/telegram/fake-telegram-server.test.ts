@@ -4,8 +4,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Api, GrammyError, HttpError, InputFile } from "grammy";
-import { parseTelegramHtml, TelegramHtmlError } from "../fakes/telegram-html.js";
-import { privateChat, startFakeTelegram, type FakeTelegram, type FakeUser } from "../fakes/telegram-server.js";
+import { parseTelegramHtml, TelegramHtmlError } from "../../fakes/telegram-html.js";
+import { privateChat, startFakeTelegram, type FakeTelegram, type FakeUser } from "../../fakes/telegram-server.js";
 
 const alice: FakeUser = { id: 1001, first_name: "Alice" };
 let fake: FakeTelegram | undefined;

@@ -4,12 +4,12 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { Api, GrammyError, HttpError } from "grammy";
-import { RateLimitedError, RejectedContentError, type ReplyPort } from "../../src/contracts/reply-port.js";
-import { createTelegramReplyPortFactory, STOP_CALLBACK_DATA } from "../../src/adapters/telegram/telegram-reply-port.js";
-import { TELEGRAM_GROUP_EDIT_INTERVAL_MS, TELEGRAM_PRIVATE_EDIT_INTERVAL_MS } from "../../src/adapters/telegram/telegram-pacing.js";
-import type { InboundMessage } from "../../src/contracts/inbound-message.js";
-import { privateChat, startFakeTelegram, type FakeChat, type FakeTelegram, type FakeUser } from "../fakes/telegram-server.js";
-import { inboundMessage } from "../support/inbound-message.js";
+import { RateLimitedError, RejectedContentError, type ReplyPort } from "../../../src/contracts/reply-port.js";
+import { createTelegramReplyPortFactory, STOP_CALLBACK_DATA } from "../../../src/bots/telegram/telegram-reply-port.js";
+import { TELEGRAM_GROUP_EDIT_INTERVAL_MS, TELEGRAM_PRIVATE_EDIT_INTERVAL_MS } from "../../../src/bots/telegram/telegram-pacing.js";
+import type { InboundMessage } from "../../../src/contracts/inbound-message.js";
+import { privateChat, startFakeTelegram, type FakeChat, type FakeTelegram, type FakeUser } from "../../fakes/telegram-server.js";
+import { inboundMessage } from "../../support/inbound-message.js";
 
 const alice: FakeUser = { id: 1001, first_name: "Alice" };
 let fake: FakeTelegram | undefined;

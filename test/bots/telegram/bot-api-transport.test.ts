@@ -11,8 +11,8 @@ import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { Api, GrammyError, HttpError, InputFile } from "grammy";
-import { privateChat, startFakeTelegram, type FakeTelegram } from "../fakes/telegram-server.js";
-import { createHttpTransport } from "../../src/shared/http-transport.js";
+import { privateChat, startFakeTelegram, type FakeTelegram } from "../../fakes/telegram-server.js";
+import { createHttpTransport } from "../../../src/shared/http-transport.js";
 
 /** The transport as the worker builds it for the platforms. */
 const platformTransport = () => createHttpTransport({ answers: "whole", redirect: "error" });

@@ -4,7 +4,7 @@
  * gone once the final answer lands. Checked on the screen a terminal would show.
  */
 import { describe, expect, it } from "vitest";
-import { createTerminalReplyPortFactory, showStatus, type TerminalScreen } from "../../src/adapters/terminal/terminal-reply-port.js";
+import { createTerminalReplyPortFactory, showStatus, type TerminalScreen } from "../../../src/bots/terminal/terminal-reply-port.js";
 
 /** A tiny VT100: applies "\n", "\r", cursor-up (ESC[nA) and erase-below (ESC[J) to a list of rows. */
 function fakeTerminal(): { screen: TerminalScreen; rows(): string[] } {

@@ -4,13 +4,13 @@
  * users are told directly, and that no update is confirmed before it is enqueued.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createTelegramAdapter, TELEGRAM_COMMANDS, type TelegramAdapter, type TelegramAdapterOptions } from "../../src/adapters/telegram/telegram-adapter.js";
-import { STOP_CALLBACK_DATA } from "../../src/adapters/telegram/telegram-reply-port.js";
-import { privateChat, startFakeTelegram, type FakeChat, type FakeTelegram, type FakeTelegramOptions, type FakeUser } from "../fakes/telegram-server.js";
+import { createTelegramAdapter, TELEGRAM_COMMANDS, type TelegramAdapter, type TelegramAdapterOptions } from "../../../src/bots/telegram/telegram-adapter.js";
+import { STOP_CALLBACK_DATA } from "../../../src/bots/telegram/telegram-reply-port.js";
+import { privateChat, startFakeTelegram, type FakeChat, type FakeTelegram, type FakeTelegramOptions, type FakeUser } from "../../fakes/telegram-server.js";
 import { createRecordingGateway, type RecordingGateway } from "./recording-gateway.js";
-import { freePort } from "../support/free-port.js";
+import { freePort } from "../../support/free-port.js";
 import { Registry } from "prom-client";
-import { startOpsServer } from "../../src/observability/http-server.js";
+import { startOpsServer } from "../../../src/observability/http-server.js";
 
 const alice: FakeUser = { id: 1001, first_name: "Alice", last_name: "Smith", username: "alice" };
 const bob: FakeUser = { id: 1002, first_name: "Bob" };

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, test } from "vitest";
 import { Client, Events, GatewayIntentBits, Partials, type Message } from "discord.js";
 import { WebSocket } from "ws";
-import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
+import { startFakeDiscord, type FakeDiscord } from "../../fakes/discord-server.js";
 
 let discord: FakeDiscord;
 const clients: Client[] = [];

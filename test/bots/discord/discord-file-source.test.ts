@@ -6,10 +6,10 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
-import { createDiscordFileSource } from "../../src/adapters/discord/discord-file-source.js";
-import { safeDownload } from "../../src/app/attachments-for-config.js";
-import { twoColourPhoto } from "../support/test-images.js";
+import { startFakeDiscord, type FakeDiscord } from "../../fakes/discord-server.js";
+import { createDiscordFileSource } from "../../../src/bots/discord/discord-file-source.js";
+import { safeDownload } from "../../../src/app/attachments-for-config.js";
+import { twoColourPhoto } from "../../support/test-images.js";
 
 let discord: FakeDiscord | undefined;
 const closers: (() => Promise<void>)[] = [];
