@@ -42,7 +42,20 @@ module.exports = {
     layer("settings", ["contracts", "redis", "shared", "tools"]),
     layer("tokens", ["contracts", "shared"]),
     // Where agent, reply, history and queue meet.
-    layer("answer", ["agent", "attachments", "contracts", "history", "observability", "queue", "redis", "reply", "security", "settings", "shared", "tokens"]),
+    layer("answer", [
+      "agent",
+      "attachments",
+      "contracts",
+      "history",
+      "observability",
+      "queue",
+      "redis",
+      "reply",
+      "security",
+      "settings",
+      "shared",
+      "tokens",
+    ]),
     {
       name: "adapters-stay-apart",
       comment: "one platform's adapter never reaches into another's",
@@ -52,7 +65,8 @@ module.exports = {
     },
     {
       name: "platform-libraries-only-in-adapters",
-      comment: "grammY and discord.js are the adapters' business (and the composition root's, which builds their clients)",
+      comment:
+        "grammY and discord.js are the adapters' business (and the composition root's, which builds their clients)",
       severity: "error",
       from: { path: "^src/", pathNot: "^src/(bots|app)/|^src/main\\.ts$" },
       to: { dependencyTypes: ["npm"], path: "(^|/)node_modules/(grammy|@grammyjs|discord\\.js|@discordjs)/" },
@@ -83,6 +97,10 @@ module.exports = {
     exclude: { path: "\\.test\\.ts$" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default", "types"], extensions: [".ts", ".js"] },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      extensions: [".ts", ".js"],
+    },
   },
 };

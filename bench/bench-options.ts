@@ -57,7 +57,14 @@ export const DEFAULT_OPTIONS: BenchOptions = {
 };
 
 /** `--quick`: levels 1 and 10 with short answers, for a run in well under a minute. */
-const QUICK: Partial<BenchOptions> = { levels: [1, 10], answerWords: 60, largeLevelWords: 60, rampMs: 500, warmUpConversations: 10, quick: true };
+const QUICK: Partial<BenchOptions> = {
+  levels: [1, 10],
+  answerWords: 60,
+  largeLevelWords: 60,
+  rampMs: 500,
+  warmUpConversations: 10,
+  quick: true,
+};
 
 export const USAGE = `usage: npm run bench -- [options]
   --levels 1,10,100,500   concurrent conversations per level
@@ -123,7 +130,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       case "--warm-up": {
         const value = argv[++i];
         const n = Number(value);
-        if (!value || !Number.isInteger(n) || n < 0) throw new Error(`--warm-up needs a whole number (0 for none)\n${USAGE}`);
+        if (!value || !Number.isInteger(n) || n < 0)
+          throw new Error(`--warm-up needs a whole number (0 for none)\n${USAGE}`);
         options.warmUpConversations = n;
         break;
       }
@@ -169,10 +177,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
 
 /** `--kinds`: known kinds, each once, in table order. */
 function parseKinds(value: string | undefined): ChatKind[] {
-  const asked = (value ?? "").split(",").map((part) => part.trim()).filter((part) => part !== "");
+  const asked = (value ?? "")
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "");
   const unknown = asked.filter((part) => !(KINDS as readonly string[]).includes(part));
   if (asked.length === 0 || unknown.length > 0) {
-    throw new Error(`--kinds takes a comma-separated list of ${KINDS.join(", ")}${unknown.length ? ` (not ${unknown.join(", ")})` : ""}\n${USAGE}`);
+    throw new Error(
+      `--kinds takes a comma-separated list of ${KINDS.join(", ")}${unknown.length ? ` (not ${unknown.join(", ")})` : ""}\n${USAGE}`,
+    );
   }
   return KINDS.filter((kind) => asked.includes(kind));
 }

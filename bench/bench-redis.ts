@@ -38,19 +38,27 @@ export interface BenchRedis {
   close(): Promise<void>;
 }
 
-
-
 async function startPrivateServer(): Promise<{ url: string; stop(): Promise<void> }> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "chatbot-bench-redis-"));
-  const child: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], {
-    stdio: "ignore",
-  });
+  const child: ChildProcess = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+    {
+      stdio: "ignore",
+    },
+  );
   const failed = new Promise<Error>((resolve) => child.once("error", resolve));
   const url = `redis://127.0.0.1:${port}`;
   for (let i = 0; i < 50; i++) {
-    const error = await Promise.race([failed, new Promise<undefined>((resolve) => setTimeout(resolve, 100, undefined))]);
-    if (error) throw new Error(`The benchmark needs Redis: redis-server could not be started (${error.message}). Start one or set REDIS_URL.`);
+    const error = await Promise.race([
+      failed,
+      new Promise<undefined>((resolve) => setTimeout(resolve, 100, undefined)),
+    ]);
+    if (error)
+      throw new Error(
+        `The benchmark needs Redis: redis-server could not be started (${error.message}). Start one or set REDIS_URL.`,
+      );
     if (await redisAnswers(url)) {
       return {
         url,
@@ -129,7 +137,10 @@ export async function openBenchRedis(opts: { url: string; privateServer: boolean
 }
 
 /** Commands executed between two readings, without the benchmark's own INFO calls. */
-export function commandsBetween(before: CommandCounts, after: CommandCounts): { total: number; byCommand: [string, number][] } {
+export function commandsBetween(
+  before: CommandCounts,
+  after: CommandCounts,
+): { total: number; byCommand: [string, number][] } {
   const byCommand: [string, number][] = [];
   let total = 0;
   for (const [name, calls] of after) {

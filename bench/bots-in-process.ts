@@ -30,7 +30,12 @@ export async function startBotsInProcess(env: Record<string, string>): Promise<I
       done();
     },
   });
-  const logger = createLogger({ level: "warn", name: "bots", destination: sink, secrets: [config.TELEGRAM_BOT_TOKEN, config.DISCORD_BOT_TOKEN] });
+  const logger = createLogger({
+    level: "warn",
+    name: "bots",
+    destination: sink,
+    secrets: [config.TELEGRAM_BOT_TOKEN, config.DISCORD_BOT_TOKEN],
+  });
   const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   connection.on("error", () => undefined); // reported by the role's own checks; the run fails on timeouts
   try {

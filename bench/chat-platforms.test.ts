@@ -9,7 +9,11 @@ afterEach(async () => {
 });
 
 /** A Bot API call the way grammY makes it. */
-async function telegram(p: ChatPlatforms, method: string, params: Record<string, unknown>): Promise<{ ok: boolean; result?: unknown }> {
+async function telegram(
+  p: ChatPlatforms,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<{ ok: boolean; result?: unknown }> {
   const res = await fetch(`${p.telegram.apiRoot}/bot${p.telegram.token}/${method}`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -38,7 +42,10 @@ describe("the benchmark's platforms", () => {
     p.ask(chat);
     p.ask(other);
     const updates = (await telegram(p, "getUpdates", { timeout: 0 })).result as { message: { text: string } }[];
-    expect(updates.map((u) => u.message.text)).toEqual([expect.stringContaining("conv-1:"), expect.stringContaining("@test_bot conv-2:")]);
+    expect(updates.map((u) => u.message.text)).toEqual([
+      expect.stringContaining("conv-1:"),
+      expect.stringContaining("@test_bot conv-2:"),
+    ]);
 
     await telegram(p, "sendChatAction", { chat_id: Number(chat.chatId), action: "typing" });
     await telegram(p, "sendMessageDraft", { chat_id: Number(chat.chatId), draft_id: 5, text: "w1 w2" });
@@ -76,7 +83,11 @@ describe("the benchmark's platforms", () => {
       body: JSON.stringify({ content: "…", components: stop }),
     });
     const id = ((await sent.json()) as { id: string }).id;
-    for (let i = 1; i <= 5; i++) await discord(p, "PATCH", `/channels/${chat.chatId}/messages/${id}`, { content: `w${i}`, components: i < 5 ? stop : [] });
+    for (let i = 1; i <= 5; i++)
+      await discord(p, "PATCH", `/channels/${chat.chatId}/messages/${id}`, {
+        content: `w${i}`,
+        components: i < 5 ? stop : [],
+      });
 
     const record = p.records([chat]).get(chat.chatId);
     expect(record?.deliveredAt).toBe(chat.askedAt);

@@ -6,7 +6,13 @@
  * got it and what the bot did in each chat.
  */
 import type { APIGuildMember, APITextChannel, APIUser } from "discord.js";
-import { privateChat, startFakeTelegram, type FakeChat, type FakeTelegram, type FloodViolation } from "../test/fakes/telegram-server.js";
+import {
+  privateChat,
+  startFakeTelegram,
+  type FakeChat,
+  type FakeTelegram,
+  type FloodViolation,
+} from "../test/fakes/telegram-server.js";
 import { startFakeDiscord, type FakeDiscord } from "../test/fakes/discord-server.js";
 import { createDefaultWorld, snowflakeAt, type FakeDiscordWorld } from "../test/fakes/discord-fixtures.js";
 import { startFakeWeb, type FakeWeb } from "../test/fakes/web-server.js";
@@ -62,7 +68,11 @@ const TG_GROUP_BASE = 200_000;
 const TG_GROUP_USER_BASE = 300_000;
 
 /** A Discord world with `channels` extra text channels and as many members to talk in them. */
-export function benchDiscordWorld(channels: number): { world: FakeDiscordWorld; channels: APITextChannel[]; users: APIUser[] } {
+export function benchDiscordWorld(channels: number): {
+  world: FakeDiscordWorld;
+  channels: APITextChannel[];
+  users: APIUser[];
+} {
   const world = createDefaultWorld();
   const from = Date.UTC(2024, 0, 1);
   const extraChannels: APITextChannel[] = [];
@@ -70,8 +80,18 @@ export function benchDiscordWorld(channels: number): { world: FakeDiscordWorld; 
   const extraMembers: APIGuildMember[] = [];
   const template = world.members.find((m) => m.user.id === world.users.carol.id) as APIGuildMember;
   for (let i = 0; i < channels; i++) {
-    extraChannels.push({ ...world.channels.general, id: snowflakeAt(from + i * 1000, 1), name: `bench-${i}`, position: 10 + i });
-    const user: APIUser = { ...world.users.carol, id: snowflakeAt(from + i * 1000, 2), username: `bench${i}`, global_name: `Bench ${i}` };
+    extraChannels.push({
+      ...world.channels.general,
+      id: snowflakeAt(from + i * 1000, 1),
+      name: `bench-${i}`,
+      position: 10 + i,
+    });
+    const user: APIUser = {
+      ...world.users.carol,
+      id: snowflakeAt(from + i * 1000, 2),
+      username: `bench${i}`,
+      global_name: `Bench ${i}`,
+    };
     extraUsers.push(user);
     extraMembers.push({ ...template, user });
   }
@@ -106,7 +126,13 @@ export async function startChatPlatforms(opts: { discordChannels: number }): Pro
     const kind = TELEGRAM_WRITES[call.method.toLowerCase()];
     const text = typeof call.params.text === "string" ? call.params.text : "";
     write = kind
-      ? { at: call.at, kind, ok: call.ok, shows: highestWordShown(text), final: kind !== "draft" && kind !== "typing" && call.params.reply_markup === undefined }
+      ? {
+          at: call.at,
+          kind,
+          ok: call.ok,
+          shows: highestWordShown(text),
+          final: kind !== "draft" && kind !== "typing" && call.params.reply_markup === undefined,
+        }
       : null;
     parsed.set(call, write);
     return write;
@@ -166,7 +192,8 @@ export async function startChatPlatforms(opts: { discordChannels: number }): Pro
         case "discord": {
           const channel = bench.channels[nextDiscord];
           const user = bench.users[nextDiscord];
-          if (!channel || !user) throw new Error(`the benchmark's Discord world has only ${bench.channels.length} channels`);
+          if (!channel || !user)
+            throw new Error(`the benchmark's Discord world has only ${bench.channels.length} channels`);
           nextDiscord++;
           discordUser.set(channel.id, user);
           return { id, kind, chatId: channel.id, conversationKey: `dc:${channel.id}` };
@@ -177,7 +204,12 @@ export async function startChatPlatforms(opts: { discordChannels: number }): Pro
     ask(c) {
       const question = questionText(c.id);
       if (c.kind === "discord") {
-        const sent = discord.userSays({ channelId: c.chatId, author: discordUser.get(c.chatId), content: question, mentionsBot: true });
+        const sent = discord.userSays({
+          channelId: c.chatId,
+          author: discordUser.get(c.chatId),
+          content: question,
+          mentionsBot: true,
+        });
         c.askedAt = Date.now();
         c.jobId = jobIdFor({ platform: "discord", chatId: c.chatId, messageId: sent.id });
         return;
@@ -201,7 +233,9 @@ export async function startChatPlatforms(opts: { discordChannels: number }): Pro
         const method = call.method.toLowerCase();
         if (method === "getupdates") {
           // The adapter got an update when the long poll answered with it.
-          for (const update of Array.isArray(call.result) ? (call.result as { message?: { chat?: { id?: number } } }[]) : []) {
+          for (const update of Array.isArray(call.result)
+            ? (call.result as { message?: { chat?: { id?: number } } }[])
+            : []) {
             const chatId = String(update.message?.chat?.id ?? "");
             if (!wanted.has(chatId)) continue;
             const record = recordOf(chatId);

@@ -10,12 +10,20 @@ afterEach(() => {
   dir = undefined;
 });
 
-const frame = (id: number, functionName: string, url: string, children: number[] = []) => ({ id, callFrame: { functionName, url }, children });
+const frame = (id: number, functionName: string, url: string, children: number[] = []) => ({
+  id,
+  callFrame: { functionName, url },
+  children,
+});
 
 describe("the worker profile summary", () => {
   it("names our files, packages and V8's categories", () => {
-    expect(codeOwner("file:///srv/bot/dist/reply/reply-stream.js", "render", "/srv/bot/dist")).toBe("src/reply/reply-stream.ts");
-    expect(codeOwner("file:///srv/bot/node_modules/@grammyjs/runner/out/a.js", "f", "/srv/bot/dist")).toBe("@grammyjs/runner");
+    expect(codeOwner("file:///srv/bot/dist/reply/reply-stream.js", "render", "/srv/bot/dist")).toBe(
+      "src/reply/reply-stream.ts",
+    );
+    expect(codeOwner("file:///srv/bot/node_modules/@grammyjs/runner/out/a.js", "f", "/srv/bot/dist")).toBe(
+      "@grammyjs/runner",
+    );
     expect(codeOwner("", "(garbage collector)", "/srv/bot/dist")).toBe("(garbage collector)");
     expect(codeOwner("", "writev", "/srv/bot/dist")).toBe("(native) writev");
   });

@@ -51,7 +51,9 @@ export function summariseProfile(path: string, codeRoot: string): { owner: strin
   const totals = new Map<string, number>();
   let busy = 0;
   const profile = JSON.parse(readFileSync(path, "utf8")) as CpuProfile;
-  const owners = new Map(profile.nodes.map((n) => [n.id, codeOwner(n.callFrame.url, n.callFrame.functionName, codeRoot)]));
+  const owners = new Map(
+    profile.nodes.map((n) => [n.id, codeOwner(n.callFrame.url, n.callFrame.functionName, codeRoot)]),
+  );
   const probe = probeNodes(profile);
   profile.samples.forEach((id, i) => {
     const owner = owners.get(id) ?? "(unknown)";

@@ -29,7 +29,11 @@ describe("cpuPerReply", () => {
   });
 
   it("says the figure is the worker's alone when the bots role had no process of its own in every wave", () => {
-    expect(cpuPerReply([{ conversations: conversations("discord"), worker: use(25_000) }])).toEqual({ replies: 1, workerMs: 25, totalMs: 25 });
+    expect(cpuPerReply([{ conversations: conversations("discord"), worker: use(25_000) }])).toEqual({
+      replies: 1,
+      workerMs: 25,
+      totalMs: 25,
+    });
     const partly = cpuPerReply([
       { conversations: conversations("discord"), worker: use(25_000), botsProcess: use(5_000) },
       { conversations: conversations("discord"), worker: use(25_000) },
@@ -49,7 +53,13 @@ describe("cpuPerReply", () => {
     expect(byKind["tg-private"]?.totalMs).toBe(33);
     expect(byKind["tg-group"]?.totalMs).toBe(22);
     expect(byKind.discord?.totalMs).toBe(48);
-    const mixed = [{ conversations: conversations("tg-private", "tg-group", "discord"), worker: use(90_000), botsProcess: use(9_000) }];
+    const mixed = [
+      {
+        conversations: conversations("tg-private", "tg-group", "discord"),
+        worker: use(90_000),
+        botsProcess: use(9_000),
+      },
+    ];
     expect(cpuPerReplyByKind(mixed)).toEqual({});
     expect(cpuPerReply(mixed)?.totalMs).toBe(33);
   });

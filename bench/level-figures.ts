@@ -5,7 +5,10 @@
  * (bench/README.md) and the bot's own pacing.
  */
 import { DISCORD_DEFAULT_EDIT_INTERVAL_MS as DISCORD_DEFAULT_INTERVAL_MS } from "../src/bots/discord/discord-pacing.js";
-import { TELEGRAM_GROUP_EDIT_INTERVAL_MS as TELEGRAM_GROUP_INTERVAL_MS, TELEGRAM_PRIVATE_EDIT_INTERVAL_MS as TELEGRAM_PRIVATE_INTERVAL_MS } from "../src/bots/telegram/telegram-pacing.js";
+import {
+  TELEGRAM_GROUP_EDIT_INTERVAL_MS as TELEGRAM_GROUP_INTERVAL_MS,
+  TELEGRAM_PRIVATE_EDIT_INTERVAL_MS as TELEGRAM_PRIVATE_INTERVAL_MS,
+} from "../src/bots/telegram/telegram-pacing.js";
 import type { BenchConversation, ChatPlatforms, ViolationCount } from "./chat-platforms.js";
 import { conversationFigures, KINDS, type ChatKind, type ConversationFigures } from "./conversation-figures.js";
 import type { ModelTap } from "./model-tap.js";
@@ -331,13 +334,17 @@ export function levelFigures(
 ): LevelFigures {
   const wallMs = waves.reduce((sum, w) => sum + w.wallMs, 0);
   const tokens = waves.reduce((sum, w) => sum + w.tokens, 0);
-  const worker = sumUse(waves.map((w) => w.worker), wallMs);
+  const worker = sumUse(
+    waves.map((w) => w.worker),
+    wallMs,
+  );
   const botsUses = waves.flatMap((w) => (w.botsProcess ? [w.botsProcess] : []));
   const perReply = cpuPerReply(waves);
   const asked = waves.reduce((sum, w) => sum + w.conversations.length, 0);
   const commands = waves.reduce((sum, w) => sum + w.redisCommands, 0);
   const byCommand = new Map<string, number>();
-  for (const w of waves) for (const [name, calls] of w.redisByCommand) byCommand.set(name, (byCommand.get(name) ?? 0) + calls);
+  for (const w of waves)
+    for (const [name, calls] of w.redisByCommand) byCommand.set(name, (byCommand.get(name) ?? 0) + calls);
   const outcomes: Record<string, number> = {};
   const queueWaits: number[] = [];
   for (const w of waves) {
@@ -357,7 +364,10 @@ export function levelFigures(
     ...(botsUses.length > 0 ? { botsProcess: sumUse(botsUses, wallMs) } : {}),
     ...(perReply ? { cpuPerReply: perReply } : {}),
     cpuPerReplyByKind: cpuPerReplyByKind(waves),
-    bench: sumUse(waves.map((w) => w.bench), wallMs),
+    bench: sumUse(
+      waves.map((w) => w.bench),
+      wallMs,
+    ),
     redis: {
       commands,
       ...(asked > 0 ? { perJob: commands / asked } : {}),
@@ -369,12 +379,20 @@ export function levelFigures(
             },
           }
         : {}),
-      top: [...byCommand.entries()].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([name, calls]) => [name, calls / Math.max(1, asked)]),
+      top: [...byCommand.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 6)
+        .map(([name, calls]) => [name, calls / Math.max(1, asked)]),
       // Every benchmark conversation is new: the worker loads an empty history.
       historyMessages: 0,
     },
     machine,
-    jobs: { asked, outcomes, unfinished: waves.reduce((sum, w) => sum + w.unfinished.length, 0), queueWaitMs: spread(queueWaits) },
+    jobs: {
+      asked,
+      outcomes,
+      unfinished: waves.reduce((sum, w) => sum + w.unfinished.length, 0),
+      queueWaitMs: spread(queueWaits),
+    },
     notes: waves.flatMap((w) => w.notes),
   };
 }

@@ -8,7 +8,9 @@ describe("the benchmark's model script", () => {
   });
 
   it("tags each question with its conversation", () => {
-    expect(findConversationTag(JSON.stringify({ messages: [{ role: "user", content: `Alice: ${questionText(42)}` }] }))).toBe(42);
+    expect(
+      findConversationTag(JSON.stringify({ messages: [{ role: "user", content: `Alice: ${questionText(42)}` }] })),
+    ).toBe(42);
     expect(findConversationTag("no tag here")).toBeUndefined();
   });
 });

@@ -4,7 +4,14 @@
  * every 50 words) streamed at a fixed pace. Numbered words let the benchmark read
  * from any text a platform shows how far into the answer the user can see.
  */
-import { paced, textAnswer, tokenize, toolCallAnswer, type FakeHandler, type RecordedRequest } from "../test/fakes/openai-server.js";
+import {
+  paced,
+  textAnswer,
+  tokenize,
+  toolCallAnswer,
+  type FakeHandler,
+  type RecordedRequest,
+} from "../test/fakes/openai-server.js";
 
 /** The tag every benchmark question carries, so the model tap can tell conversations apart. */
 export function conversationTag(id: number): string {
@@ -45,7 +52,9 @@ export function benchModelHandler(opts: BenchModelOptions): FakeHandler {
   return (request: RecordedRequest) => {
     const messages = request.body.messages ?? [];
     const user = [...messages].reverse().find((m) => m.role === "user");
-    const conversation = findConversationTag(typeof user?.content === "string" ? user.content : JSON.stringify(user?.content ?? ""));
+    const conversation = findConversationTag(
+      typeof user?.content === "string" ? user.content : JSON.stringify(user?.content ?? ""),
+    );
     if (!messages.some((m) => m.role === "tool")) {
       return paced(toolCallAnswer([{ name: "get_weather", arguments: { city: "Beijing" } }]), opts.tokensPerSecond);
     }

@@ -20,7 +20,11 @@ const answerRequest = (conversation: number) =>
     stream: true,
     messages: [
       { role: "user", content: questionText(conversation) },
-      { role: "assistant", content: null, tool_calls: [{ id: "a", type: "function", function: { name: "get_weather", arguments: "{}" } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "a", type: "function", function: { name: "get_weather", arguments: "{}" } }],
+      },
       { role: "tool", tool_call_id: "a", content: "{}" },
     ],
   });
@@ -30,9 +34,21 @@ describe("the model tap", () => {
     model = await startFakeOpenAI(benchModelHandler({ answerWords: () => 12, tokensPerSecond: 200 }));
     tap = await startModelTap({ upstreamPort: model.port });
     const started = Date.now();
-    const viaTap = await (await fetch(`${tap.url}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: answerRequest(7) })).text();
+    const viaTap = await (
+      await fetch(`${tap.url}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: answerRequest(7),
+      })
+    ).text();
     // The same request straight to the model: the same events (ids and timings aside).
-    const direct = await (await fetch(`${model.url}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: answerRequest(7) })).text();
+    const direct = await (
+      await fetch(`${model.url}/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: answerRequest(7),
+      })
+    ).text();
     const shape = (sse: string) => sse.replace(/"(id|created)":("[^"]*"|\d+)/g, "").replace(/"timings":\{[^}]*\}/g, "");
     expect(shape(viaTap)).toBe(shape(direct));
     expect(viaTap).toContain("w12");
@@ -54,17 +70,33 @@ describe("the model tap", () => {
     const reader = createStreamReader(streams, () => 1000);
     const event = (json: string) => `data: ${json}\n\n`;
     const chunked = (body: string) => `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n`;
-    reader.request(Buffer.from(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n\r\n{"messages":[{"role":"user","content":"conv-3: hi"}`));
+    reader.request(
+      Buffer.from(
+        `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n\r\n{"messages":[{"role":"user","content":"conv-3: hi"}`,
+      ),
+    );
     reader.request(Buffer.from(`]}`));
     const first = chunked(event('{"choices":[{"finish_reason":null,"index":0,"delta":{"content":" w1"}}]}'));
     // An event cut between two reads is still read once, whole.
     reader.response(Buffer.from(`HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n${first.slice(0, 30)}`));
-    reader.response(Buffer.from(first.slice(30) + chunked(event('{"choices":[{"finish_reason":"stop","index":0,"delta":{}}]}'))));
+    reader.response(
+      Buffer.from(first.slice(30) + chunked(event('{"choices":[{"finish_reason":"stop","index":0,"delta":{}}]}'))),
+    );
     // The next request on the connection belongs to another conversation (whose tag arrives split).
     reader.request(Buffer.from(`POST /v1/chat/completions HTTP/1.1\r\n\r\n{"messages":[{"role":"user","content":"co`));
     reader.request(Buffer.from(`nv-4: hi"}]}`));
-    reader.response(Buffer.from(chunked(event('{"choices":[{"finish_reason":null,"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{"}}]}}]}'))));
-    reader.response(Buffer.from(chunked(event('{"choices":[{"finish_reason":null,"index":0,"delta":{"content":" w1"}}]}'))));
+    reader.response(
+      Buffer.from(
+        chunked(
+          event(
+            '{"choices":[{"finish_reason":null,"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{"}}]}}]}',
+          ),
+        ),
+      ),
+    );
+    reader.response(
+      Buffer.from(chunked(event('{"choices":[{"finish_reason":null,"index":0,"delta":{"content":" w1"}}]}'))),
+    );
 
     expect(streams.get(3)).toEqual({ tokens: 1, answerAt: [undefined, 1000], finishAt: 1000 });
     expect(streams.get(4)).toEqual({ tokens: 2, answerAt: [undefined, 1000] });

@@ -53,7 +53,12 @@ if (process.send) {
       setImmediate(() => {
         collect?.();
         const memory = process.memoryUsage();
-        process.send?.({ ...sample(request.id), gcRan: collect !== undefined, heapUsedBytes: memory.heapUsed, heapTotalBytes: memory.heapTotal });
+        process.send?.({
+          ...sample(request.id),
+          gcRan: collect !== undefined,
+          heapUsedBytes: memory.heapUsed,
+          heapTotalBytes: memory.heapTotal,
+        });
       });
       return;
     }

@@ -7,7 +7,10 @@ const PROBE = fileURLToPath(new URL("./process-probe.js", import.meta.url));
 
 /** Starts an idle node process with the probe preloaded, asks it one thing, and stops it. */
 async function askProbe(nodeArgs: string[], request: ProbeRequest): Promise<ProbeReply> {
-  const child = fork("-e", ["setInterval(() => {}, 1000)"], { execArgv: [...nodeArgs, "--import", PROBE], stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  const child = fork("-e", ["setInterval(() => {}, 1000)"], {
+    execArgv: [...nodeArgs, "--import", PROBE],
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  });
   try {
     return await new Promise<ProbeReply>((resolve, reject) => {
       child.once("message", (reply) => resolve(reply as ProbeReply));

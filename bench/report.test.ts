@@ -23,7 +23,12 @@ function kind(overrides: Partial<KindFigures> = {}): KindFigures {
   };
 }
 
-const process = (peakRssMb: number) => ({ cpuMicros: 100_000, peakRssBytes: peakRssMb * MB, coresBusy: 0.01, loopDelayP99Ms: 11 });
+const process = (peakRssMb: number) => ({
+  cpuMicros: 100_000,
+  peakRssBytes: peakRssMb * MB,
+  coresBusy: 0.01,
+  loopDelayP99Ms: 11,
+});
 
 function level(overrides: Partial<LevelFigures> = {}): LevelFigures {
   return {
@@ -33,7 +38,13 @@ function level(overrides: Partial<LevelFigures> = {}): LevelFigures {
     wallMs: 10_000,
     kinds: [kind()],
     tokens: 31_000,
-    worker: { cpuMicros: 600_000, peakRssBytes: 140 * MB, coresBusy: 0.06, loopDelayP99Ms: 12, cpuPerTokenMicros: 19.4 },
+    worker: {
+      cpuMicros: 600_000,
+      peakRssBytes: 140 * MB,
+      coresBusy: 0.06,
+      loopDelayP99Ms: 12,
+      cpuPerTokenMicros: 19.4,
+    },
     botsProcess: process(90),
     cpuPerReply: { replies: 10, workerMs: 60, botsMs: 10, totalMs: 70 },
     cpuPerReplyByKind: {},
@@ -48,7 +59,10 @@ function level(overrides: Partial<LevelFigures> = {}): LevelFigures {
 
 /** A level of Telegram private chats alone, whose replies cost `workerMs` (+ `botsMs`) each. */
 function privateAlone(workerMs: number, botsMs: number | undefined): LevelFigures {
-  const figure = botsMs === undefined ? { replies: 100, workerMs, totalMs: workerMs } : { replies: 100, workerMs, botsMs, totalMs: workerMs + botsMs };
+  const figure =
+    botsMs === undefined
+      ? { replies: 100, workerMs, totalMs: workerMs }
+      : { replies: 100, workerMs, botsMs, totalMs: workerMs + botsMs };
   return level({
     kinds: [kind({ kind: "tg-private", freshnessTargetMs: 400, freshnessMs: { n: 30_000, p50: 150, p95: 300 } })],
     cpuPerReply: figure,
@@ -60,7 +74,17 @@ function privateAlone(workerMs: number, botsMs: number | undefined): LevelFigure
 const idle = (botsRssMb: number | undefined): IdleFigures => ({
   settleMs: 2000,
   worker: { rssBytes: 120 * MB, maxRssBytes: 180 * MB, heapUsedBytes: 30 * MB, heapTotalBytes: 60 * MB, gcRan: true },
-  ...(botsRssMb !== undefined ? { bots: { rssBytes: botsRssMb * MB, maxRssBytes: 170 * MB, heapUsedBytes: 20 * MB, heapTotalBytes: 50 * MB, gcRan: true } } : {}),
+  ...(botsRssMb !== undefined
+    ? {
+        bots: {
+          rssBytes: botsRssMb * MB,
+          maxRssBytes: 170 * MB,
+          heapUsedBytes: 20 * MB,
+          heapTotalBytes: 50 * MB,
+          gcRan: true,
+        },
+      }
+    : {}),
 });
 
 describe("the report", () => {
@@ -76,15 +100,28 @@ describe("the report", () => {
 
   it("lists every target not met with its figure and its target", () => {
     const bad = level({
-      kinds: [kind({ freshnessMs: { n: 3000, p50: 900, p95: 1600 }, violations: { total: 3, byRule: { "PATCH /channels/:id/messages/:id": 3 } } })],
-      worker: { cpuMicros: 6_000_000, peakRssBytes: 177 * MB, coresBusy: 0.6, loopDelayP99Ms: 80, cpuPerTokenMicros: 193.5 },
+      kinds: [
+        kind({
+          freshnessMs: { n: 3000, p50: 900, p95: 1600 },
+          violations: { total: 3, byRule: { "PATCH /channels/:id/messages/:id": 3 } },
+        }),
+      ],
+      worker: {
+        cpuMicros: 6_000_000,
+        peakRssBytes: 177 * MB,
+        coresBusy: 0.6,
+        loopDelayP99Ms: 80,
+        cpuPerTokenMicros: 193.5,
+      },
       botsProcess: process(172),
       redis: { commands: 33_500, perJob: 335, top: [["evalsha", 120]], historyMessages: 0 },
     });
     expect(formatLevel(bad)).toMatch(/900 \/ 1600 ✗ \(≤ 1100\)/);
     const verdicts = formatVerdicts([bad], idle(101));
     expect(verdicts).toContain("✗ level 100: Discord channel: freshness p95 1600 ms (target ≤ 1100)");
-    expect(verdicts).toContain("✗ level 100: Discord channel: 3 rate-limit violations (PATCH /channels/:id/messages/:id 3) (target 0)");
+    expect(verdicts).toContain(
+      "✗ level 100: Discord channel: 3 rate-limit violations (PATCH /channels/:id/messages/:id 3) (target 0)",
+    );
     expect(verdicts).toContain("✗ level 100: worker CPU 193.5 µs per token (target ≤ 60)");
     expect(verdicts).toContain("✗ level 100: worker peak RSS 177 MB (target ≤ 150)");
     expect(verdicts).toContain("✗ level 100: bots process peak RSS 172 MB (target ≤ 120)");
@@ -93,8 +130,19 @@ describe("the report", () => {
   });
 
   it("shows the process figures at other levels without a verdict, saying where their targets are stated", () => {
-    const heavy = { cpuMicros: 9_000_000, peakRssBytes: 400 * MB, coresBusy: 0.9, loopDelayP99Ms: 80, cpuPerTokenMicros: 900 };
-    const ten = level({ level: 10, worker: heavy, botsProcess: process(200), redis: { commands: 8000, perJob: 800, top: [], historyMessages: 0 } });
+    const heavy = {
+      cpuMicros: 9_000_000,
+      peakRssBytes: 400 * MB,
+      coresBusy: 0.9,
+      loopDelayP99Ms: 80,
+      cpuPerTokenMicros: 900,
+    };
+    const ten = level({
+      level: 10,
+      worker: heavy,
+      botsProcess: process(200),
+      redis: { commands: 8000, perJob: 800, top: [], historyMessages: 0 },
+    });
     const block = formatLevel(ten);
     expect(block).toContain("900.0 µs CPU per token · (≤ 60 at 100)");
     expect(block).toContain("peak RSS 400 MB · (≤ 150 at 100, ≤ 300 at 500)");
@@ -109,7 +157,9 @@ describe("the report", () => {
   it("states the first-sign-of-life targets only up to 100 conversations", () => {
     const slow = kind({ firstSignMs: { n: 500, p50: 60, p99: 400 } });
     expect(formatVerdicts([level({ level: 500, kinds: [slow] })])).not.toContain("first sign");
-    expect(formatVerdicts([level({ level: 100, kinds: [slow] })])).toContain("first sign of life p99 400 ms (target ≤ 100)");
+    expect(formatVerdicts([level({ level: 100, kinds: [slow] })])).toContain(
+      "first sign of life p99 400 ms (target ≤ 100)",
+    );
   });
 });
 
@@ -117,10 +167,14 @@ describe("CPU per reply", () => {
   it("judges worker + bots below 40 ms when the level at 100 is Telegram private chats alone", () => {
     const met = privateAlone(30, 5);
     expect(formatLevel(met)).toMatch(/CPU per reply ms, worker \+ bots +35\.0 = 30\.0 \+ 5\.0 ✓/);
-    expect(formatLevel(met)).toContain("per reply 35.0 ms CPU = 30.0 worker + 5.0 bots · Telegram private (drafts) alone");
+    expect(formatLevel(met)).toContain(
+      "per reply 35.0 ms CPU = 30.0 worker + 5.0 bots · Telegram private (drafts) alone",
+    );
     expect(formatVerdicts([met])).toMatch(/^Targets: (\d+) of \1 met\.$/);
     // "Below 40": 40 itself is not met.
-    expect(formatVerdicts([privateAlone(35, 5)])).toContain("✗ level 100: Telegram private (drafts): worker + bots CPU 40.0 ms per reply (target < 40)");
+    expect(formatVerdicts([privateAlone(35, 5)])).toContain(
+      "✗ level 100: Telegram private (drafts): worker + bots CPU 40.0 ms per reply (target < 40)",
+    );
   });
 
   it("shows a mixed level's figure without the target, and no kind's figure", () => {
@@ -136,9 +190,14 @@ describe("CPU per reply", () => {
       level: 1,
       waves: 3,
       kinds: [kind({ kind: "tg-private" }), kind()],
-      cpuPerReplyByKind: { "tg-private": { replies: 1, workerMs: 50, botsMs: 5, totalMs: 55 }, discord: { replies: 1, workerMs: 70, botsMs: 9, totalMs: 79 } },
+      cpuPerReplyByKind: {
+        "tg-private": { replies: 1, workerMs: 50, botsMs: 5, totalMs: 55 },
+        discord: { replies: 1, workerMs: 70, botsMs: 9, totalMs: 79 },
+      },
     });
-    expect(formatLevel(one)).toMatch(/CPU per reply ms, worker \+ bots +55\.0 = 50\.0 \+ 5\.0 +79\.0 = 70\.0 \+ 9\.0 +Telegram private alone: < 40 at 100/);
+    expect(formatLevel(one)).toMatch(
+      /CPU per reply ms, worker \+ bots +55\.0 = 50\.0 \+ 5\.0 +79\.0 = 70\.0 \+ 9\.0 +Telegram private alone: < 40 at 100/,
+    );
     expect(formatVerdicts([one])).not.toContain("per reply");
   });
 
@@ -154,8 +213,12 @@ describe("CPU per reply", () => {
     const verdicts = formatVerdicts([inProcess]);
     expect(verdicts).toMatch(/^Targets: (\d+) of \1 met, 2 not measurable in this run\./);
     expect(verdicts).toContain("? level 100: Telegram private (drafts): worker + bots CPU per reply not measured");
-    expect(verdicts).toContain("? level 100: bots role peak RSS not measured: it ran in the benchmark process (target ≤ 120)");
-    expect(formatVerdicts([privateAlone(45, undefined)])).toContain("✗ level 100: Telegram private (drafts): worker + bots CPU per reply not measured");
+    expect(verdicts).toContain(
+      "? level 100: bots role peak RSS not measured: it ran in the benchmark process (target ≤ 120)",
+    );
+    expect(formatVerdicts([privateAlone(45, undefined)])).toContain(
+      "✗ level 100: Telegram private (drafts): worker + bots CPU per reply not measured",
+    );
   });
 });
 
@@ -163,8 +226,12 @@ describe("the idle sample", () => {
   it("judges the bots role's RSS at rest and shows the worker's for context", () => {
     const block = formatIdle(idle(95));
     expect(block).toContain("after the warm-up, 2.0 s to settle and two full GCs in each role process");
-    expect(block).toContain("worker    RSS 120 MB · V8 heap 60 MB committed, 30 MB in use · high-water mark since start 180 MB · no idle target");
-    expect(block).toContain("bots      RSS 95 MB ✓ (≤ 100) · V8 heap 50 MB committed, 20 MB in use · high-water mark since start 170 MB");
+    expect(block).toContain(
+      "worker    RSS 120 MB · V8 heap 60 MB committed, 30 MB in use · high-water mark since start 180 MB · no idle target",
+    );
+    expect(block).toContain(
+      "bots      RSS 95 MB ✓ (≤ 100) · V8 heap 50 MB committed, 20 MB in use · high-water mark since start 170 MB",
+    );
     expect(formatIdle({ ...idle(95), worker: { rssBytes: 120 * MB, maxRssBytes: 130 * MB, gcRan: false } })).toContain(
       "worker    RSS 120 MB (no GC: the probe could not trigger one) · high-water mark since start 130 MB",
     );
@@ -180,11 +247,19 @@ describe("the idle sample", () => {
 
 describe("the warm-up wave", () => {
   it("shows its CPU per reply by role, as context and never as a level", () => {
-    const line = formatWarmUp({ conversations: 100, kinds: ["tg-private"], answerWords: 300, workerCpuMicros: 5_520_000, botsCpuMicros: 610_000 });
+    const line = formatWarmUp({
+      conversations: 100,
+      kinds: ["tg-private"],
+      answerWords: 300,
+      workerCpuMicros: 5_520_000,
+      botsCpuMicros: 610_000,
+    });
     expect(line).toBe(
       "warm-up   100 conversations (Telegram private (drafts)) · 300-word answers · not a level: 55.2 ms worker + 6.1 bots CPU per reply while V8 compiles the hot paths (a new process pays this once)",
     );
-    expect(formatWarmUp({ conversations: 10, kinds: ["tg-private", "discord"], answerWords: 60, workerCpuMicros: 300_000 })).toContain(
+    expect(
+      formatWarmUp({ conversations: 10, kinds: ["tg-private", "discord"], answerWords: 60, workerCpuMicros: 300_000 }),
+    ).toContain(
       "10 conversations (Telegram private (drafts), Discord channel) · 60-word answers · not a level: 30.0 ms worker (worker only) CPU per reply",
     );
   });

@@ -4,7 +4,17 @@
  * this run), then the list of targets not met. Plain text, so it reads the same in a
  * terminal and in a CI log.
  */
-import { KIND_NAMES, TARGETS, limitAt, type CpuPerReply, type IdleFigures, type IdleSample, type KindFigures, type LevelFigures, type LevelLimit } from "./level-figures.js";
+import {
+  KIND_NAMES,
+  TARGETS,
+  limitAt,
+  type CpuPerReply,
+  type IdleFigures,
+  type IdleSample,
+  type KindFigures,
+  type LevelFigures,
+  type LevelLimit,
+} from "./level-figures.js";
 import type { ChatKind } from "./conversation-figures.js";
 
 const MB = 1024 * 1024;
@@ -52,16 +62,29 @@ function kindVerdicts(level: number, k: KindFigures): Verdict[] {
   const name = KIND_NAMES[k.kind];
   const out: Verdict[] = [];
   if (level <= TARGETS.firstSignUpToLevel) {
-    out.push({ met: (k.firstSignMs.p50 ?? Infinity) <= TARGETS.firstSignP50Ms, text: `${name}: first sign of life p50 ${ms(k.firstSignMs.p50)} ms (target ≤ ${TARGETS.firstSignP50Ms})` });
-    out.push({ met: (k.firstSignMs.p99 ?? Infinity) <= TARGETS.firstSignP99Ms, text: `${name}: first sign of life p99 ${ms(k.firstSignMs.p99)} ms (target ≤ ${TARGETS.firstSignP99Ms})` });
+    out.push({
+      met: (k.firstSignMs.p50 ?? Infinity) <= TARGETS.firstSignP50Ms,
+      text: `${name}: first sign of life p50 ${ms(k.firstSignMs.p50)} ms (target ≤ ${TARGETS.firstSignP50Ms})`,
+    });
+    out.push({
+      met: (k.firstSignMs.p99 ?? Infinity) <= TARGETS.firstSignP99Ms,
+      text: `${name}: first sign of life p99 ${ms(k.firstSignMs.p99)} ms (target ≤ ${TARGETS.firstSignP99Ms})`,
+    });
   }
-  out.push({ met: (k.freshnessMs.p95 ?? Infinity) <= k.freshnessTargetMs, text: `${name}: freshness p95 ${ms(k.freshnessMs.p95)} ms (target ≤ ${k.freshnessTargetMs})` });
+  out.push({
+    met: (k.freshnessMs.p95 ?? Infinity) <= k.freshnessTargetMs,
+    text: `${name}: freshness p95 ${ms(k.freshnessMs.p95)} ms (target ≤ ${k.freshnessTargetMs})`,
+  });
   out.push({
     met: (k.finalBeyondWaitMs.p50 ?? Infinity) <= TARGETS.finalBeyondWaitP50Ms,
     text: `${name}: final text beyond the pacing wait p50 ${ms(k.finalBeyondWaitMs.p50)} ms (target ≤ ${TARGETS.finalBeyondWaitP50Ms})`,
   });
-  out.push({ met: k.violations.total === 0, text: `${name}: ${k.violations.total} rate-limit violations (${rules(k)}) (target 0)` });
-  if (k.finished < k.conversations) out.push({ met: false, text: `${name}: only ${k.finished} of ${k.conversations} answers became visible in full` });
+  out.push({
+    met: k.violations.total === 0,
+    text: `${name}: ${k.violations.total} rate-limit violations (${rules(k)}) (target 0)`,
+  });
+  if (k.finished < k.conversations)
+    out.push({ met: false, text: `${name}: only ${k.finished} of ${k.conversations} answers became visible in full` });
   if (k.neverShown > 0) out.push({ met: false, text: `${name}: ${k.neverShown} answer words never became visible` });
   return out;
 }
@@ -98,28 +121,53 @@ function levelVerdicts(f: LevelFigures): Verdict[] {
   const out: Verdict[] = [];
   const cpuLimit = limitAt(TARGETS.workerCpuPerTokenMicros, f.level);
   if (cpuLimit !== undefined) {
-    out.push({ met: (f.worker.cpuPerTokenMicros ?? Infinity) <= cpuLimit, text: `worker CPU ${oneDecimal(f.worker.cpuPerTokenMicros)} µs per token (target ≤ ${cpuLimit})` });
+    out.push({
+      met: (f.worker.cpuPerTokenMicros ?? Infinity) <= cpuLimit,
+      text: `worker CPU ${oneDecimal(f.worker.cpuPerTokenMicros)} µs per token (target ≤ ${cpuLimit})`,
+    });
   }
   const workerRss = limitAt(TARGETS.workerPeakRssMb, f.level);
-  if (workerRss !== undefined) out.push({ met: mb(f.worker.peakRssBytes) <= workerRss, text: `worker peak RSS ${mbText(f.worker.peakRssBytes)} (target ≤ ${workerRss})` });
+  if (workerRss !== undefined)
+    out.push({
+      met: mb(f.worker.peakRssBytes) <= workerRss,
+      text: `worker peak RSS ${mbText(f.worker.peakRssBytes)} (target ≤ ${workerRss})`,
+    });
   const botsRss = limitAt(TARGETS.botsPeakRssMb, f.level);
   if (botsRss !== undefined) {
     out.push(
       f.botsProcess
-        ? { met: mb(f.botsProcess.peakRssBytes) <= botsRss, text: `bots process peak RSS ${mbText(f.botsProcess.peakRssBytes)} (target ≤ ${botsRss})` }
-        : { met: undefined, text: `bots role peak RSS not measured: it ran in the benchmark process (target ≤ ${botsRss})` },
+        ? {
+            met: mb(f.botsProcess.peakRssBytes) <= botsRss,
+            text: `bots process peak RSS ${mbText(f.botsProcess.peakRssBytes)} (target ≤ ${botsRss})`,
+          }
+        : {
+            met: undefined,
+            text: `bots role peak RSS not measured: it ran in the benchmark process (target ≤ ${botsRss})`,
+          },
     );
   }
   const redisLimit = limitAt(TARGETS.redisPerJob, f.level);
-  if (redisLimit !== undefined) out.push({ met: (f.redis.perJob ?? Infinity) <= redisLimit, text: `${oneDecimal(f.redis.perJob)} Redis commands per job (target ≤ ${redisLimit})` });
+  if (redisLimit !== undefined)
+    out.push({
+      met: (f.redis.perJob ?? Infinity) <= redisLimit,
+      text: `${oneDecimal(f.redis.perJob)} Redis commands per job (target ≤ ${redisLimit})`,
+    });
   return [...out, ...cpuPerReplyVerdicts(f)];
 }
 
 /** The verdicts of the idle sample. */
 function idleVerdicts(idle: IdleFigures): Verdict[] {
   const limit = TARGETS.botsIdleRssMb;
-  if (!idle.bots) return [{ met: undefined, text: `bots role idle RSS not measured: it ran in the benchmark process (target ≤ ${limit})` }];
-  return [{ met: mb(idle.bots.rssBytes) <= limit, text: `bots process idle RSS ${mbText(idle.bots.rssBytes)} (target ≤ ${limit})` }];
+  if (!idle.bots)
+    return [
+      { met: undefined, text: `bots role idle RSS not measured: it ran in the benchmark process (target ≤ ${limit})` },
+    ];
+  return [
+    {
+      met: mb(idle.bots.rssBytes) <= limit,
+      text: `bots process idle RSS ${mbText(idle.bots.rssBytes)} (target ≤ ${limit})`,
+    },
+  ];
 }
 
 /** The cell of the CPU-per-reply row for a kind: worker + bots where the kind ran alone. */
@@ -135,43 +183,93 @@ function cpuPerReplyCell(f: LevelFigures, k: KindFigures): string {
 /** The per-kind table of a level. */
 function kindTable(f: LevelFigures): string[] {
   const lines: string[] = [];
-  lines.push(row("", f.kinds.map((k) => KIND_NAMES[k.kind]), "target"));
+  lines.push(
+    row(
+      "",
+      f.kinds.map((k) => KIND_NAMES[k.kind]),
+      "target",
+    ),
+  );
   const firstSignJudged = f.level <= TARGETS.firstSignUpToLevel;
   const cells = (render: (k: KindFigures) => string) => f.kinds.map(render);
   lines.push(
     row(
       "first sign of life p50/p99 ms",
-      cells((k) => `${pair(k.firstSignMs.p50, k.firstSignMs.p99)} ${firstSignJudged ? mark(k.firstSignMs.p50, TARGETS.firstSignP50Ms) + mark(k.firstSignMs.p99, TARGETS.firstSignP99Ms) : "·"}`),
+      cells(
+        (k) =>
+          `${pair(k.firstSignMs.p50, k.firstSignMs.p99)} ${firstSignJudged ? mark(k.firstSignMs.p50, TARGETS.firstSignP50Ms) + mark(k.firstSignMs.p99, TARGETS.firstSignP99Ms) : "·"}`,
+      ),
       `≤ ${TARGETS.firstSignP50Ms} / ≤ ${TARGETS.firstSignP99Ms}${firstSignJudged ? "" : ` (stated up to ${TARGETS.firstSignUpToLevel})`}`,
     ),
   );
   lines.push(
     row(
       "freshness p50/p95 ms",
-      cells((k) => `${pair(k.freshnessMs.p50, k.freshnessMs.p95)} ${mark(k.freshnessMs.p95, k.freshnessTargetMs)} (≤ ${k.freshnessTargetMs})`),
+      cells(
+        (k) =>
+          `${pair(k.freshnessMs.p50, k.freshnessMs.p95)} ${mark(k.freshnessMs.p95, k.freshnessTargetMs)} (≤ ${k.freshnessTargetMs})`,
+      ),
       "p95 ≤ interval + 100; drafts ≤ 400",
     ),
   );
-  lines.push(row("final visible p50/p99 ms", cells((k) => pair(k.finalMs.p50, k.finalMs.p99)), "— (includes pacing waits)"));
+  lines.push(
+    row(
+      "final visible p50/p99 ms",
+      cells((k) => pair(k.finalMs.p50, k.finalMs.p99)),
+      "— (includes pacing waits)",
+    ),
+  );
   lines.push(
     row(
       "  beyond pacing wait p50/p99",
-      cells((k) => `${pair(k.finalBeyondWaitMs.p50, k.finalBeyondWaitMs.p99)} ${mark(k.finalBeyondWaitMs.p50, TARGETS.finalBeyondWaitP50Ms)}`),
+      cells(
+        (k) =>
+          `${pair(k.finalBeyondWaitMs.p50, k.finalBeyondWaitMs.p99)} ${mark(k.finalBeyondWaitMs.p50, TARGETS.finalBeyondWaitP50Ms)}`,
+      ),
       `p50 ≤ ${TARGETS.finalBeyondWaitP50Ms}`,
     ),
   );
-  lines.push(row("  no wait due: n, p50 ms", cells((k) => `${k.finalNoWaitMs.n}, ${ms(k.finalNoWaitMs.p50)}`), `p50 ≤ ${TARGETS.finalBeyondWaitP50Ms}`));
+  lines.push(
+    row(
+      "  no wait due: n, p50 ms",
+      cells((k) => `${k.finalNoWaitMs.n}, ${ms(k.finalNoWaitMs.p50)}`),
+      `p50 ≤ ${TARGETS.finalBeyondWaitP50Ms}`,
+    ),
+  );
   lines.push(
     row(
       "sends / edits / drafts per reply",
-      cells((k) => `${oneDecimal(k.perReply.sends)} / ${oneDecimal(k.perReply.edits)} / ${oneDecimal(k.perReply.drafts)}`),
+      cells(
+        (k) => `${oneDecimal(k.perReply.sends)} / ${oneDecimal(k.perReply.edits)} / ${oneDecimal(k.perReply.drafts)}`,
+      ),
       "—",
     ),
   );
   const cpuLimits = TARGETS.tgPrivateCpuPerReplyMs.map((l) => `< ${l.limit} at ${l.level}`).join(", ");
-  lines.push(row("CPU per reply ms, worker + bots", cells((k) => cpuPerReplyCell(f, k)), `Telegram private alone: ${cpuLimits}`));
-  lines.push(row("rate-limit violations", cells((k) => `${k.violations.total} ${mark(k.violations.total, TARGETS.violations)}${k.violations.total ? ` (${rules(k)})` : ""}`), "0"));
-  lines.push(row("answers complete", cells((k) => `${k.finished}/${k.conversations}${k.neverShown ? `, ${k.neverShown} words unseen` : ""}`), ""));
+  lines.push(
+    row(
+      "CPU per reply ms, worker + bots",
+      cells((k) => cpuPerReplyCell(f, k)),
+      `Telegram private alone: ${cpuLimits}`,
+    ),
+  );
+  lines.push(
+    row(
+      "rate-limit violations",
+      cells(
+        (k) =>
+          `${k.violations.total} ${mark(k.violations.total, TARGETS.violations)}${k.violations.total ? ` (${rules(k)})` : ""}`,
+      ),
+      "0",
+    ),
+  );
+  lines.push(
+    row(
+      "answers complete",
+      cells((k) => `${k.finished}/${k.conversations}${k.neverShown ? `, ${k.neverShown} words unseen` : ""}`),
+      "",
+    ),
+  );
   return lines;
 }
 
@@ -179,7 +277,8 @@ function kindTable(f: LevelFigures): string[] {
 function perReplyLine(f: LevelFigures): string {
   const c = f.cpuPerReply;
   if (!c) return "per reply no replies";
-  const scope = f.kinds.length === 1 ? `${KIND_NAMES[f.kinds[0]?.kind ?? "tg-private"]} alone` : "every kind of the level together";
+  const scope =
+    f.kinds.length === 1 ? `${KIND_NAMES[f.kinds[0]?.kind ?? "tg-private"]} alone` : "every kind of the level together";
   if (c.botsMs === undefined) {
     return `per reply ${oneDecimal(c.workerMs)} ms worker CPU, worker only (the bots role runs in the benchmark process: --bots-process measures it) · ${scope}`;
   }
@@ -203,7 +302,9 @@ function processLines(f: LevelFigures): string[] {
     );
   } else {
     const limit = limitAt(TARGETS.botsPeakRssMb, f.level);
-    lines.push(`bots      in the benchmark process: no CPU or RSS figure of its own${limit !== undefined ? ` ? (peak RSS ≤ ${limit})` : ""}`);
+    lines.push(
+      `bots      in the benchmark process: no CPU or RSS figure of its own${limit !== undefined ? ` ? (peak RSS ≤ ${limit})` : ""}`,
+    );
   }
   lines.push(perReplyLine(f));
   lines.push(
@@ -217,12 +318,21 @@ function processLines(f: LevelFigures): string[] {
   );
   lines.push(
     `redis     ${oneDecimal(f.redis.perJob)} commands per job` +
-      (f.redis.perJobSplit ? ` = ${oneDecimal(f.redis.perJobSplit.client)} sent + ${oneDecimal(f.redis.perJobSplit.lua)} inside Lua scripts` : " (sent + inside Lua scripts)") +
+      (f.redis.perJobSplit
+        ? ` = ${oneDecimal(f.redis.perJobSplit.client)} sent + ${oneDecimal(f.redis.perJobSplit.lua)} inside Lua scripts`
+        : " (sent + inside Lua scripts)") +
       ` ${levelMark(f.redis.perJob, TARGETS.redisPerJob, f.level)} · history ${f.redis.historyMessages} · ${f.redis.top.map(([name, perJob]) => `${name} ${perJob.toFixed(1)}`).join(", ")}`,
   );
-  const outcomes = Object.entries(f.jobs.outcomes).map(([outcome, n]) => `${outcome} ${n}`).join(", ");
-  const wait = f.jobs.queueWaitMs.n > 0 ? ` · adapter → job start p50/p99 ${pair(f.jobs.queueWaitMs.p50, f.jobs.queueWaitMs.p99)} ms` : "";
-  lines.push(`jobs      ${f.jobs.asked} asked · outcomes: ${outcomes || "none logged"}${f.jobs.unfinished ? ` · ${f.jobs.unfinished} unfinished` : ""}${wait}`);
+  const outcomes = Object.entries(f.jobs.outcomes)
+    .map(([outcome, n]) => `${outcome} ${n}`)
+    .join(", ");
+  const wait =
+    f.jobs.queueWaitMs.n > 0
+      ? ` · adapter → job start p50/p99 ${pair(f.jobs.queueWaitMs.p50, f.jobs.queueWaitMs.p99)} ms`
+      : "";
+  lines.push(
+    `jobs      ${f.jobs.asked} asked · outcomes: ${outcomes || "none logged"}${f.jobs.unfinished ? ` · ${f.jobs.unfinished} unfinished` : ""}${wait}`,
+  );
   return lines;
 }
 
@@ -241,7 +351,8 @@ export function formatLevel(f: LevelFigures): string {
 /** One role at rest: RSS (with its verdict, if any), the V8 heap after the GC, the high-water mark. */
 function idleSampleText(s: IdleSample, verdict = ""): string {
   const committed = s.heapTotalBytes !== undefined ? `${Math.round(mb(s.heapTotalBytes))} MB committed, ` : "";
-  const heap = s.heapUsedBytes !== undefined ? ` · V8 heap ${committed}${Math.round(mb(s.heapUsedBytes))} MB in use` : "";
+  const heap =
+    s.heapUsedBytes !== undefined ? ` · V8 heap ${committed}${Math.round(mb(s.heapUsedBytes))} MB in use` : "";
   const gc = s.gcRan ? "" : " (no GC: the probe could not trigger one)";
   return `RSS ${mbText(s.rssBytes)}${verdict}${gc}${heap} · high-water mark since start ${mbText(s.maxRssBytes)}`;
 }
@@ -282,7 +393,12 @@ export function formatWarmUp(w: WarmUpFigures): string {
 export function formatVerdicts(levels: readonly LevelFigures[], idle?: IdleFigures): string {
   const judged: { label: string; verdict: Verdict }[] = [
     ...(idle ? idleVerdicts(idle).map((verdict) => ({ label: "idle", verdict })) : []),
-    ...levels.flatMap((f) => [...f.kinds.flatMap((k) => kindVerdicts(f.level, k)), ...levelVerdicts(f)].map((verdict) => ({ label: `level ${f.level}`, verdict }))),
+    ...levels.flatMap((f) =>
+      [...f.kinds.flatMap((k) => kindVerdicts(f.level, k)), ...levelVerdicts(f)].map((verdict) => ({
+        label: `level ${f.level}`,
+        verdict,
+      })),
+    ),
   ];
   const missed = judged.filter((j) => j.verdict.met === false);
   const unmeasured = judged.filter((j) => j.verdict.met === undefined);

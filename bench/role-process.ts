@@ -42,7 +42,11 @@ function newestSource(dir: string): number {
  * other value is a directory holding a build's main.js.
  */
 export function roleEntry(repoRoot: string, choice: string): RoleEntry {
-  const tsx: RoleEntry = { args: ["--import", "tsx", "--import", PROBE, "src/main.ts"], label: "src/main.ts through tsx", codeRoot: join(repoRoot, "src") };
+  const tsx: RoleEntry = {
+    args: ["--import", "tsx", "--import", PROBE, "src/main.ts"],
+    label: "src/main.ts through tsx",
+    codeRoot: join(repoRoot, "src"),
+  };
   if (choice === "tsx") return { ...tsx, note: "tsx's loader adds about 30 MB to each process' RSS" };
   const dir = choice === "auto" ? join(repoRoot, "dist") : resolve(choice);
   const main = join(dir, "main.js");
@@ -53,7 +57,11 @@ export function roleEntry(repoRoot: string, choice: string): RoleEntry {
   if (existsSync(main) && statSync(main).mtimeMs >= newestSource(join(repoRoot, "src"))) {
     return { args: ["--import", PROBE, "dist/main.js"], label: "dist/main.js (as deployed)", codeRoot: dir };
   }
-  return { ...tsx, stale: true, note: "dist/ is missing or older than src/, so not the deployed form; tsx's loader adds about 30 MB to each process' RSS" };
+  return {
+    ...tsx,
+    stale: true,
+    note: "dist/ is missing or older than src/, so not the deployed form; tsx's loader adds about 30 MB to each process' RSS",
+  };
 }
 
 /** A JSON log line of the process (pino). */
@@ -88,12 +96,16 @@ export async function startRoleProcess(
   opts: { repoRoot: string; entry: RoleEntry; extraNodeArgs?: string[]; startTimeoutMs?: number },
 ): Promise<RoleProcess> {
   // --expose-gc only lets the probe collect garbage before the idle sample; nothing else calls it.
-  const child: ChildProcess = spawn(process.execPath, ["--expose-gc", ...(opts.extraNodeArgs ?? []), ...opts.entry.args, role], {
-    cwd: opts.repoRoot,
-    // ENV_FILE: a developer's ./.env must not change what the benchmark measures.
-    env: { PATH: process.env.PATH ?? "", HTTP_PORT: "0", LOG_LEVEL: "info", ENV_FILE: devNull, ...env },
-    stdio: ["ignore", "pipe", "pipe", "ipc"],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ["--expose-gc", ...(opts.extraNodeArgs ?? []), ...opts.entry.args, role],
+    {
+      cwd: opts.repoRoot,
+      // ENV_FILE: a developer's ./.env must not change what the benchmark measures.
+      env: { PATH: process.env.PATH ?? "", HTTP_PORT: "0", LOG_LEVEL: "info", ENV_FILE: devNull, ...env },
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
+    },
+  );
   const recent: string[] = [];
   const remember = (line: string) => {
     recent.push(line.length > 400 ? `${line.slice(0, 400)}…` : line);
@@ -125,13 +137,17 @@ export async function startRoleProcess(
   createInterface({ input: child.stdout! }).on("line", onLine);
   createInterface({ input: child.stderr! }).on("line", onLine);
 
-  const exited = new Promise<string>((resolve) => child.once("exit", (code, signal) => resolve(String(code ?? signal))));
+  const exited = new Promise<string>((resolve) =>
+    child.once("exit", (code, signal) => resolve(String(code ?? signal))),
+  );
   const timeoutMs = opts.startTimeoutMs ?? 30_000;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const outcome = await Promise.race([
     startedPromise.then(() => "started"),
     exited.then((code) => `exited with ${code}`),
-    new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`did not start within ${timeoutMs} ms`), timeoutMs))),
+    new Promise<string>(
+      (resolve) => (timer = setTimeout(() => resolve(`did not start within ${timeoutMs} ms`), timeoutMs)),
+    ),
   ]);
   clearTimeout(timer);
   if (outcome !== "started") {

@@ -17,7 +17,16 @@ import { openBenchRedis, type BenchRedis } from "./bench-redis.js";
 import { startBotsInProcess } from "./bots-in-process.js";
 import { startChatPlatforms, type BenchConversation, type ChatPlatforms } from "./chat-platforms.js";
 import { KINDS, type ChatKind } from "./conversation-figures.js";
-import { KIND_NAMES, kindFigures, levelFigures, modelPace, planLevel, type IdleFigures, type IdleSample, type LevelFigures } from "./level-figures.js";
+import {
+  KIND_NAMES,
+  kindFigures,
+  levelFigures,
+  modelPace,
+  planLevel,
+  type IdleFigures,
+  type IdleSample,
+  type LevelFigures,
+} from "./level-figures.js";
 import { benchModelHandler } from "./model-script.js";
 import { startModelTap, type ModelTap } from "./model-tap.js";
 import { formatIdle, formatLevel, formatVerdicts, formatWarmUp } from "./report.js";
@@ -45,7 +54,10 @@ interface RunFigures {
 async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures> {
   const closers: (() => Promise<unknown>)[] = [];
   const cleanup = async () => {
-    while (closers.length > 0) await closers.pop()?.().catch((error: unknown) => progress(`cleanup: ${String(error)}`));
+    while (closers.length > 0)
+      await closers
+        .pop()?.()
+        .catch((error: unknown) => progress(`cleanup: ${String(error)}`));
   };
   const interrupted = () => void cleanup().then(() => process.exit(130));
   process.once("SIGINT", interrupted);
@@ -62,7 +74,10 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
 
     const answerWords = new Map<number, number>();
     const model: FakeOpenAI = await startFakeOpenAI(
-      benchModelHandler({ answerWords: (id) => answerWords.get(id) ?? WARM_UP_WORDS, tokensPerSecond: options.tokensPerSecond }),
+      benchModelHandler({
+        answerWords: (id) => answerWords.get(id) ?? WARM_UP_WORDS,
+        tokensPerSecond: options.tokensPerSecond,
+      }),
     );
     closers.push(() => model.close());
     const tap: ModelTap = await startModelTap({ upstreamPort: model.port });
@@ -83,7 +98,11 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
     const nodeFlags = { worker: deployedNodeFlags(REPO_ROOT, "worker"), bots: deployedNodeFlags(REPO_ROOT, "bots") };
     progress(`starting one worker process (WORKER_CONCURRENCY=${concurrency}, ${entry.label}) and the bots role…`);
     if (options.cpuProfDir) mkdirSync(options.cpuProfDir, { recursive: true });
-    const worker: RoleProcess = await startRoleProcess("worker", env, { repoRoot: REPO_ROOT, entry, extraNodeArgs: nodeFlags.worker });
+    const worker: RoleProcess = await startRoleProcess("worker", env, {
+      repoRoot: REPO_ROOT,
+      entry,
+      extraNodeArgs: nodeFlags.worker,
+    });
     closers.push(() => worker.stop());
     let botsProcess: RoleProcess | undefined;
     if (options.botsInProcess) {
@@ -121,7 +140,8 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
     // Every kind, whatever --kinds says: the roles serve all three anyway, and the idle sample stays comparable across runs.
     progress("warming up (one answer per chat kind, not reported)…");
     const warmUp = await runWave(context, newConversations(KINDS, WARM_UP_WORDS), WARM_UP_WORDS);
-    if (warmUp.unfinished.length > 0) throw new Error(`the warm-up answers did not arrive; worker output:\n${worker.tail()}`);
+    if (warmUp.unfinished.length > 0)
+      throw new Error(`the warm-up answers did not arrive; worker output:\n${worker.tail()}`);
     const idle = await measureIdle(worker, botsProcess);
 
     printHeader(options, redis, concurrency, entry, nodeFlags);
@@ -130,7 +150,11 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
     const results: LevelFigures[] = [];
     const trace: TraceEntry[] = [];
     for (const [index, level] of options.levels.entries()) {
-      const measured = await measureLevel({ options, context, worker, platforms, tap, entry, newConversations }, level, plans[index] ?? []);
+      const measured = await measureLevel(
+        { options, context, worker, platforms, tap, entry, newConversations },
+        level,
+        plans[index] ?? [],
+      );
       results.push(measured.figures);
       if (options.tracePath) trace.push(...measured.trace);
     }
@@ -152,11 +176,18 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
  * spends about a fifth of its CPU doing so. A worker serves for days; the levels measure what it costs
  * then, and this wave's line shows what a new process pays once.
  */
-async function warmUpJit(context: WaveContext, options: BenchOptions, conversations: BenchConversation[]): Promise<void> {
+async function warmUpJit(
+  context: WaveContext,
+  options: BenchOptions,
+  conversations: BenchConversation[],
+): Promise<void> {
   const count = conversations.length;
   progress(`warming up V8 (${count} conversations, not reported)…`);
   const wave = await runWave(context, conversations, options.answerWords);
-  if (wave.unfinished.length > 0) throw new Error(`${wave.unfinished.length} warm-up answers did not arrive; worker output:\n${context.worker.tail()}`);
+  if (wave.unfinished.length > 0)
+    throw new Error(
+      `${wave.unfinished.length} warm-up answers did not arrive; worker output:\n${context.worker.tail()}`,
+    );
   const figures = {
     conversations: count,
     kinds: options.kinds,
@@ -169,7 +200,10 @@ async function warmUpJit(context: WaveContext, options: BenchOptions, conversati
 
 /** The chat kinds of the JIT warm-up wave's conversations: the levels' kinds in turn. */
 function warmUpPlan(options: BenchOptions): ChatKind[] {
-  return Array.from({ length: options.warmUpConversations }, (_, i) => options.kinds[i % options.kinds.length] as ChatKind);
+  return Array.from(
+    { length: options.warmUpConversations },
+    (_, i) => options.kinds[i % options.kinds.length] as ChatKind,
+  );
 }
 
 /** The roles at rest: a settle after the warm-up, then two full GCs and a sample in each role process. */
@@ -184,7 +218,11 @@ async function measureIdle(worker: RoleProcess, bots: RoleProcess | undefined): 
     ...(s.heapUsedBytes !== undefined ? { heapUsedBytes: s.heapUsedBytes } : {}),
     ...(s.heapTotalBytes !== undefined ? { heapTotalBytes: s.heapTotalBytes } : {}),
   });
-  return { settleMs: IDLE_SETTLE_MS, worker: idleOf(workerSample), ...(botsSample ? { bots: idleOf(botsSample) } : {}) };
+  return {
+    settleMs: IDLE_SETTLE_MS,
+    worker: idleOf(workerSample),
+    ...(botsSample ? { bots: idleOf(botsSample) } : {}),
+  };
 }
 
 /** What measuring one level needs from the run. */
@@ -199,19 +237,35 @@ interface LevelRun {
 }
 
 /** Runs one level's waves and prints its figures (and profile). */
-async function measureLevel(run: LevelRun, level: number, waveKinds: readonly (readonly ChatKind[])[]): Promise<{ figures: LevelFigures; trace: TraceEntry[] }> {
+async function measureLevel(
+  run: LevelRun,
+  level: number,
+  waveKinds: readonly (readonly ChatKind[])[],
+): Promise<{ figures: LevelFigures; trace: TraceEntry[] }> {
   const { options, context, worker, platforms, tap, entry } = run;
   const words = wordsAt(options, level);
   const waves: WaveTotals[] = [];
   const asked: BenchConversation[] = [];
   if (options.cpuProfDir) await worker.startProfile();
   for (const kinds of waveKinds) {
-    progress(`level ${level}: ${kinds.length} conversation${kinds.length === 1 ? "" : "s"} (${[...new Set(kinds)].join(", ")})…`);
+    progress(
+      `level ${level}: ${kinds.length} conversation${kinds.length === 1 ? "" : "s"} (${[...new Set(kinds)].join(", ")})…`,
+    );
     const conversations = run.newConversations(kinds, words);
     asked.push(...conversations);
     waves.push(await runWave(context, conversations, words));
   }
-  const kinds = options.kinds.map((kind) => kindFigures(kind, asked.filter((c) => c.kind === kind), platforms, tap, words)).filter((k) => k.conversations > 0);
+  const kinds = options.kinds
+    .map((kind) =>
+      kindFigures(
+        kind,
+        asked.filter((c) => c.kind === kind),
+        platforms,
+        tap,
+        words,
+      ),
+    )
+    .filter((k) => k.conversations > 0);
   const profile = options.cpuProfDir ? join(options.cpuProfDir, `worker-level-${level}.cpuprofile`) : undefined;
   if (profile) await worker.stopProfile(profile);
   const machine = { loadAverage: loadavg()[0] ?? 0, cores: availableParallelism(), modelPace: modelPace(asked, tap) };
@@ -227,21 +281,35 @@ async function measureLevel(run: LevelRun, level: number, waveKinds: readonly (r
   if (worker.warnings > 0) figures.notes.push(`the worker has logged ${worker.warnings} warnings so far`);
   if (profile) figures.notes.push("the worker was being profiled: its CPU figure includes the profiler's overhead");
   if (entry.stale) {
-    figures.notes.push("the roles ran src/ through tsx, as dist/ is older than src/: about 30 MB more RSS per process and not the deployed CPU; npm run build, then run again");
+    figures.notes.push(
+      "the roles ran src/ through tsx, as dist/ is older than src/: about 30 MB more RSS per process and not the deployed CPU; npm run build, then run again",
+    );
   }
   process.stdout.write(`\n${formatLevel(figures)}\n`);
   if (profile) process.stdout.write(`${formatProfileSummary(profile, entry.codeRoot)}\n`);
   return { figures, trace };
 }
 
-function printHeader(options: BenchOptions, redis: BenchRedis, concurrency: number, entry: RoleEntry, nodeFlags: Record<"worker" | "bots", string[]>): void {
-  const roleFlags = Object.entries(nodeFlags).map(([role, flags]) => `${role} ${flags.join(" ") || "none"}`).join(", ");
+function printHeader(
+  options: BenchOptions,
+  redis: BenchRedis,
+  concurrency: number,
+  entry: RoleEntry,
+  nodeFlags: Record<"worker" | "bots", string[]>,
+): void {
+  const roleFlags = Object.entries(nodeFlags)
+    .map(([role, flags]) => `${role} ${flags.join(" ") || "none"}`)
+    .join(", ");
   const lines = [
     `npm run bench · fake model at ${options.tokensPerSecond} tokens/s: one tool round (get_weather), then a ${options.answerWords}-word answer` +
-      (options.largeLevelWords !== options.answerWords ? ` (${options.largeLevelWords} words at 500 and more: see bench/README.md)` : ""),
+      (options.largeLevelWords !== options.answerWords
+        ? ` (${options.largeLevelWords} words at 500 and more: see bench/README.md)`
+        : ""),
     `questions of a level arrive over ${options.rampMs} ms · one worker process (WORKER_CONCURRENCY=${concurrency}) · ` +
       `bots role ${options.botsInProcess ? "in the benchmark process (its CPU and RSS not measured apart)" : "in its own process"} · fakes in the benchmark process`,
-    ...(options.kinds.length < KINDS.length ? [`chat kinds: ${options.kinds.map((kind) => KIND_NAMES[kind]).join(", ")} only (--kinds)`] : []),
+    ...(options.kinds.length < KINDS.length
+      ? [`chat kinds: ${options.kinds.map((kind) => KIND_NAMES[kind]).join(", ")} only (--kinds)`]
+      : []),
     `role processes run ${entry.label}${entry.note ? ` (${entry.note})` : ""} with docker-compose.yml's node flags: ${roleFlags}`,
     `Redis ${redis.url} ${redis.private ? `(private to this run${redis.note ? `: ${redis.note}` : ""})` : "(shared: its command counts include any other client's; --private-redis for exact ones)"}`,
     "✓ target met · ✗ not met · · no target at this level · ? not measurable in this run; times in ms from the fakes' own records",
@@ -267,7 +335,9 @@ async function main(): Promise<void> {
     }
     process.exit(0);
   } catch (error) {
-    process.stderr.write(`benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   }
 }

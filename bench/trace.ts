@@ -15,7 +15,13 @@ export interface TraceEntry {
 }
 
 /** The timelines of a level's conversations: delivery, the model's words, the bot's requests, the worker's outcome. */
-export function traceOf(level: number, conversations: readonly BenchConversation[], waves: readonly WaveTotals[], platforms: ChatPlatforms, tap: ModelTap): TraceEntry[] {
+export function traceOf(
+  level: number,
+  conversations: readonly BenchConversation[],
+  waves: readonly WaveTotals[],
+  platforms: ChatPlatforms,
+  tap: ModelTap,
+): TraceEntry[] {
   const records = platforms.records(conversations);
   const outcomes = new Map(waves.flatMap((w) => [...w.outcomes.entries()]));
   return conversations.map((conversation) => {

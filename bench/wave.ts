@@ -115,7 +115,11 @@ export interface WaveTotals {
 }
 
 /** Asks every question (spread over the ramp) and waits until all are answered. */
-export async function runWave(ctx: WaveContext, conversations: BenchConversation[], answerWords: number): Promise<WaveTotals> {
+export async function runWave(
+  ctx: WaveContext,
+  conversations: BenchConversation[],
+  answerWords: number,
+): Promise<WaveTotals> {
   const keys = new Set(conversations.map((c) => c.conversationKey));
   const outcomes = new Map<string, JobOutcomeLine>();
   const notes: string[] = [];
@@ -160,24 +164,32 @@ export async function runWave(ctx: WaveContext, conversations: BenchConversation
     const now = Date.now();
     const tokens = streamed();
     if (outcomes.size !== progress.outcomes) lastOutcomeAt = now;
-    if (tokens !== progress.tokens || outcomes.size !== progress.outcomes) progress = { tokens, outcomes: outcomes.size, at: now };
+    if (tokens !== progress.tokens || outcomes.size !== progress.outcomes)
+      progress = { tokens, outcomes: outcomes.size, at: now };
     if (now - progress.at > ctx.stallMs) gaveUp = `nothing moved for ${ctx.stallMs / 1000} s`;
     else if (now - startedAt > ctx.capMs) gaveUp = `the wave ran for ${ctx.capMs / 1000} s`;
     if (gaveUp) break;
     // Fallback when outcome lines stop coming (a changed log format): the fakes show every final text.
     // Reading every record is not free: only once the model has finished every answer and the lines are missing.
     const modelDone = conversations.every((c) => ctx.tap.streams.get(c.id)?.finishAt !== undefined);
-    if (modelDone && now - lastOutcomeAt > 5000 && finalsVisible(ctx.platforms, conversations, answerWords).size === conversations.length) {
+    if (
+      modelDone &&
+      now - lastOutcomeAt > 5000 &&
+      finalsVisible(ctx.platforms, conversations, answerWords).size === conversations.length
+    ) {
       allVisibleSince ??= Date.now();
       if (Date.now() - allVisibleSince > 3000) {
-        notes.push(`the worker logged ${outcomes.size} of ${keys.size} job outcomes; the wave ended on the fakes' final texts`);
+        notes.push(
+          `the worker logged ${outcomes.size} of ${keys.size} job outcomes; the wave ended on the fakes' final texts`,
+        );
         break;
       }
     }
   }
   stopListening();
   const unfinished = conversations.filter((c) => !outcomes.has(c.conversationKey));
-  if (gaveUp && unfinished.length > 0) notes.push(`${unfinished.length} questions had no outcome when the wave was given up (${gaveUp})`);
+  if (gaveUp && unfinished.length > 0)
+    notes.push(`${unfinished.length} questions had no outcome when the wave was given up (${gaveUp})`);
   // Let the job bookkeeping after the last outcome line (queue advance, completion) reach Redis.
   await sleep(300);
 
@@ -206,7 +218,12 @@ export async function runWave(ctx: WaveContext, conversations: BenchConversation
     redisCommands: commands.total,
     redisByCommand: commands.byCommand,
     ...(monitorBefore && monitorAfter
-      ? { redisMonitor: { client: monitorAfter.client - monitorBefore.client, lua: monitorAfter.lua - monitorBefore.lua } }
+      ? {
+          redisMonitor: {
+            client: monitorAfter.client - monitorBefore.client,
+            lua: monitorAfter.lua - monitorBefore.lua,
+          },
+        }
       : {}),
     tokens,
     outcomes,
@@ -224,11 +241,18 @@ const use = (before: ProbeReply, after: ProbeReply): ProcessUse => ({
 });
 
 /** Chats among `conversations` whose complete answer is visible in its final state. */
-function finalsVisible(platforms: ChatPlatforms, conversations: readonly BenchConversation[], answerWords: number): Set<string> {
+function finalsVisible(
+  platforms: ChatPlatforms,
+  conversations: readonly BenchConversation[],
+  answerWords: number,
+): Set<string> {
   const done = new Set<string>();
   if (conversations.length === 0) return done;
   for (const [chatId, record] of platforms.records(conversations)) {
-    if (record.writes.some((w) => w.ok && w.final && (w.kind === "send" || w.kind === "edit") && w.shows >= answerWords)) done.add(chatId);
+    if (
+      record.writes.some((w) => w.ok && w.final && (w.kind === "send" || w.kind === "edit") && w.shows >= answerWords)
+    )
+      done.add(chatId);
   }
   return done;
 }

@@ -55,7 +55,9 @@ function createRenderer(term: Terminal, showReasoning: boolean): { render(event:
         case "tool-result": {
           switchTo("tool");
           const preview = event.output.length > 300 ? `${event.output.slice(0, 300)}…` : event.output;
-          term.write(dim(`${event.ok ? "✓" : "✗"} ${event.name} (${event.durationMs} ms): ${preview.replace(/\s+/g, " ")}`) + "\n");
+          term.write(
+            `${dim(`${event.ok ? "✓" : "✗"} ${event.name} (${event.durationMs} ms): ${preview.replace(/\s+/g, " ")}`)}\n`,
+          );
           return;
         }
         case "round-finish":
@@ -74,9 +76,11 @@ function createRenderer(term: Terminal, showReasoning: boolean): { render(event:
             "max-rounds": "[stopped: MAX_TOOL_ROUNDS reached]",
             aborted: "[stopped]",
           };
-          if (notes[event.reason]) term.write(bold(notes[event.reason]) + "\n");
-          const usage = event.usage ? `, ${event.usage.promptTokens} prompt + ${event.usage.completionTokens} completion tokens` : "";
-          term.write(dim(`(${event.rounds} round${event.rounds === 1 ? "" : "s"}${usage})`) + "\n");
+          if (notes[event.reason]) term.write(`${bold(notes[event.reason])}\n`);
+          const usage = event.usage
+            ? `, ${event.usage.promptTokens} prompt + ${event.usage.completionTokens} completion tokens`
+            : "";
+          term.write(`${dim(`(${event.rounds} round${event.rounds === 1 ? "" : "s"}${usage})`)}\n`);
           return;
         }
         default:
@@ -98,7 +102,7 @@ async function main(): Promise<number> {
     config = loadConfig();
   } catch (error) {
     if (error instanceof ConfigError || error instanceof EnvFileError) {
-      process.stderr.write(error.message + "\n");
+      process.stderr.write(`${error.message}\n`);
       return 1;
     }
     throw error;
@@ -115,10 +119,13 @@ async function main(): Promise<number> {
   let tools: BotTools;
   try {
     const level = config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL;
-    tools = await botToolsFor(config, createLogger({ level, name: "ask", secrets: configuredSecrets(config), destination: process.stderr }));
+    tools = await botToolsFor(
+      config,
+      createLogger({ level, name: "ask", secrets: configuredSecrets(config), destination: process.stderr }),
+    );
   } catch (error) {
     if (error instanceof McpConfigError) {
-      process.stderr.write(error.message + "\n");
+      process.stderr.write(`${error.message}\n`);
       return 2;
     }
     throw error;
@@ -136,7 +143,10 @@ async function main(): Promise<number> {
 async function ask(config: Config, question: string, tools: ToolInventory): Promise<number> {
   const controller = new AbortController();
   process.once("SIGINT", () => controller.abort());
-  const renderer = createRenderer({ write: (t) => process.stdout.write(t), color: process.stdout.isTTY === true }, config.SHOW_REASONING !== "off");
+  const renderer = createRenderer(
+    { write: (t) => process.stdout.write(t), color: process.stdout.isTTY === true },
+    config.SHOW_REASONING !== "off",
+  );
   const agent = agentFromConfig(config, tools);
 
   try {
@@ -148,7 +158,9 @@ async function ask(config: Config, question: string, tools: ToolInventory): Prom
     return reason === "aborted" ? 130 : 0;
   } catch (error) {
     if (error instanceof ModelError) {
-      process.stderr.write(`\nmodel server error (${error.code}${error.status ? `, HTTP ${error.status}` : ""}): ${error.message}\n`);
+      process.stderr.write(
+        `\nmodel server error (${error.code}${error.status ? `, HTTP ${error.status}` : ""}): ${error.message}\n`,
+      );
       process.stderr.write(`is a model server running at ${config.OPENAI_BASE_URL}?\n`);
       return 1;
     }

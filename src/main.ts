@@ -28,7 +28,7 @@ type Role = (typeof ROLES)[number];
 const COMMANDS = ["doctor"] as const;
 
 function fail(message: string, code = 2): never {
-  process.stderr.write(message.endsWith("\n") ? message : message + "\n");
+  process.stderr.write(message.endsWith("\n") ? message : `${message}\n`);
   process.exit(code);
 }
 
@@ -144,7 +144,12 @@ async function main(): Promise<void> {
       checks,
       logger,
       ...(config.ADMIN_TOKEN
-        ? { admin: { token: config.ADMIN_TOKEN, handler: (await import("./observability/admin-dashboard.js")).createAdminHandler(config, redis) } }
+        ? {
+            admin: {
+              token: config.ADMIN_TOKEN,
+              handler: (await import("./observability/admin-dashboard.js")).createAdminHandler(config, redis),
+            },
+          }
         : {}),
       ...(bots?.telegramWebhook ? { routes: [bots.telegramWebhook] } : {}),
     });

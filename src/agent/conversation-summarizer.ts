@@ -63,7 +63,10 @@ function transcriptLine(message: ChatMessage, shared: boolean): string {
 export function summaryPrompt(request: SummaryRequest, maxWords: number): { system: string; user: string } {
   const rules = [...INSTRUCTIONS, `At most ${maxWords} words.`];
   if (request.shared) rules.splice(3, 0, "This is a group chat: say who said or asked what, by name.");
-  const transcript = request.messages.map((m) => transcriptLine(m, request.shared)).filter(Boolean).join("\n");
+  const transcript = request.messages
+    .map((m) => transcriptLine(m, request.shared))
+    .filter(Boolean)
+    .join("\n");
   const user = request.previous?.trim()
     ? `Summary so far:\n${request.previous.trim()}\n\nNew messages:\n${transcript}\n\nWrite the updated summary.`
     : `Chat:\n${transcript}\n\nWrite the summary.`;

@@ -61,7 +61,11 @@ export function dialectFields(server: ModelServer, settings: SamplingSettings): 
     case "dashscope":
       return { ...common, max_tokens: settings.maxTokens, enable_thinking: settings.enableThinking };
     case "ollama":
-      return { ...common, max_tokens: settings.maxTokens, ...(settings.enableThinking ? {} : { reasoning_effort: "none" }) };
+      return {
+        ...common,
+        max_tokens: settings.maxTokens,
+        ...(settings.enableThinking ? {} : { reasoning_effort: "none" }),
+      };
     case "lmstudio":
       return { ...common, max_tokens: settings.maxTokens };
     case "openai":

@@ -3,12 +3,7 @@
  * tool and not the user. The queue reads `retryable` to decide whether to try
  * the job again; everything else inside the loop is data, not an exception.
  */
-import {
-  APIConnectionError,
-  APIConnectionTimeoutError,
-  APIError,
-  APIUserAbortError,
-} from "openai";
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 
 /** What went wrong, in words a retry policy and a user message can switch on. */
 export type ModelErrorCode =
@@ -38,7 +33,13 @@ export class ModelError extends Error {
   constructor(
     code: ModelErrorCode,
     message: string,
-    options: { retryable?: boolean; status?: number; retryAfterMs?: number; excessTokens?: number; cause?: unknown } = {},
+    options: {
+      retryable?: boolean;
+      status?: number;
+      retryAfterMs?: number;
+      excessTokens?: number;
+      cause?: unknown;
+    } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
@@ -79,7 +80,9 @@ function isContextExceeded(error: APIError): boolean {
   return (
     type === "exceed_context_size_error" ||
     code === "context_length_exceeded" ||
-    /context (length|size|window)|maximum context|exceeds the available context|too many tokens|prompt too long/i.test(error.message)
+    /context (length|size|window)|maximum context|exceeds the available context|too many tokens|prompt too long/i.test(
+      error.message,
+    )
   );
 }
 
@@ -89,8 +92,12 @@ function isContextExceeded(error: APIError): boolean {
  * you requested M tokens", Ollama's "exceeded max context length by N tokens".
  */
 function excessTokensOf(error: APIError): number | undefined {
-  const body = (typeof error.error === "object" && error.error !== null ? error.error : {}) as { n_prompt_tokens?: unknown; n_ctx?: unknown };
-  if (typeof body.n_prompt_tokens === "number" && typeof body.n_ctx === "number") return Math.max(1, body.n_prompt_tokens - body.n_ctx);
+  const body = (typeof error.error === "object" && error.error !== null ? error.error : {}) as {
+    n_prompt_tokens?: unknown;
+    n_ctx?: unknown;
+  };
+  if (typeof body.n_prompt_tokens === "number" && typeof body.n_ctx === "number")
+    return Math.max(1, body.n_prompt_tokens - body.n_ctx);
   const vllm = /maximum context length is (\d+) tokens\. However, you requested (\d+) tokens/i.exec(error.message);
   if (vllm) return Math.max(1, Number(vllm[2]) - Number(vllm[1]));
   const ollama = /exceeded max context length by (\d+) tokens/i.exec(error.message);
@@ -112,7 +119,9 @@ export function toModelError(error: unknown): ModelError {
   }
   if (error instanceof APIConnectionError) {
     const detail = describeCause(error);
-    return new ModelError("unavailable", `Cannot reach the model server${detail ? ` (${detail})` : ""}.`, { cause: error });
+    return new ModelError("unavailable", `Cannot reach the model server${detail ? ` (${detail})` : ""}.`, {
+      cause: error,
+    });
   }
   if (error instanceof APIError) {
     const status = error.status;
@@ -122,8 +131,16 @@ export function toModelError(error: unknown): ModelError {
     }
     const detail = `${status} ${error.message.replace(/^\d{3}\s+/, "")}`;
     // llama.cpp without an mmproj answers 500 "image input is not supported"; hosted servers a 400 in their words.
-    if ((status === 400 || status === 500) && /image input is not supported|does not support image|image_url is only supported|vision is not supported/i.test(error.message)) {
-      return new ModelError("images-unsupported", `The model does not take pictures: ${detail}`, { status, cause: error });
+    if (
+      (status === 400 || status === 500) &&
+      /image input is not supported|does not support image|image_url is only supported|vision is not supported/i.test(
+        error.message,
+      )
+    ) {
+      return new ModelError("images-unsupported", `The model does not take pictures: ${detail}`, {
+        status,
+        cause: error,
+      });
     }
     if (status === 400 && isContextExceeded(error)) {
       const excessTokens = excessTokensOf(error);
@@ -135,21 +152,31 @@ export function toModelError(error: unknown): ModelError {
     }
     const retryAfterMs = parseRetryAfter(error.headers?.get("retry-after"));
     const wait = retryAfterMs === undefined ? {} : { retryAfterMs };
-    if (status === 429) return new ModelError("rate-limited", `The model server is busy: ${detail}`, { status, ...wait, cause: error });
-    if (status === 401 || status === 403) return new ModelError("auth", `The model server refused the key: ${detail}`, { status, cause: error });
-    if (status === 408) return new ModelError("timeout", `The model server timed out: ${detail}`, { status, cause: error });
-    if (status >= 500) return new ModelError("server-error", `The model server failed: ${detail}`, { status, ...wait, cause: error });
+    if (status === 429)
+      return new ModelError("rate-limited", `The model server is busy: ${detail}`, { status, ...wait, cause: error });
+    if (status === 401 || status === 403)
+      return new ModelError("auth", `The model server refused the key: ${detail}`, { status, cause: error });
+    if (status === 408)
+      return new ModelError("timeout", `The model server timed out: ${detail}`, { status, cause: error });
+    if (status >= 500)
+      return new ModelError("server-error", `The model server failed: ${detail}`, { status, ...wait, cause: error });
     return new ModelError("bad-request", `The model server rejected the request: ${detail}`, { status, cause: error });
   }
   if (error instanceof SyntaxError) {
-    return new ModelError("bad-response", `The model server sent something that is not JSON: ${error.message}`, { cause: error });
+    return new ModelError("bad-response", `The model server sent something that is not JSON: ${error.message}`, {
+      cause: error,
+    });
   }
   // fetch reports a connection closed mid-body as `TypeError: terminated`, the socket's error as its cause
   // (undici: SocketError "other side closed"; shared/http-transport.ts: Node's ECONNRESET "aborted").
   const detail = describeCause(error);
-  return new ModelError("stream-dropped", `The connection to the model server broke mid-answer${detail ? ` (${detail})` : ""}.`, {
-    cause: error,
-  });
+  return new ModelError(
+    "stream-dropped",
+    `The connection to the model server broke mid-answer${detail ? ` (${detail})` : ""}.`,
+    {
+      cause: error,
+    },
+  );
 }
 
 /** The innermost useful message: fetch hides ECONNREFUSED one or two causes deep. */

@@ -6,7 +6,10 @@
  * exactly one `finish`; the loop knows nothing of Telegram or Discord.
  */
 import type OpenAI from "openai";
-import type { ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import type {
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+} from "openai/resources/chat/completions";
 import { toOpenAiTool, type AgentTool } from "../tools/tool.js";
 import type { ChatMessage, ToolCallRecord } from "../contracts/chat-message.js";
 import type { AgentEvent, FinishReason, Usage } from "../contracts/agent-events.js";
@@ -122,9 +125,13 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
         return { stream, first: await stream.next() };
       } catch (error) {
         await stream.return(undefined as never);
-        if (shrunk || !input.shrinkHistory || !(error instanceof ModelError) || error.code !== "context-exceeded") throw error;
+        if (shrunk || !input.shrinkHistory || !(error instanceof ModelError) || error.code !== "context-exceeded")
+          throw error;
         shrunk = true;
-        const shorter = await input.shrinkHistory(history, error.excessTokens !== undefined ? { excessTokens: error.excessTokens } : {});
+        const shorter = await input.shrinkHistory(
+          history,
+          error.excessTokens !== undefined ? { excessTokens: error.excessTokens } : {},
+        );
         if (!shorter) throw error;
         history = shorter;
       }
@@ -157,7 +164,9 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
       try {
         while (!next.done) {
           const delta = next.value;
-          yield delta.type === "text" ? { type: "text-delta", round, text: delta.text } : { type: "reasoning-delta", round, text: delta.text };
+          yield delta.type === "text"
+            ? { type: "text-delta", round, text: delta.text }
+            : { type: "reasoning-delta", round, text: delta.text };
           next = await stream.next();
         }
       } finally {
@@ -173,7 +182,12 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
         yield finish("aborted", outcome.text, round);
         return;
       }
-      yield { type: "round-finish", round, reason: outcome.finishReason, ...(outcome.usage ? { usage: outcome.usage } : {}) };
+      yield {
+        type: "round-finish",
+        round,
+        reason: outcome.finishReason,
+        ...(outcome.usage ? { usage: outcome.usage } : {}),
+      };
       if (outcome.text) lastText = outcome.text;
 
       if (outcome.finishReason === "length") {
@@ -212,7 +226,15 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
         const done = await Promise.race(running.values());
         running.delete(done.id);
         results.set(done.id, done);
-        yield { type: "tool-result", round, id: done.id, name: done.name, ok: done.ok, output: done.output, durationMs: done.durationMs };
+        yield {
+          type: "tool-result",
+          round,
+          id: done.id,
+          name: done.name,
+          ok: done.ok,
+          output: done.output,
+          durationMs: done.durationMs,
+        };
       }
       if (signal?.aborted) {
         yield finish("aborted", "", round);
@@ -221,7 +243,11 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
       // The assistant message goes back verbatim (content as written, calls as sent), then one result per call.
       appended.push({ role: "assistant", content: outcome.text, tool_calls: calls });
       for (const call of calls) {
-        appended.push({ role: "tool", tool_call_id: call.id, content: results.get(call.id)?.output ?? "Error: no result." });
+        appended.push({
+          role: "tool",
+          tool_call_id: call.id,
+          content: results.get(call.id)?.output ?? "Error: no result.",
+        });
       }
     }
   }

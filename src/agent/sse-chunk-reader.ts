@@ -27,7 +27,9 @@ export function chatChunks(client: OpenAI, response: Response): AsyncIterableIte
   const body = nodeBodyOf(response);
   if (body) return readSseChunks(body, response.headers);
   // Stopping early cancels the body through the SDK's own iterator; the controller has nothing more to stop.
-  return Stream.fromSSEResponse<ChatCompletionChunk>(response, new AbortController(), client)[Symbol.asyncIterator]() as AsyncIterableIterator<ChatCompletionChunk>;
+  return Stream.fromSSEResponse<ChatCompletionChunk>(response, new AbortController(), client)[
+    Symbol.asyncIterator
+  ]() as AsyncIterableIterator<ChatCompletionChunk>;
 }
 
 interface Waiter {

@@ -73,7 +73,11 @@ interface ExtendedDelta {
 
 /** Makes an OpenAI-style call id (`call_` + 24 alphanumerics). */
 export function generateToolCallId(): string {
-  return "call_" + randomBytes(18).toString("base64").replace(/[^A-Za-z0-9]/g, "").slice(0, 24).padEnd(24, "0");
+  return `call_${randomBytes(18)
+    .toString("base64")
+    .replace(/[^A-Za-z0-9]/g, "")
+    .slice(0, 24)
+    .padEnd(24, "0")}`;
 }
 
 /** Creates an accumulator for one streamed round. */
@@ -107,7 +111,8 @@ export function createStreamAccumulator(opts: StreamAccumulatorOptions = {}): St
       // No index (some Ollama builds): a fragment with its own id or name starts a new call.
       const byId = raw.id ? [...calls.values()].find((c) => c.id === raw.id) : undefined;
       if (byId) index = byId.index;
-      else if (raw.id || raw.function?.name || lastIndex === undefined) index = calls.size === 0 ? 0 : Math.max(...calls.keys()) + 1;
+      else if (raw.id || raw.function?.name || lastIndex === undefined)
+        index = calls.size === 0 ? 0 : Math.max(...calls.keys()) + 1;
       else index = lastIndex;
     }
     lastIndex = index;
@@ -157,7 +162,8 @@ export function createStreamAccumulator(opts: StreamAccumulatorOptions = {}): St
         out.push(...toDeltas(contentParser().push(delta.content)));
       }
       const fragments: unknown[] = Array.isArray(delta.tool_calls) ? delta.tool_calls : [];
-      for (const fragment of fragments) if (isObject<ChatCompletionChunk.Choice.Delta.ToolCall>(fragment)) addFragment(fragment);
+      for (const fragment of fragments)
+        if (isObject<ChatCompletionChunk.Choice.Delta.ToolCall>(fragment)) addFragment(fragment);
       return out;
     },
 
@@ -177,8 +183,16 @@ export function createStreamAccumulator(opts: StreamAccumulatorOptions = {}): St
       const named = structured.filter((c) => c.name !== "");
       let dropped = structured.length - named.length;
       let toolCalls: ToolCallRecord[] = [
-        ...named.map((c) => ({ id: c.id || makeId(), type: "function" as const, function: { name: c.name, arguments: c.arguments } })),
-        ...textual.map((c) => ({ id: makeId(), type: "function" as const, function: { name: c.name, arguments: c.arguments } })),
+        ...named.map((c) => ({
+          id: c.id || makeId(),
+          type: "function" as const,
+          function: { name: c.name, arguments: c.arguments },
+        })),
+        ...textual.map((c) => ({
+          id: makeId(),
+          type: "function" as const,
+          function: { name: c.name, arguments: c.arguments },
+        })),
       ];
       if (cut) {
         // Cut arguments are never whole: running them would act on half a request.

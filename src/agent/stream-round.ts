@@ -111,5 +111,9 @@ async function* roundWith(
 }
 
 function idleTimeout(ms: number, cause?: unknown): ModelError {
-  return new ModelError("timeout", `The model server sent nothing for ${ms} ms mid-answer.`, cause === undefined ? {} : { cause });
+  return new ModelError(
+    "timeout",
+    `The model server sent nothing for ${ms} ms mid-answer.`,
+    cause === undefined ? {} : { cause },
+  );
 }

@@ -50,7 +50,11 @@ export function createToolRunner(opts: ToolRunnerOptions): ToolRunner {
   const clock = opts.clock ?? (() => performance.now());
   const maxChars = opts.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
 
-  async function execute(tool: AgentTool, rawArgs: string, signal: AbortSignal | undefined): Promise<{ ok: boolean; output: string }> {
+  async function execute(
+    tool: AgentTool,
+    rawArgs: string,
+    signal: AbortSignal | undefined,
+  ): Promise<{ ok: boolean; output: string }> {
     const name = tool.name;
     let json: unknown;
     const text = rawArgs.trim();
@@ -67,7 +71,9 @@ export function createToolRunner(opts: ToolRunnerOptions): ToolRunner {
       }
     }
     if (typeof json !== "object" || json === null || Array.isArray(json)) {
-      return fail(`the arguments for ${name} must be a JSON object, got ${Array.isArray(json) ? "an array" : typeof json === "object" ? "null" : `a ${typeof json}`}. ${describeParameters(tool)}`);
+      return fail(
+        `the arguments for ${name} must be a JSON object, got ${Array.isArray(json) ? "an array" : typeof json === "object" ? "null" : `a ${typeof json}`}. ${describeParameters(tool)}`,
+      );
     }
     const parsed = checkArguments(tool, json as Record<string, unknown>);
     if (!parsed.ok) {
@@ -87,11 +93,16 @@ export function createToolRunner(opts: ToolRunnerOptions): ToolRunner {
     });
     stopped.catch(() => undefined);
     try {
-      const result = await Promise.race([Promise.resolve().then(() => parsed.run({ signal: controller.signal })), stopped]);
+      const result = await Promise.race([
+        Promise.resolve().then(() => parsed.run({ signal: controller.signal })),
+        stopped,
+      ]);
       return { ok: true, output: serialise(result) };
     } catch (error) {
       if (controller.signal.reason instanceof ToolTimeout) {
-        return fail(`${name} timed out after ${timeoutMs} ms. The service may be slow; try again later or answer without it.`);
+        return fail(
+          `${name} timed out after ${timeoutMs} ms. The service may be slow; try again later or answer without it.`,
+        );
       }
       if (signal?.aborted) return fail(`${name} was cancelled.`);
       return fail(`${name} failed: ${errorMessage(error)}`);
@@ -114,7 +125,7 @@ export function createToolRunner(opts: ToolRunnerOptions): ToolRunner {
       if (!tool) {
         const known = [...byName.keys()];
         result = fail(
-          `unknown tool "${name}". ` + (known.length ? `Available tools: ${known.join(", ")}.` : "No tools are available; answer directly."),
+          `unknown tool "${name}". ${known.length ? `Available tools: ${known.join(", ")}.` : "No tools are available; answer directly."}`,
         );
       } else {
         try {
@@ -124,7 +135,13 @@ export function createToolRunner(opts: ToolRunnerOptions): ToolRunner {
           result = fail(`${name} failed: ${errorMessage(error)}`);
         }
       }
-      return { id: call.id, name, ok: result.ok, output: cap(result.output), durationMs: Math.max(0, Math.round(clock() - started)) };
+      return {
+        id: call.id,
+        name,
+        ok: result.ok,
+        output: cap(result.output),
+        durationMs: Math.max(0, Math.round(clock() - started)),
+      };
     },
   };
 }
@@ -150,7 +167,7 @@ function fail(message: string): { ok: false; output: string } {
 
 function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
-  return typeof error === "string" ? error : JSON.stringify(error) ?? String(error);
+  return typeof error === "string" ? error : (JSON.stringify(error) ?? String(error));
 }
 
 function serialise(result: unknown): string {
@@ -186,13 +203,21 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 
 /** "Parameters: city (string, required)." from the same JSON Schema the model was sent. */
 function describeParameters(tool: AgentTool): string {
-  const schema = toOpenAiTool(tool).function.parameters as { properties?: Record<string, { type?: unknown }>; required?: string[] };
+  const schema = toOpenAiTool(tool).function.parameters as {
+    properties?: Record<string, { type?: unknown }>;
+    required?: string[];
+  };
   const props = Object.entries(schema.properties ?? {});
   if (props.length === 0) return `${tool.name} takes no arguments: send {}.`;
   const required = new Set(schema.required ?? []);
   return (
     "Parameters: " +
-    props.map(([key, s]) => `${key} (${typeof s.type === "string" ? s.type : "value"}, ${required.has(key) ? "required" : "optional"})`).join(", ") +
+    props
+      .map(
+        ([key, s]) =>
+          `${key} (${typeof s.type === "string" ? s.type : "value"}, ${required.has(key) ? "required" : "optional"})`,
+      )
+      .join(", ") +
     "."
   );
 }

@@ -68,7 +68,11 @@ export function createVisionCapability(opts: VisionCapabilityOptions): VisionCap
     const timeout = AbortSignal.timeout(opts.timeoutMs ?? 5000);
     const response = await doFetch(`${root}${path}`, {
       ...init,
-      headers: { accept: "application/json", ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}), ...(init.headers ?? {}) },
+      headers: {
+        accept: "application/json",
+        ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}),
+        ...(init.headers ?? {}),
+      },
       signal: timeout,
     });
     if (!response.ok) throw new Error(`${init.method ?? "GET"} ${path} answered HTTP ${response.status}`);
@@ -81,7 +85,11 @@ export function createVisionCapability(opts: VisionCapabilityOptions): VisionCap
         return llamaPropsSayVision(await request("/props", { method: "GET" }));
       case "ollama":
         return ollamaShowSaysVision(
-          await request("/api/show", { method: "POST", body: JSON.stringify({ model }), headers: { "content-type": "application/json" } }),
+          await request("/api/show", {
+            method: "POST",
+            body: JSON.stringify({ model }),
+            headers: { "content-type": "application/json" },
+          }),
         );
       default:
         return false;

@@ -34,7 +34,11 @@ export interface AgentRunOptions {
 }
 
 /** Runs the agent loop on a conversation (bound to the model and tools by the caller). */
-export type AgentRunner = (messages: ChatMessage[], signal: AbortSignal, opts?: AgentRunOptions) => AsyncIterable<AgentEvent>;
+export type AgentRunner = (
+  messages: ChatMessage[],
+  signal: AbortSignal,
+  opts?: AgentRunOptions,
+) => AsyncIterable<AgentEvent>;
 
 /** What answering needs; built once per worker process. */
 export interface AnswerDeps {
@@ -137,7 +141,10 @@ async function startAgent(
 ): Promise<AsyncIterable<AgentEvent>> {
   const ck = message.conversationKey;
   if (deps.context) {
-    const [conversation, settings] = await Promise.all([deps.context.prepare(message, signal, turn), deps.settings?.read(ck)]);
+    const [conversation, settings] = await Promise.all([
+      deps.context.prepare(message, signal, turn),
+      deps.settings?.read(ck),
+    ]);
     loaded({ user: conversation.user, summaryTokens: conversation.summaryTokens, ...(settings ? { settings } : {}) });
     return deps.agent(conversation.messages, signal, {
       ...(settings ? { settings } : {}),
@@ -200,7 +207,11 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
         gate: deps.gate,
         signal: ctx.signal,
         typing: !typingStillShown(message, ctx.attempt, now()),
-        onFirstVisible: () => deps.metrics?.firstVisibleSeconds.observe({ platform: message.platform }, (now() - message.receivedAt) / 1000),
+        onFirstVisible: () =>
+          deps.metrics?.firstVisibleSeconds.observe(
+            { platform: message.platform },
+            (now() - message.receivedAt) / 1000,
+          ),
         // A retry continues this message: only the last attempt writes the failure into it.
         failureLine: (error) => (ctx.isFinalAttempt ? failureLineFor(error) : undefined),
         logger: log,
@@ -213,7 +224,10 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
       if (!finish && result.stopped) {
         // Stopped mid-stream: keep what the user saw, so "what were you saying?" still has context.
         const partial = seen.text.trim();
-        turn.push({ role: "assistant", content: partial ? `${partial} … (stopped by the user)` : "(stopped before answering)" });
+        turn.push({
+          role: "assistant",
+          content: partial ? `${partial} … (stopped by the user)` : "(stopped before answering)",
+        });
       }
       const tokens = await deps.context?.countTurn(turn);
       let size: HistorySize | undefined;
@@ -236,7 +250,12 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
       }
       // The job's outcome line (info) is written where the queue runtime announces outcomes (observability/job-outcomes.ts).
       log.debug(
-        { finish: result.stopped ? "stopped" : (finish?.reason ?? "unknown"), rounds: finish?.rounds, messages: result.messageIds.length, ms: now() - startedAt },
+        {
+          finish: result.stopped ? "stopped" : (finish?.reason ?? "unknown"),
+          rounds: finish?.rounds,
+          messages: result.messageIds.length,
+          ms: now() - startedAt,
+        },
         "answered",
       );
       return result.stopped ? "stopped" : "answered";
@@ -254,7 +273,10 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
     deps.logger.debug({ jobId: ctx.jobId, err: error }, "giving up on message");
     const factory = deps.ports[message.platform];
     if (!factory) return;
-    await showFailure(factory(message), ctx.journal, failureLineFor(error), { gate: deps.gate, chatKey: pacingKey(message) });
+    await showFailure(factory(message), ctx.journal, failureLineFor(error), {
+      gate: deps.gate,
+      chatKey: pacingKey(message),
+    });
   };
 
   return { process, onGiveUp };
@@ -276,7 +298,8 @@ export const IMAGES_UNSUPPORTED_LINE =
 /** A short, useful line for the user; details stay in the log. */
 export function failureLineFor(error: unknown): string {
   if (error instanceof ModelError) {
-    if (error.code === "context-exceeded") return "⚠️ This conversation is too long for the model — send /reset to start over.";
+    if (error.code === "context-exceeded")
+      return "⚠️ This conversation is too long for the model — send /reset to start over.";
     if (error.code === "images-unsupported") return IMAGES_UNSUPPORTED_LINE;
     // A refusal no retry gets past (bad key, bad request) is ours to fix, not the user's to wait out.
     return error.retryable ? modelUnavailableLine() : GENERIC_FAILURE;

@@ -28,7 +28,10 @@ export interface ConversationCompactor {
    * `stored`: the history's size as the store told it on the append (HistoryStore `onStored`); when it is well
    * within the budget the history itself is not read.
    */
-  afterAnswer(conversationKey: string, opts: { shared: boolean; signal?: AbortSignal; stored?: HistorySize; summaryTokens?: number }): Promise<CompactOutcome>;
+  afterAnswer(
+    conversationKey: string,
+    opts: { shared: boolean; signal?: AbortSignal; stored?: HistorySize; summaryTokens?: number },
+  ): Promise<CompactOutcome>;
   /** `/compact`: folds everything before the newest exchange now. Never throws. */
   compactNow(conversationKey: string, opts: { shared: boolean; signal?: AbortSignal }): Promise<CompactOutcome>;
 }
@@ -59,7 +62,13 @@ export function createConversationCompactor(deps: {
   const now = deps.now ?? Date.now;
 
   /** Summarises `stored[0..keepFrom)` into the summary and removes those messages. */
-  const fold = async (key: string, stored: StoredMessage[], keepFrom: number, shared: boolean, signal?: AbortSignal): Promise<CompactOutcome> => {
+  const fold = async (
+    key: string,
+    stored: StoredMessage[],
+    keepFrom: number,
+    shared: boolean,
+    signal?: AbortSignal,
+  ): Promise<CompactOutcome> => {
     const kept = stored.slice(keepFrom);
     if (keepFrom <= 0) return { status: "nothing", keptMessages: kept.length, keptTokens: sum(kept) };
     const folded = stored.slice(0, keepFrom);
@@ -83,7 +92,13 @@ export function createConversationCompactor(deps: {
       });
       if (!applied) return { status: "failed", reason: "the conversation changed while it was being summarised" };
       deps.metrics?.summaries.inc({ outcome: "made" });
-      return { status: "folded", folded: folded.length, keptMessages: kept.length, keptTokens: sum(kept), summaryTokens: tokens };
+      return {
+        status: "folded",
+        folded: folded.length,
+        keptMessages: kept.length,
+        keptTokens: sum(kept),
+        summaryTokens: tokens,
+      };
     } catch (error) {
       deps.metrics?.summaries.inc({ outcome: "failed" });
       deps.logger.warn({ err: error, conversation: key }, "summary failed; the turns stay until the next try");
@@ -102,9 +117,11 @@ export function createConversationCompactor(deps: {
           deps.budget.conversationTokens(opts.signal ? { signal: opts.signal } : {}),
         ]);
         const tokenLimit = Math.min(room - summaryTokens, deps.maxTokens);
-        const small = (tokens: number, messages: number) => tokens <= tokenLimit * 0.75 && messages <= deps.maxMessages * 0.75;
+        const small = (tokens: number, messages: number) =>
+          tokens <= tokenLimit * 0.75 && messages <= deps.maxMessages * 0.75;
         // The store's own total and count: the history read below can only be smaller (the repair of tool pairs drops, never adds).
-        if (known && small(known.tokens, known.messages)) return { status: "nothing", keptMessages: known.messages, keptTokens: known.tokens };
+        if (known && small(known.tokens, known.messages))
+          return { status: "nothing", keptMessages: known.messages, keptTokens: known.tokens };
         const stored = await deps.history.loadStored(key);
         const tokens = sum(stored);
         if (small(tokens, stored.length)) {
@@ -112,7 +129,10 @@ export function createConversationCompactor(deps: {
         }
         // Keep the newest half (by tokens and by count), cut where history may start.
         const byTokens = fitHistory(stored, Math.floor(tokenLimit / 2));
-        const keepFrom = Math.max(stored.length - byTokens.kept.length, stored.length - Math.floor(deps.maxMessages / 2));
+        const keepFrom = Math.max(
+          stored.length - byTokens.kept.length,
+          stored.length - Math.floor(deps.maxMessages / 2),
+        );
         const start = stored.findIndex((m, i) => i >= keepFrom && m.message.role === "user");
         return await fold(key, stored, start < 0 ? newestExchange(stored) : start, opts.shared, opts.signal);
       } catch (error) {

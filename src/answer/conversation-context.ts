@@ -35,7 +35,11 @@ export interface PreparedConversation {
 /** The conversation side of answering: preparing the request, counting a turn before it is stored. */
 export interface ConversationContext {
   /** `turn` (the message with its attachments prepared) gives the new message's two forms; without it, its text alone. */
-  prepare(message: InboundMessage, signal?: AbortSignal, turn?: Pick<PreparedTurn, "withQuote">): Promise<PreparedConversation>;
+  prepare(
+    message: InboundMessage,
+    signal?: AbortSignal,
+    turn?: Pick<PreparedTurn, "withQuote">,
+  ): Promise<PreparedConversation>;
   /** Token counts of a turn's messages, in order (stored with them). */
   countTurn(messages: readonly ChatMessage[], signal?: AbortSignal): Promise<number[]>;
 }
@@ -71,7 +75,12 @@ export function createConversationContext(deps: {
       ]);
       const quoted = message.replyTo?.text?.trim();
       // A reply quotes what it answers; a message the stored history lacks (older, or from before the bot joined) at more length.
-      const remembered = quoted === undefined || isRemembered(quoted, stored.map((m) => m.message));
+      const remembered =
+        quoted === undefined ||
+        isRemembered(
+          quoted,
+          stored.map((m) => m.message),
+        );
       const forms = turn ? turn.withQuote(remembered) : undefined;
       const user = forms?.stored ?? toUserMessage(message, { remembered });
       const request = forms?.request ?? user;
@@ -94,7 +103,9 @@ export function createConversationContext(deps: {
           // when that cuts nothing, the summary note goes instead. The new message always stays.
           const half = Math.floor(fitted.keptTokens / 2);
           const target =
-            refusal.excessTokens === undefined ? half : Math.min(half, fitted.keptTokens - refusal.excessTokens - SHRINK_SLACK_TOKENS);
+            refusal.excessTokens === undefined
+              ? half
+              : Math.min(half, fitted.keptTokens - refusal.excessTokens - SHRINK_SLACK_TOKENS);
           const harder = fitHistory(fitted.kept, Math.max(0, target));
           if (harder.kept.length < fitted.kept.length) return assemble(harder.kept, true);
           return note ? assemble(fitted.kept, false) : undefined;

@@ -19,7 +19,11 @@ export interface PreparedTurn {
 }
 
 /** Downloads and prepares the message's attachments (none: the plain user message). */
-export async function prepareTurn(message: InboundMessage, preparer: AttachmentPreparer | undefined, signal?: AbortSignal): Promise<PreparedTurn> {
+export async function prepareTurn(
+  message: InboundMessage,
+  preparer: AttachmentPreparer | undefined,
+  signal?: AbortSignal,
+): Promise<PreparedTurn> {
   if (!preparer || !message.attachments?.length) {
     const plainWith = (remembered?: boolean) => {
       const plain = toUserMessage(message, remembered === undefined ? {} : { remembered });
@@ -32,7 +36,8 @@ export async function prepareTurn(message: InboundMessage, preparer: AttachmentP
     const quote = remembered === undefined ? {} : { remembered };
     const request = toUserMessage(message, { attachmentText: prepared.forModel, ...quote });
     return {
-      request: request.role === "user" && prepared.images.length > 0 ? { ...request, images: prepared.images } : request,
+      request:
+        request.role === "user" && prepared.images.length > 0 ? { ...request, images: prepared.images } : request,
       stored: toUserMessage(message, { attachmentText: prepared.forHistory, ...quote }),
     };
   };

@@ -23,9 +23,12 @@ export function withSecretsScrubbed(port: ReplyPort, scrubber: SecretScrubber): 
     checked.add(text);
     if (checked.size > VERIFIED_TEXTS) checked.delete(checked.values().next().value as string);
   };
-  const leaks = (content: RenderedText) => scrubber.hasLoosely(visibleText(port, content)) || scrubber.has(content.text);
+  const leaks = (content: RenderedText) =>
+    scrubber.hasLoosely(visibleText(port, content)) || scrubber.has(content.text);
   const clean = (content: RenderedText): RenderedText =>
-    checked.has(content.text) || !scrubber.has(content.text) ? content : { ...content, text: scrubber.scrub(content.text) };
+    checked.has(content.text) || !scrubber.has(content.text)
+      ? content
+      : { ...content, text: scrubber.scrub(content.text) };
 
   const wrapped: ReplyPort = {
     // A getter: Discord's limits change as rate-limit headers arrive.

@@ -14,7 +14,10 @@ const FORGOTTEN_QUOTE_CHARS = 1200;
 
 /** Single-line, trimmed speaker name (a name cannot forge a new line of the transcript). */
 function speaker(name: string): string {
-  const clean = name.replace(/[\r\n\t]+/g, " ").replace(/:/g, "꞉").trim();
+  const clean = name
+    .replace(/[\r\n\t]+/g, " ")
+    .replace(/:/g, "꞉")
+    .trim();
   return clean === "" ? "someone" : cutText(clean, 64);
 }
 
@@ -23,7 +26,10 @@ function speaker(name: string): string {
  * question; `remembered: false` says the message replied to is not in the request's history, so its
  * quote may be longer.
  */
-export function toUserMessage(message: InboundMessage, opts: { attachmentText?: string; remembered?: boolean } = {}): ChatMessage {
+export function toUserMessage(
+  message: InboundMessage,
+  opts: { attachmentText?: string; remembered?: boolean } = {},
+): ChatMessage {
   const attachmentText = opts.attachmentText ?? "";
   const shared = message.chatType !== "private";
   const question = message.text.trim();

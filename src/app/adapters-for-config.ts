@@ -23,7 +23,13 @@ export interface StartedAdapters {
 /** Starts every adapter whose token is configured; on a failure the ones started are stopped and the error rethrown. */
 export async function startAdaptersFor(
   config: Config,
-  deps: { gateway: BotGateway; settings: SettingsPort; logger: Logger; metrics?: PlatformRequestCounter; onFatal?: (error: unknown) => void },
+  deps: {
+    gateway: BotGateway;
+    settings: SettingsPort;
+    logger: Logger;
+    metrics?: PlatformRequestCounter;
+    onFatal?: (error: unknown) => void;
+  },
 ): Promise<StartedAdapters> {
   const { gateway, settings, logger, metrics } = deps;
   const result: StartedAdapters = { started: [] };
@@ -37,7 +43,10 @@ export async function startAdaptersFor(
       // Typing on receipt, short answers and long polling through node:http with keep-alive, as the worker's calls go
       // (grammY's default node-fetch costs about twice the CPU per call); answers read whole, redirects refused.
       const bot = new Bot(config.TELEGRAM_BOT_TOKEN, {
-        client: { apiRoot: config.TELEGRAM_API_ROOT, fetch: createHttpTransport({ answers: "whole", redirect: "error" }) },
+        client: {
+          apiRoot: config.TELEGRAM_API_ROOT,
+          fetch: createHttpTransport({ answers: "whole", redirect: "error" }),
+        },
       });
       // The adapter's own requests (typing on receipt, short answers, polling) are counted like the worker's.
       if (metrics) bot.api.config.use(telegramRequestMeter(metrics));
@@ -58,7 +67,10 @@ export async function startAdaptersFor(
       await telegram.start();
       result.telegram = telegram;
       result.started.push(telegram);
-      logger.info({ bot: telegram.botInfo?.username, mode: config.TELEGRAM_WEBHOOK_URL ? "webhook" : "polling" }, "telegram adapter started");
+      logger.info(
+        { bot: telegram.botInfo?.username, mode: config.TELEGRAM_WEBHOOK_URL ? "webhook" : "polling" },
+        "telegram adapter started",
+      );
     }
     if (config.DISCORD_BOT_TOKEN) {
       const [{ createDiscordAdapter, createDiscordClient }, { meteredDiscordFetch }] = await Promise.all([

@@ -26,9 +26,16 @@ export interface ConfiguredAgent {
 }
 
 /** Builds the agent from the configuration and the process's tools (tools-for-config.ts). */
-export function agentFromConfig(config: Config, tools: { forRequest(isEnabled?: (name: string) => boolean): AgentTool[] }): ConfiguredAgent {
+export function agentFromConfig(
+  config: Config,
+  tools: { forRequest(isEnabled?: (name: string) => boolean): AgentTool[] },
+): ConfiguredAgent {
   const deps: AgentDeps = {
-    client: createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: config.MODEL_TIMEOUT_MS }),
+    client: createModelClient({
+      baseURL: config.OPENAI_BASE_URL,
+      apiKey: config.OPENAI_API_KEY,
+      timeoutMs: config.MODEL_TIMEOUT_MS,
+    }),
     model: config.MODEL,
     modelServer: config.MODEL_SERVER,
     enableThinking: config.ENABLE_THINKING,

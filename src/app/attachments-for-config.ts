@@ -14,7 +14,13 @@ import type { Logger } from "../observability/logger.js";
 /** The Discord file source's download through the project's safe fetch (the same guard as read_url). */
 export function safeDownload(opts: Pick<SafeFetchOptions, "lookup" | "connect" | "timeoutMs"> = {}): GuardedDownload {
   return async (url, { maxBytes, allowHostPort, signal }) => {
-    const get = createSafeFetch({ timeoutMs: 30_000, ...opts, allowHosts: [allowHostPort], maxBytes: maxBytes + 1, maxRedirects: 0 });
+    const get = createSafeFetch({
+      timeoutMs: 30_000,
+      ...opts,
+      allowHosts: [allowHostPort],
+      maxBytes: maxBytes + 1,
+      maxRedirects: 0,
+    });
     const response = await get(url, { ...(signal ? { signal } : {}), accept: "*/*" });
     return { status: response.status, body: new Uint8Array(response.body), truncated: response.truncated };
   };
@@ -23,17 +29,26 @@ export function safeDownload(opts: Pick<SafeFetchOptions, "lookup" | "connect" |
 /** Builds the worker's attachment preparer; `telegramFiles` downloads through the worker's Telegram REST client when Telegram is configured. */
 export function attachmentPreparerFor(
   config: Config,
-  deps: { logger: Logger; telegramFiles?: FileSource; /** The model answering this conversation (its /model choice); MODEL by default. */ modelFor?: (message: InboundMessage) => Promise<string> },
+  deps: {
+    logger: Logger;
+    telegramFiles?: FileSource /** The model answering this conversation (its /model choice); MODEL by default. */;
+    modelFor?: (message: InboundMessage) => Promise<string>;
+  },
 ): AttachmentPreparer {
   const sources: Partial<Record<Platform, FileSource>> = {};
   if (config.TELEGRAM_BOT_TOKEN && deps.telegramFiles) sources.telegram = deps.telegramFiles;
-  if (config.DISCORD_BOT_TOKEN) sources.discord = createDiscordFileSource({ apiBase: config.DISCORD_API_BASE, download: safeDownload() });
+  if (config.DISCORD_BOT_TOKEN)
+    sources.discord = createDiscordFileSource({ apiBase: config.DISCORD_API_BASE, download: safeDownload() });
   const vision = createVisionCapability({
     mode: config.MODEL_VISION,
     baseURL: config.OPENAI_BASE_URL,
     modelServer: config.MODEL_SERVER,
     apiKey: config.OPENAI_API_KEY,
-    onProbeFailed: (err, model) => deps.logger.warn({ err, model }, "could not ask the model server whether the model takes images; answering without them"),
+    onProbeFailed: (err, model) =>
+      deps.logger.warn(
+        { err, model },
+        "could not ask the model server whether the model takes images; answering without them",
+      ),
   });
   return createAttachmentPreparer({
     sources,

@@ -53,8 +53,15 @@ function compactionMemory(
 ): () => Promise<ConversationMemory> {
   let memory: Promise<ConversationMemory> | undefined;
   const build = async (): Promise<ConversationMemory> => {
-    const [{ createModelClient }, { conversationMemoryFor }] = await Promise.all([import("../agent/model-client.js"), import("./conversation-memory.js")]);
-    const client = createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: config.MODEL_TIMEOUT_MS });
+    const [{ createModelClient }, { conversationMemoryFor }] = await Promise.all([
+      import("../agent/model-client.js"),
+      import("./conversation-memory.js"),
+    ]);
+    const client = createModelClient({
+      baseURL: config.OPENAI_BASE_URL,
+      apiKey: config.OPENAI_API_KEY,
+      timeoutMs: config.MODEL_TIMEOUT_MS,
+    });
     return conversationMemoryFor(config, { ...deps, client });
   };
   return () =>
@@ -121,7 +128,13 @@ export async function startBotsRole(
   const adapters: StartedAdapters =
     options.adapters === false
       ? { started: [] }
-      : await startAdaptersFor(config, { gateway, settings, logger, metrics, ...(deps.onFatal ? { onFatal: deps.onFatal } : {}) }).catch(async (error: unknown) => {
+      : await startAdaptersFor(config, {
+          gateway,
+          settings,
+          logger,
+          metrics,
+          ...(deps.onFatal ? { onFatal: deps.onFatal } : {}),
+        }).catch(async (error: unknown) => {
           published?.close();
           await cancelBus.close();
           await queue.close();

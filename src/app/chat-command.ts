@@ -23,11 +23,13 @@ const GET_REDIS =
 
 /** Lines for the person at the terminal (stderr, so piped answers on stdout stay clean). */
 function notice(text: string): void {
-  process.stderr.write(text + "\n");
+  process.stderr.write(`${text}\n`);
 }
 
 /** Connects to REDIS_URL, or starts a private redis-server when nothing answers there. */
-async function redisForSession(config: Config): Promise<{ redis: Redis; url: string; owned?: PrivateRedisServer } | undefined> {
+async function redisForSession(
+  config: Config,
+): Promise<{ redis: Redis; url: string; owned?: PrivateRedisServer } | undefined> {
   try {
     return { redis: await connectRedis(config.REDIS_URL, 2000), url: config.REDIS_URL };
   } catch (error) {
@@ -37,18 +39,24 @@ async function redisForSession(config: Config): Promise<{ redis: Redis; url: str
   try {
     owned = await startPrivateRedisServer();
   } catch (error) {
-    const why = error instanceof RedisServerMissingError ? "and there is no redis-server on PATH" : `and a private redis-server did not start (${(error as Error).message})`;
+    const why =
+      error instanceof RedisServerMissingError
+        ? "and there is no redis-server on PATH"
+        : `and a private redis-server did not start (${(error as Error).message})`;
     notice(`✗ No Redis answers at ${safeUrl(config.REDIS_URL)} ${why}. ${GET_REDIS}`);
     return undefined;
   }
-  notice(`ℹ No Redis answers at ${safeUrl(config.REDIS_URL)}: started a private redis-server on 127.0.0.1:${owned.port} for this session (forgotten when you leave).`);
+  notice(
+    `ℹ No Redis answers at ${safeUrl(config.REDIS_URL)}: started a private redis-server on 127.0.0.1:${owned.port} for this session (forgotten when you leave).`,
+  );
   return { redis: await connectRedis(owned.url, 2000), url: owned.url, owned };
 }
 
 /** Says in one line when the model server does not answer (with the command that starts one); the prompt stays usable. */
 async function announceModelServer(config: Config): Promise<void> {
   const { finding } = await checkModelAnswers(config, 2000);
-  if (finding.status === "fail") notice(`⚠ ${finding.detail}. To chat, ${finding.fix}. You can type already; answers need the server.`);
+  if (finding.status === "fail")
+    notice(`⚠ ${finding.detail}. To chat, ${finding.fix}. You can type already; answers need the server.`);
 }
 
 /** Waits until the model server answers, the wait shown as one status line (redrawn on a TTY, every 30 s otherwise). */
@@ -87,7 +95,10 @@ async function waitForModelServer(config: Config, screen: TerminalScreen): Promi
 /** Runs the terminal chat command; resolves with the exit code. */
 export async function chatCommand(config: Config, args: readonly string[]): Promise<number> {
   const out = process.stdout;
-  const screen: TerminalScreen = { out: { write: (text) => void out.write(text), isTTY: out.isTTY === true, columns: out.columns }, nextId: 1 };
+  const screen: TerminalScreen = {
+    out: { write: (text) => void out.write(text), isTTY: out.isTTY === true, columns: out.columns },
+    nextId: 1,
+  };
   const sink = createChatLogSink({
     attempts: config.QUEUE_ATTEMPTS,
     listener: {
@@ -99,7 +110,12 @@ export async function chatCommand(config: Config, args: readonly string[]): Prom
       onProblem: (text) => notice(`⚠ ${text}`),
     },
   });
-  const logger = createLogger({ level: config.LOG_LEVEL, name: "chat", secrets: configuredSecrets(config), destination: sink.destination });
+  const logger = createLogger({
+    level: config.LOG_LEVEL,
+    name: "chat",
+    secrets: configuredSecrets(config),
+    destination: sink.destination,
+  });
   if (sink.path) notice(`Logs: ${sink.path}`);
   // Like every role: nothing unhandled crashes the chat or reaches the terminal unscrubbed.
   const removeGuards = installProcessGuards(logger);
@@ -110,7 +126,12 @@ export async function chatCommand(config: Config, args: readonly string[]): Prom
     try {
       if (args.includes("--wait-for-model")) await waitForModelServer(config, screen);
       else await announceModelServer(config);
-      await runTerminalChat({ ...config, REDIS_URL: session.url }, session.redis, { logger, metrics: createMetrics({ defaults: false }) }, screen);
+      await runTerminalChat(
+        { ...config, REDIS_URL: session.url },
+        session.redis,
+        { logger, metrics: createMetrics({ defaults: false }) },
+        screen,
+      );
     } finally {
       session.redis.disconnect();
       await session.owned?.stop();

@@ -39,7 +39,10 @@ export function defaultChatLogPath(): string {
 /** The short reason of a logged error: its own message, without the causes pino appends ("…: cause: cause"). */
 function reasonOf(entry: { err?: { message?: string }; msg?: string }): string {
   const first = (entry.err?.message ?? entry.msg ?? "").split("\n")[0]!;
-  return first.split(/(?<=\.): /)[0]!.replace(/\.$/, "").slice(0, 200);
+  return first
+    .split(/(?<=\.): /)[0]!
+    .replace(/\.$/, "")
+    .slice(0, 200);
 }
 
 /** Creates the sink; `attempts` is QUEUE_ATTEMPTS (for "retry 2 of 4"). */
@@ -53,15 +56,17 @@ export function createChatLogSink(opts: { path?: string; attempts: number; liste
     fd = undefined; // an unwritable temp dir must not stop the chat
   }
   const handle = (line: string): void => {
-    if (fd !== undefined) writeSync(fd, line.endsWith("\n") ? line : line + "\n");
+    if (fd !== undefined) writeSync(fd, line.endsWith("\n") ? line : `${line}\n`);
     let entry: { level?: number; msg?: string; outcome?: string; attempt?: number; err?: { message?: string } };
     try {
       entry = JSON.parse(line);
     } catch {
       return;
     }
-    if (entry.msg === "job outcome" && entry.outcome === "failed") opts.listener.onRetry(entry.attempt ?? 1, opts.attempts, reasonOf(entry));
-    else if ((entry.level ?? 0) >= 50) opts.listener.onProblem(`${entry.msg ?? "error"}${entry.err?.message ? `: ${reasonOf(entry)}` : ""}`);
+    if (entry.msg === "job outcome" && entry.outcome === "failed")
+      opts.listener.onRetry(entry.attempt ?? 1, opts.attempts, reasonOf(entry));
+    else if ((entry.level ?? 0) >= 50)
+      opts.listener.onProblem(`${entry.msg ?? "error"}${entry.err?.message ? `: ${reasonOf(entry)}` : ""}`);
   };
   const destination = new Writable({
     write(chunk: Buffer | string, _encoding, callback) {

@@ -24,9 +24,12 @@ export async function runTerminalChat(
 ): Promise<void> {
   const out = process.stdout;
   const bots = await startBotsRole(config, redis, deps, { adapters: false });
-  const worker = await startWorkerRole(config, redis, deps, { extraPorts: { terminal: createTerminalReplyPortFactory(screen) } });
+  const worker = await startWorkerRole(config, redis, deps, {
+    extraPorts: { terminal: createTerminalReplyPortFactory(screen) },
+  });
   const user = userInfo().username || "you";
-  if (out.isTTY) out.write(`Chatting with ${config.MODEL} at ${config.OPENAI_BASE_URL}. /help for commands, Ctrl-D to leave.\n`);
+  if (out.isTTY)
+    out.write(`Chatting with ${config.MODEL} at ${config.OPENAI_BASE_URL}. /help for commands, Ctrl-D to leave.\n`);
   const terminal = runTerminalAdapter({
     gateway: bots.gateway,
     settings: bots.settings,
@@ -39,7 +42,12 @@ export async function runTerminalChat(
   process.once("SIGINT", () => terminal.close());
   await terminal.done;
   // Let queued questions be answered before leaving (piped input ends before the answers do).
-  await answersDrained(redis, config.KEY_PREFIX, `term:${user}`, config.MODEL_TIMEOUT_MS * (config.MAX_TOOL_ROUNDS + 1));
+  await answersDrained(
+    redis,
+    config.KEY_PREFIX,
+    `term:${user}`,
+    config.MODEL_TIMEOUT_MS * (config.MAX_TOOL_ROUNDS + 1),
+  );
   await worker.close();
   await bots.close();
 }

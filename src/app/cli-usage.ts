@@ -5,7 +5,8 @@ const DESCRIPTIONS: Record<string, string> = {
   bots: "only the platform adapters: receive, validate, enqueue",
   worker: "only the worker: answers from the queue (run as many as you like)",
   chat: "chat in the terminal through the same queue and worker, no token needed (npm run chat); --wait-for-model waits for the model server",
-  doctor: "check the set-up: Redis, the model server, Telegram, Discord; one line each with the fix (npm run doctor); --json for automation; exit code 0 when all pass",
+  doctor:
+    "check the set-up: Redis, the model server, Telegram, Discord; one line each with the fix (npm run doctor); --json for automation; exit code 0 when all pass",
 };
 
 /** Usage text listing every role and command. */

@@ -36,21 +36,44 @@ export interface ConversationMemory {
 /** Builds the conversation memory over the history store and the model client. */
 export function conversationMemoryFor(
   config: Config,
-  deps: { redis: Redis; history: StoredHistory; client: OpenAI; /** The tools a request carries now (read per request: MCP servers come and go). */ tools?: () => readonly AgentTool[]; logger: Logger; metrics?: Metrics },
+  deps: {
+    redis: Redis;
+    history: StoredHistory;
+    client: OpenAI /** The tools a request carries now (read per request: MCP servers come and go). */;
+    tools?: () => readonly AgentTool[];
+    logger: Logger;
+    metrics?: Metrics;
+  },
 ): ConversationMemory {
   const serverRoot = serverRootOf(config.OPENAI_BASE_URL);
   const counter = createTokenCounter({
-    tokenizers: [createServerTokenizer({ serverRoot, apiKey: config.OPENAI_API_KEY, fetch: createHttpTransport({ answers: "whole" }) }), createQwen3Tokenizer()],
-    onFallback: (from, error) => deps.logger.info({ tokenizer: from, err: error }, "token counting falls back to the next tokenizer"),
+    tokenizers: [
+      createServerTokenizer({
+        serverRoot,
+        apiKey: config.OPENAI_API_KEY,
+        fetch: createHttpTransport({ answers: "whole" }),
+      }),
+      createQwen3Tokenizer(),
+    ],
+    onFallback: (from, error) =>
+      deps.logger.info({ tokenizer: from, err: error }, "token counting falls back to the next tokenizer"),
   });
   const budget = createContextBudget({
-    resolveWindow: () => resolveContextWindow({ configured: config.MODEL_CONTEXT_TOKENS, serverRoot, apiKey: config.OPENAI_API_KEY }),
+    resolveWindow: () =>
+      resolveContextWindow({ configured: config.MODEL_CONTEXT_TOKENS, serverRoot, apiKey: config.OPENAI_API_KEY }),
     counter,
     reserveTokens: config.MODEL_MAX_TOKENS,
-    overhead: () => ({ system: buildSystemPrompt({ now: new Date() }), tools: (deps.tools?.() ?? []).map(toOpenAiTool) }),
+    overhead: () => ({
+      system: buildSystemPrompt({ now: new Date() }),
+      tools: (deps.tools?.() ?? []).map(toOpenAiTool),
+    }),
     onWindow: (window) => deps.logger.info({ contextTokens: window.tokens, from: window.source }, "model context size"),
   });
-  const summaries = createSummaryStore({ redis: deps.redis, prefix: config.KEY_PREFIX, ttlSeconds: config.HISTORY_TTL_SECONDS });
+  const summaries = createSummaryStore({
+    redis: deps.redis,
+    prefix: config.KEY_PREFIX,
+    ttlSeconds: config.HISTORY_TTL_SECONDS,
+  });
   const context = createConversationContext({ history: deps.history, summaries, counter, budget });
   const compactor = createConversationCompactor({
     history: deps.history,

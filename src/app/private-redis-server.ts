@@ -36,12 +36,30 @@ async function freePort(): Promise<number> {
 const answers = (port: number): Promise<boolean> => redisAnswers(`redis://127.0.0.1:${port}`, 500);
 
 /** Starts redis-server from PATH; throws RedisServerMissingError when there is none, Error when it will not start. */
-export async function startPrivateRedisServer(opts: { command?: string; startTimeoutMs?: number } = {}): Promise<PrivateRedisServer> {
+export async function startPrivateRedisServer(
+  opts: { command?: string; startTimeoutMs?: number } = {},
+): Promise<PrivateRedisServer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "chatbot-session-redis-"));
   // No snapshots, no AOF: the session's Redis is meant to vanish with the session.
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--maxmemory-policy", "noeviction"];
-  const child: ChildProcess = spawn(opts.command ?? "redis-server", args, { stdio: "ignore", env: { PATH: process.env.PATH ?? "" } });
+  const args = [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    dir,
+    "--maxmemory-policy",
+    "noeviction",
+  ];
+  const child: ChildProcess = spawn(opts.command ?? "redis-server", args, {
+    stdio: "ignore",
+    env: { PATH: process.env.PATH ?? "" },
+  });
   let exited = false;
   const failure = new Promise<Error>((resolve) => {
     child.once("error", (error: NodeJS.ErrnoException) =>

@@ -9,7 +9,8 @@ import type { Logger } from "../observability/logger.js";
 
 /** What of an unknown thrown value goes into the log: never its other properties. */
 export function errorSummary(value: unknown): { type: string; message: string; stack?: string } {
-  if (value instanceof Error) return { type: value.name, message: value.message, ...(value.stack ? { stack: value.stack } : {}) };
+  if (value instanceof Error)
+    return { type: value.name, message: value.message, ...(value.stack ? { stack: value.stack } : {}) };
   return { type: typeof value, message: String(value) };
 }
 

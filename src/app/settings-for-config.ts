@@ -33,7 +33,12 @@ export function agentDepsFor(base: AgentDeps, settings: ConversationSettings | u
 }
 
 /** The settings commands' service of this deployment: MODEL_CHOICES (or the server's list), ADMIN_USER_IDS, the tool catalogue. */
-export function settingsServiceFor(config: Config, redis: Redis, toolCatalogue: ToolCatalogue, logger?: SettingsLogger): SettingsPort {
+export function settingsServiceFor(
+  config: Config,
+  redis: Redis,
+  toolCatalogue: ToolCatalogue,
+  logger?: SettingsLogger,
+): SettingsPort {
   return createSettingsService({
     store: settingsStoreFor(config, redis, logger),
     models: createModelChoices({

@@ -69,11 +69,17 @@ export async function botToolsFor(config: Config, log: McpLog, options: BotTools
       degraded: true,
       async check() {
         const status = mcp?.groups().find((g) => g.server === server.name)?.status;
-        if (status?.state !== "ready") throw new Error(`${status?.state ?? "absent"}${status?.error ? `: ${status.error}` : ""}`);
+        if (status?.state !== "ready")
+          throw new Error(`${status?.state ?? "absent"}${status?.error ? `: ${status.error}` : ""}`);
       },
     }));
   return {
-    catalogue: createToolInventory({ builtIn, ...(mcp ? { mcp } : {}), maxToolsPerRequest: config.MAX_TOOLS_PER_REQUEST, log }),
+    catalogue: createToolInventory({
+      builtIn,
+      ...(mcp ? { mcp } : {}),
+      maxToolsPerRequest: config.MAX_TOOLS_PER_REQUEST,
+      log,
+    }),
     ...(mcp ? { mcp } : {}),
     healthChecks,
     secrets: mcpConfig ? mcpConfigSecrets(mcpConfig) : [],

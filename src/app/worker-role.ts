@@ -41,7 +41,13 @@ export interface WorkerRoleOptions {
   /** Ports besides the configured platforms (the terminal chat adds its own). */
   extraPorts?: Partial<Record<Platform, ReplyPortFactory>>;
   /** Queue timing overrides (tests use short locks to recover killed workers quickly). */
-  queue?: { lockDurationMs?: number; stalledIntervalMs?: number; backoffMs?: number; attempts?: number; repairIntervalMs?: number };
+  queue?: {
+    lockDurationMs?: number;
+    stalledIntervalMs?: number;
+    backoffMs?: number;
+    attempts?: number;
+    repairIntervalMs?: number;
+  };
   /** MCP overrides (tests pass the servers file and a short retry). */
   tools?: BotToolsOptions;
 }
@@ -67,7 +73,14 @@ export async function startWorkerRole(
   tools.mcp?.start();
   const agent = agentFromConfig(config, tools.catalogue);
   const history = historyStoreFor(config, redis);
-  const memory = conversationMemoryFor(config, { redis, history, client: agent.deps.client, tools: () => tools.catalogue.forRequest(), logger, metrics });
+  const memory = conversationMemoryFor(config, {
+    redis,
+    history,
+    client: agent.deps.client,
+    tools: () => tools.catalogue.forRequest(),
+    logger,
+    metrics,
+  });
   void memory.warm();
 
   const ports: Partial<Record<Platform, ReplyPortFactory>> = { ...options.extraPorts };
@@ -82,7 +95,11 @@ export async function startWorkerRole(
   }
   if (config.DISCORD_BOT_TOKEN) {
     discordPorts = createDiscordReplyPortFactory({
-      rest: createDiscordRestClient({ token: config.DISCORD_BOT_TOKEN, apiBase: config.DISCORD_API_BASE, fetch: meteredDiscordFetch(metrics, platformFetch) }),
+      rest: createDiscordRestClient({
+        token: config.DISCORD_BOT_TOKEN,
+        apiBase: config.DISCORD_API_BASE,
+        fetch: meteredDiscordFetch(metrics, platformFetch),
+      }),
     });
     ports.discord = discordPorts;
   }
@@ -143,7 +160,11 @@ export async function startWorkerRole(
   // chatbot_queue_depth is read from Redis on every scrape (the same figure from every worker: use max()).
   const depth = createQueueDepthSource({ redis, prefix: config.KEY_PREFIX });
   const stopReadingDepth = metrics.readQueueDepthFrom(() => depth.read());
-  const stopPublishingTools = publishToolListing(tools, createToolListingStore({ redis, prefix: config.KEY_PREFIX }), logger);
+  const stopPublishingTools = publishToolListing(
+    tools,
+    createToolListingStore({ redis, prefix: config.KEY_PREFIX }),
+    logger,
+  );
   logger.info({ concurrency: config.WORKER_CONCURRENCY, platforms: Object.keys(ports) }, "worker ready");
   return {
     worker,
@@ -159,16 +180,25 @@ export async function startWorkerRole(
 }
 
 /** The worker's Telegram replies and file downloads, through one grammY `Api` whose every call is metered. */
-async function telegramSide(token: string, apiRoot: string, metrics: Metrics, fetch: typeof globalThis.fetch): Promise<{ ports: ReplyPortFactory; files: FileSource }> {
-  const [{ Api }, { createTelegramReplyPortFactory }, { telegramRequestMeter }, { createTelegramFileSource }] = await Promise.all([
-    import("grammy"),
-    import("../bots/telegram/telegram-reply-port.js"),
-    import("../bots/telegram/telegram-request-meter.js"),
-    import("../bots/telegram/telegram-file-source.js"),
-  ]);
+async function telegramSide(
+  token: string,
+  apiRoot: string,
+  metrics: Metrics,
+  fetch: typeof globalThis.fetch,
+): Promise<{ ports: ReplyPortFactory; files: FileSource }> {
+  const [{ Api }, { createTelegramReplyPortFactory }, { telegramRequestMeter }, { createTelegramFileSource }] =
+    await Promise.all([
+      import("grammy"),
+      import("../bots/telegram/telegram-reply-port.js"),
+      import("../bots/telegram/telegram-request-meter.js"),
+      import("../bots/telegram/telegram-file-source.js"),
+    ]);
   const api = new Api(token, { apiRoot, fetch });
   api.config.use(telegramRequestMeter(metrics));
-  return { ports: createTelegramReplyPortFactory({ api, useDrafts: true }), files: createTelegramFileSource({ api, token, apiRoot }) };
+  return {
+    ports: createTelegramReplyPortFactory({ api, useDrafts: true }),
+    files: createTelegramFileSource({ api, token, apiRoot }),
+  };
 }
 
 const TOOL_LISTING_REFRESH_MS = 30_000;
@@ -179,7 +209,10 @@ function publishToolListing(tools: BotTools, store: ToolListingStore, logger: Lo
   const publish = (): void => {
     if (stopped) return;
     store
-      .publish({ updatedAt: Date.now(), groups: tools.catalogue.groups() }, Math.ceil((TOOL_LISTING_REFRESH_MS * 3) / 1000))
+      .publish(
+        { updatedAt: Date.now(), groups: tools.catalogue.groups() },
+        Math.ceil((TOOL_LISTING_REFRESH_MS * 3) / 1000),
+      )
       .catch((error: unknown) => logger.warn({ err: error }, "could not publish the tool listing"));
   };
   publish();

@@ -8,7 +8,17 @@ import type { AttachmentRef } from "../contracts/inbound-message.js";
 export type AttachmentKind = "image" | "text" | "pdf" | "other";
 
 // Raster formats sharp decodes; SVG is XML, so it is read as text rather than rendered.
-const IMAGE_TYPES = new Set(["image/jpeg", "image/png", "image/webp", "image/gif", "image/avif", "image/heic", "image/heif", "image/tiff", "image/bmp"]);
+const IMAGE_TYPES = new Set([
+  "image/jpeg",
+  "image/png",
+  "image/webp",
+  "image/gif",
+  "image/avif",
+  "image/heic",
+  "image/heif",
+  "image/tiff",
+  "image/bmp",
+]);
 const IMAGE_EXTENSIONS = new Set(["jpg", "jpeg", "png", "webp", "gif", "avif", "heic", "heif", "tif", "tiff", "bmp"]);
 const TEXT_TYPES = new Set([
   "application/json",
@@ -42,8 +52,14 @@ export function attachmentKind(ref: Pick<AttachmentRef, "name" | "contentType">)
   const type = ref.contentType.toLowerCase().split(";")[0]?.trim() ?? "";
   const ext = extensionOf(ref.name);
   if (type === "application/pdf" || ext === "pdf") return "pdf";
-  if (IMAGE_TYPES.has(type) || (type.startsWith("image/") && type !== "image/svg+xml") || (type === "" && IMAGE_EXTENSIONS.has(ext))) return "image";
-  if (type.startsWith("text/") || TEXT_TYPES.has(type) || type.endsWith("+json") || TEXT_EXTENSIONS.has(ext)) return "text";
+  if (
+    IMAGE_TYPES.has(type) ||
+    (type.startsWith("image/") && type !== "image/svg+xml") ||
+    (type === "" && IMAGE_EXTENSIONS.has(ext))
+  )
+    return "image";
+  if (type.startsWith("text/") || TEXT_TYPES.has(type) || type.endsWith("+json") || TEXT_EXTENSIONS.has(ext))
+    return "text";
   if ((type === "" || type === "application/octet-stream") && IMAGE_EXTENSIONS.has(ext)) return "image";
   return "other";
 }

@@ -35,10 +35,16 @@ export async function pdfToText(name: string, bytes: Uint8Array, budget: PdfBudg
       await doc.destroy();
     }
   } catch (error) {
-    const why = error instanceof Error && /password/i.test(error.message) ? "it is password-protected" : "the file is damaged or not a PDF";
+    const why =
+      error instanceof Error && /password/i.test(error.message)
+        ? "it is password-protected"
+        : "the file is damaged or not a PDF";
     throw new AttachmentError("refused", `${name} could not be read (${why})`);
   }
-  const text = pages.map((p) => p.trim()).filter(Boolean).join("\n\n");
+  const text = pages
+    .map((p) => p.trim())
+    .filter(Boolean)
+    .join("\n\n");
   if (text === "") throw new AttachmentError("refused", `${name} has no text I can read (a scanned PDF?)`);
   const block = fencedFile(name, text, budget.maxChars);
   return total > pages.length ? `${block}\n(only the first ${pages.length} of ${total} pages)` : block;

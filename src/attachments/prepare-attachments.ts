@@ -61,7 +61,10 @@ interface Outcome {
 
 /** A file name on one line, without brackets: a name cannot forge a marker or a line of the transcript. */
 function displayName(name: string): string {
-  const clean = name.replace(/[\r\n\t\[\]`]+/g, " ").trim().slice(0, 100);
+  const clean = name
+    .replace(/[\r\n\t[\]`]+/g, " ")
+    .trim()
+    .slice(0, 100);
   return clean === "" ? "file" : clean;
 }
 
@@ -70,14 +73,24 @@ export function createAttachmentPreparer(opts: AttachmentPreparerOptions): Attac
   const textBudget = opts.textBudgetChars ?? 8000;
   const pdfBudget: PdfBudget = { maxPages: opts.pdfMaxPages ?? 20, maxChars: textBudget };
 
-  const fetchBytes = async (source: FileSource | undefined, ref: AttachmentRef, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array> => {
+  const fetchBytes = async (
+    source: FileSource | undefined,
+    ref: AttachmentRef,
+    maxBytes: number,
+    signal?: AbortSignal,
+  ): Promise<Uint8Array> => {
     if (!source) throw new AttachmentError("unavailable", `${ref.name} could not be downloaded here`);
     // The platform's size is checked before anything is downloaded; the download stops at the limit anyway.
     if (ref.size !== undefined && ref.size > maxBytes) throw tooLargeError(ref.name, ref.size, maxBytes);
     return source.download(ref, { maxBytes, ...(signal ? { signal } : {}) });
   };
 
-  const one = async (message: InboundMessage, original: AttachmentRef, canSee: boolean, signal?: AbortSignal): Promise<Outcome> => {
+  const one = async (
+    message: InboundMessage,
+    original: AttachmentRef,
+    canSee: boolean,
+    signal?: AbortSignal,
+  ): Promise<Outcome> => {
     const source = opts.sources[message.platform];
     const name = displayName(original.name);
     const ref = { ...original, name };
@@ -87,14 +100,23 @@ export function createAttachmentPreparer(opts: AttachmentPreparerOptions): Attac
         case "image": {
           if (!canSee) return { marker: `[image: ${name} (not shown: this model cannot see images)]` };
           const image = await prepareImage(name, await fetchBytes(source, ref, opts.maxFileBytes, signal), opts.image);
-          return { marker: `[image: ${name}]`, image: { name: image.name, mediaType: image.mediaType, base64: image.base64 } };
+          return {
+            marker: `[image: ${name}]`,
+            image: { name: image.name, mediaType: image.mediaType, base64: image.base64 },
+          };
         }
         case "text": {
           const limit = Math.min(MAX_TEXT_FILE_BYTES, opts.maxFileBytes);
-          return { marker: `[file: ${name}]`, text: inlineTextFile(name, await fetchBytes(source, ref, limit, signal), textBudget) };
+          return {
+            marker: `[file: ${name}]`,
+            text: inlineTextFile(name, await fetchBytes(source, ref, limit, signal), textBudget),
+          };
         }
         case "pdf":
-          return { marker: `[file: ${name}]`, text: await pdfToText(name, await fetchBytes(source, ref, opts.maxFileBytes, signal), pdfBudget) };
+          return {
+            marker: `[file: ${name}]`,
+            text: await pdfToText(name, await fetchBytes(source, ref, opts.maxFileBytes, signal), pdfBudget),
+          };
         case "other":
           return {
             marker: `[file: ${name} (not readable)]`,
@@ -104,7 +126,8 @@ export function createAttachmentPreparer(opts: AttachmentPreparerOptions): Attac
     } catch (error) {
       if (signal?.aborted) throw error;
       const reason = error instanceof AttachmentError ? error.message : `${name} could not be read`;
-      if (!(error instanceof AttachmentError)) opts.logger?.warn({ err: error, attachment: name }, "attachment preparation failed");
+      if (!(error instanceof AttachmentError))
+        opts.logger?.warn({ err: error, attachment: name }, "attachment preparation failed");
       return { marker: `[${kind === "image" ? "image" : "file"}: ${name} (not readable)]`, notice: `⚠️ ${reason}.` };
     }
   };
@@ -124,7 +147,8 @@ export function createAttachmentPreparer(opts: AttachmentPreparerOptions): Attac
         ),
       );
       const notices = outcomes.flatMap((o) => (o.notice ? [o.notice] : []));
-      if (images.length > opts.maxImages && canSee) notices.push(`🖼️ I looked at the first ${opts.maxImages} of ${images.length} pictures only.`);
+      if (images.length > opts.maxImages && canSee)
+        notices.push(`🖼️ I looked at the first ${opts.maxImages} of ${images.length} pictures only.`);
       if (images.length > 0 && !canSee) notices.unshift(NO_VISION_NOTICE);
       const markers = outcomes.map((o) => o.marker).join("\n");
       const texts = outcomes.flatMap((o) => (o.text ? [o.text] : []));

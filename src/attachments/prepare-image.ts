@@ -20,7 +20,11 @@ const DEFAULT_MAX_SIDE = 1024;
 const DEFAULT_MAX_PIXELS = 40_000_000;
 
 /** Decodes, scales and re-encodes one picture; rejects with AttachmentError("refused") when it cannot. */
-export async function prepareImage(name: string, bytes: Uint8Array, limits: ImageLimits = {}): Promise<ChatImage & { width: number; height: number }> {
+export async function prepareImage(
+  name: string,
+  bytes: Uint8Array,
+  limits: ImageLimits = {},
+): Promise<ChatImage & { width: number; height: number }> {
   // Loaded on the first picture: libvips costs a third of a second at start, and most workers see few pictures.
   const { default: sharp } = await import("sharp");
   const maxSide = limits.maxSide ?? DEFAULT_MAX_SIDE;
@@ -45,9 +49,21 @@ export async function prepareImage(name: string, bytes: Uint8Array, limits: Imag
     const transparent = meta.hasAlpha === true;
     const { data, info } = transparent
       ? await pipeline.png({ compressionLevel: 9 }).toBuffer({ resolveWithObject: true })
-      : await pipeline.flatten({ background: "#ffffff" }).jpeg({ quality: 85, mozjpeg: true }).toBuffer({ resolveWithObject: true });
-    return { name, mediaType: transparent ? "image/png" : "image/jpeg", base64: data.toString("base64"), width: info.width, height: info.height };
+      : await pipeline
+          .flatten({ background: "#ffffff" })
+          .jpeg({ quality: 85, mozjpeg: true })
+          .toBuffer({ resolveWithObject: true });
+    return {
+      name,
+      mediaType: transparent ? "image/png" : "image/jpeg",
+      base64: data.toString("base64"),
+      width: info.width,
+      height: info.height,
+    };
   } catch {
-    throw new AttachmentError("refused", `${name} could not be read as a picture (the file is damaged or not a supported format)`);
+    throw new AttachmentError(
+      "refused",
+      `${name} could not be read as a picture (the file is damaged or not a supported format)`,
+    );
   }
 }

@@ -22,7 +22,10 @@ export function inlineTextFile(name: string, bytes: Uint8Array, budgetChars: num
 
 /** `File <name>:` and the text in a fence longer than any backtick run inside it; cut texts say so. */
 export function fencedFile(name: string, text: string, budgetChars: number, what = "characters"): string {
-  const body = text.replace(/\r\n?/g, "\n").replace(/^\uFEFF/, "").trimEnd();
+  const body = text
+    .replace(/\r\n?/g, "\n")
+    .replace(/^\uFEFF/, "")
+    .trimEnd();
   const cut = body.length > budgetChars;
   const shown = cut ? body.slice(0, budgetChars) : body;
   const longestRun = Math.max(2, ...[...shown.matchAll(/`+/g)].map((m) => m[0].length));

@@ -25,27 +25,56 @@ const url = (schemes: string[]) =>
       ctx.addIssue({ code: "custom", message: `expected a URL (${schemes.join(", ")})` });
       return;
     }
-    if (!schemes.includes(parsed.protocol.replace(":", ""))) ctx.addIssue({ code: "custom", message: `expected a URL with scheme ${schemes.join(" or ")}` });
+    if (!schemes.includes(parsed.protocol.replace(":", "")))
+      ctx.addIssue({ code: "custom", message: `expected a URL with scheme ${schemes.join(" or ")}` });
   });
 
 const idList = z
   .string()
-  .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
+  .transform((v) =>
+    v
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
   .pipe(z.array(z.string().regex(/^-?\d+$/, { message: "expected comma-separated numeric ids" })));
 
 const hostPortList = z
   .string()
-  .transform((v) => v.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean))
-  .pipe(z.array(z.string().regex(/^(\[[0-9a-f:.]+\]|[^\s:/]+):\d{1,5}$/, { message: "expected comma-separated host:port pairs" })));
+  .transform((v) =>
+    v
+      .split(",")
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+  )
+  .pipe(
+    z.array(
+      z.string().regex(/^(\[[0-9a-f:.]+\]|[^\s:/]+):\d{1,5}$/, { message: "expected comma-separated host:port pairs" }),
+    ),
+  );
 
 const nameList = z
   .string()
-  .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean))
-  .pipe(z.array(z.string().max(200, { message: "expected model names of at most 200 characters" })).min(1, { message: "expected comma-separated model names" }));
+  .transform((v) =>
+    v
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
+  .pipe(
+    z
+      .array(z.string().max(200, { message: "expected model names of at most 200 characters" }))
+      .min(1, { message: "expected comma-separated model names" }),
+  );
 
 const platformIdList = z
   .string()
-  .transform((v) => v.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean))
+  .transform((v) =>
+    v
+      .split(",")
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+  )
   .pipe(z.array(z.string().regex(/^(tg|dc):\d+$/, { message: "expected comma-separated tg:<id> or dc:<id>" })));
 
 const optionalSecret = z
@@ -90,7 +119,9 @@ export const envSchema = z.object({
     .string()
     .default("https://news.google.com/rss/search?q={query}&hl=en-US&gl=US&ceid=US:en")
     .pipe(url(["http", "https"]))
-    .refine((v) => v.includes("{query}") || v.includes("%7Bquery%7D"), { message: "expected a URL template containing {query}" }),
+    .refine((v) => v.includes("{query}") || v.includes("%7Bquery%7D"), {
+      message: "expected a URL template containing {query}",
+    }),
   READ_URL_ALLOW_HOSTS: hostPortList.default([]),
   MCP_CONFIG: z.string().min(1, { message: "expected the path of an MCP servers JSON file" }).optional(),
   MAX_TOOLS_PER_REQUEST: positiveInt(128).default(16),
@@ -102,9 +133,13 @@ export const envSchema = z.object({
   SHUTDOWN_GRACE_MS: positiveInt().default(10_000),
   HTTP_PORT: z.coerce.number({ message: "expected a port number" }).int().min(0).max(65535).default(9464),
   // A short token can be guessed through the dashboard's login.
-  ADMIN_TOKEN: optionalSecret.refine((v) => v === undefined || v.length >= 16, { message: "expected at least 16 characters" }),
+  ADMIN_TOKEN: optionalSecret.refine((v) => v === undefined || v.length >= 16, {
+    message: "expected at least 16 characters",
+  }),
   ADMIN_USER_IDS: platformIdList.default([]),
-  SHOW_REASONING: z.enum(["off", "collapsed", "full"], { message: "expected off, collapsed or full" }).default("collapsed"),
+  SHOW_REASONING: z
+    .enum(["off", "collapsed", "full"], { message: "expected off, collapsed or full" })
+    .default("collapsed"),
   TELEGRAM_ALLOWED_CHATS: idList.default([]),
   TELEGRAM_ALLOWED_USERS: idList.default([]),
   DISCORD_ALLOWED_GUILDS: idList.default([]),
@@ -119,7 +154,9 @@ export const envSchema = z.object({
   MAX_IMAGES_PER_MESSAGE: positiveInt(16).default(4),
   /** Read before the schema (src/config/env-file.ts): the file of settings to load instead of ./.env. */
   ENV_FILE: z.string().optional(),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], { message: "expected a pino level" }).default("info"),
+  LOG_LEVEL: z
+    .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], { message: "expected a pino level" })
+    .default("info"),
 });
 
 /** The validated settings the whole program runs on. */

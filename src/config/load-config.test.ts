@@ -44,10 +44,16 @@ describe("loadConfig", () => {
     expect(message).toMatch(/MAX_TOOL_ROUNDS: expected a whole number/);
     expect(message).toMatch(/MODEL_SERVER: expected one of llama\.cpp/);
     expect(message).toMatch(/REDIS_URL: expected a URL with scheme redis/);
-    expect((error as ConfigError).problems.map((p) => p.variable).sort()).toEqual(["MAX_TOOL_ROUNDS", "MODEL_SERVER", "REDIS_URL"]);
+    expect((error as ConfigError).problems.map((p) => p.variable).sort()).toEqual([
+      "MAX_TOOL_ROUNDS",
+      "MODEL_SERVER",
+      "REDIS_URL",
+    ]);
   });
 
   it("never prints a token value", () => {
-    expect(() => loadConfig({ NEWS_RSS_URL: "https://news.example/rss" })).toThrow(/NEWS_RSS_URL: expected a URL template containing \{query\}/);
+    expect(() => loadConfig({ NEWS_RSS_URL: "https://news.example/rss" })).toThrow(
+      /NEWS_RSS_URL: expected a URL template containing \{query\}/,
+    );
   });
 });

@@ -6,7 +6,7 @@ export class ConfigError extends Error {
   override readonly name = "ConfigError";
   constructor(readonly problems: { variable: string; expected: string }[]) {
     // One line: a start-up failure is read in a terminal or a container log, where a dump would be noise.
-    super("Invalid configuration: " + problems.map((p) => `${p.variable}: ${p.expected}`).join("; "));
+    super(`Invalid configuration: ${problems.map((p) => `${p.variable}: ${p.expected}`).join("; ")}`);
   }
 }
 
@@ -24,7 +24,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     parsed.error.issues.map((issue) => {
       const variable = String(issue.path[0] ?? "environment");
       const got = cleaned[variable];
-      const shown = got === undefined || /TOKEN|KEY|SECRET|PASSWORD/.test(variable) ? "" : ` (got "${maskedValue(got)}")`;
+      const shown =
+        got === undefined || /TOKEN|KEY|SECRET|PASSWORD/.test(variable) ? "" : ` (got "${maskedValue(got)}")`;
       return { variable, expected: issue.message + shown };
     }),
   );
@@ -35,9 +36,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
  * found by pattern so that a value too malformed for `new URL` is masked too; control characters escaped.
  */
 export function maskedValue(value: string): string {
-  return JSON.stringify(
-    value
-      .replace(/[^\s/?#@]*@/g, "***@")
-      .replace(/([?&;][^=&#\s]*=)[^&#\s]*/g, "$1***"),
-  ).slice(1, -1);
+  return JSON.stringify(value.replace(/[^\s/?#@]*@/g, "***@").replace(/([?&;][^=&#\s]*=)[^&#\s]*/g, "$1***")).slice(
+    1,
+    -1,
+  );
 }

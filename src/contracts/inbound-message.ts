@@ -22,40 +22,46 @@ export const attachmentRefSchema = z.object({
 
 export type AttachmentRef = z.infer<typeof attachmentRefSchema>;
 
-export const inboundMessageSchema = z.object({
-  platform: platformSchema,
-  /** History key: `tg:<chat_id>[:<thread_id>]`, `dc:<channel_id>`, `term:<session>`. */
-  conversationKey: z.string().min(1).max(200),
-  chatId: z.string().min(1).max(100),
-  /** Telegram forum topic (message_thread_id); Discord threads are channels of their own. */
-  threadId: z.string().max(100).optional(),
-  messageId: z.string().min(1).max(100),
-  chatType: z.enum(["private", "group", "channel"]),
-  /** Discord guild id, for access control and logs. */
-  guildId: z.string().max(100).optional(),
-  author: z.object({
-    id: z.string().min(1).max(100),
-    displayName: z.string().min(1).max(200),
-    /** The platform handle (Telegram @username, without the @), when the user has one. */
-    username: z.string().max(64).optional(),
-  }),
-  /** The question; may be empty only when pictures or files carry it. */
-  text: z.string(),
-  /** The message this one replies to, if any (its text gives the model context). */
-  replyTo: z
-    .object({ messageId: z.string().max(100), authorName: z.string().max(200).optional(), text: z.string().max(4000).optional() })
-    .optional(),
-  receivedAt: z.number().int().nonnegative(),
-  /**
-   * The adapter shows the typing indicator as the message is queued (the first sign of life does not
-   * wait for a worker); the worker shows it again only when the job starts after the indicator faded.
-   */
-  typingOnReceipt: z.boolean().optional(),
-  attachments: z.array(attachmentRefSchema).max(20).optional(),
-}).refine((m) => m.text.trim() !== "" || (m.attachments?.length ?? 0) > 0, {
-  message: "a message needs text or an attachment",
-  path: ["text"],
-});
+export const inboundMessageSchema = z
+  .object({
+    platform: platformSchema,
+    /** History key: `tg:<chat_id>[:<thread_id>]`, `dc:<channel_id>`, `term:<session>`. */
+    conversationKey: z.string().min(1).max(200),
+    chatId: z.string().min(1).max(100),
+    /** Telegram forum topic (message_thread_id); Discord threads are channels of their own. */
+    threadId: z.string().max(100).optional(),
+    messageId: z.string().min(1).max(100),
+    chatType: z.enum(["private", "group", "channel"]),
+    /** Discord guild id, for access control and logs. */
+    guildId: z.string().max(100).optional(),
+    author: z.object({
+      id: z.string().min(1).max(100),
+      displayName: z.string().min(1).max(200),
+      /** The platform handle (Telegram @username, without the @), when the user has one. */
+      username: z.string().max(64).optional(),
+    }),
+    /** The question; may be empty only when pictures or files carry it. */
+    text: z.string(),
+    /** The message this one replies to, if any (its text gives the model context). */
+    replyTo: z
+      .object({
+        messageId: z.string().max(100),
+        authorName: z.string().max(200).optional(),
+        text: z.string().max(4000).optional(),
+      })
+      .optional(),
+    receivedAt: z.number().int().nonnegative(),
+    /**
+     * The adapter shows the typing indicator as the message is queued (the first sign of life does not
+     * wait for a worker); the worker shows it again only when the job starts after the indicator faded.
+     */
+    typingOnReceipt: z.boolean().optional(),
+    attachments: z.array(attachmentRefSchema).max(20).optional(),
+  })
+  .refine((m) => m.text.trim() !== "" || (m.attachments?.length ?? 0) > 0, {
+    message: "a message needs text or an attachment",
+    path: ["text"],
+  });
 
 export type InboundMessage = z.infer<typeof inboundMessageSchema>;
 

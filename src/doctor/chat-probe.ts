@@ -94,7 +94,10 @@ function summariseStream(text: string, contentType: string): ChatProbeResult {
       out.sawDone = true;
       continue;
     }
-    let chunk: { error?: { message?: string }; choices?: { delta?: Record<string, any>; finish_reason?: string | null }[] };
+    let chunk: {
+      error?: { message?: string };
+      choices?: { delta?: Record<string, any>; finish_reason?: string | null }[];
+    };
     try {
       chunk = JSON.parse(data);
     } catch {

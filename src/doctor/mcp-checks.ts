@@ -20,7 +20,10 @@ function startFix(server: McpServerConfig): string {
 }
 
 /** Checks one enabled server: it connects and lists tools. */
-async function checkServer(server: McpServerConfig, opts: { inheritedPath: string | undefined; connectTimeoutMs: number }): Promise<SetupFinding> {
+async function checkServer(
+  server: McpServerConfig,
+  opts: { inheritedPath: string | undefined; connectTimeoutMs: number },
+): Promise<SetupFinding> {
   const f = findingsOf(GROUP);
   const connection = createMcpServerConnection({
     config: server,
@@ -36,33 +39,58 @@ async function checkServer(server: McpServerConfig, opts: { inheritedPath: strin
     connection.start();
     await connection.settled();
     const status = connection.status();
-    if (status.state !== "ready") return f.fail(server.name, `did not start: ${status.error ?? status.state}`, startFix(server));
+    if (status.state !== "ready")
+      return f.fail(server.name, `did not start: ${status.error ?? status.state}`, startFix(server));
     if (status.tools === 0) {
-      return f.fail(server.name, `connected over ${status.transport ?? "?"} but offers no tools`, 'Check the entry\'s "tools": {"include": [...], "exclude": [...]} against the tool names the server lists.');
+      return f.fail(
+        server.name,
+        `connected over ${status.transport ?? "?"} but offers no tools`,
+        'Check the entry\'s "tools": {"include": [...], "exclude": [...]} against the tool names the server lists.',
+      );
     }
-    return f.pass(server.name, `connected over ${status.transport ?? "?"}, ${status.tools} tool${status.tools === 1 ? "" : "s"}: ${connection.tools().map((t) => t.name).slice(0, 8).join(", ")}`);
+    return f.pass(
+      server.name,
+      `connected over ${status.transport ?? "?"}, ${status.tools} tool${status.tools === 1 ? "" : "s"}: ${connection
+        .tools()
+        .map((t) => t.name)
+        .slice(0, 8)
+        .join(", ")}`,
+    );
   } finally {
     await connection.close();
   }
 }
 
 /** Checks the MCP servers file and every enabled server in it. */
-export async function checkMcpServers(path: string, opts: { inheritedPath: string | undefined; connectTimeoutMs?: number }): Promise<SetupFinding[]> {
+export async function checkMcpServers(
+  path: string,
+  opts: { inheritedPath: string | undefined; connectTimeoutMs?: number },
+): Promise<SetupFinding[]> {
   const f = findingsOf(GROUP);
   let servers: McpServerConfig[];
   try {
     servers = loadMcpConfigFile(path).servers;
   } catch (error) {
-    if (error instanceof McpConfigError) return [f.fail("file", error.message, "Fix the file MCP_CONFIG names; the README's MCP section shows the format.")];
+    if (error instanceof McpConfigError)
+      return [
+        f.fail("file", error.message, "Fix the file MCP_CONFIG names; the README's MCP section shows the format."),
+      ];
     throw error;
   }
-  const findings: SetupFinding[] = [f.pass("file", `${servers.length} server${servers.length === 1 ? "" : "s"} in ${path}`)];
+  const findings: SetupFinding[] = [
+    f.pass("file", `${servers.length} server${servers.length === 1 ? "" : "s"} in ${path}`),
+  ];
   for (const server of servers) {
     if (!server.enabled) {
       findings.push(f.skip(server.name, "disabled in the file"));
       continue;
     }
-    findings.push(await checkServer(server, { inheritedPath: opts.inheritedPath, connectTimeoutMs: opts.connectTimeoutMs ?? 15_000 }));
+    findings.push(
+      await checkServer(server, {
+        inheritedPath: opts.inheritedPath,
+        connectTimeoutMs: opts.connectTimeoutMs ?? 15_000,
+      }),
+    );
   }
   return findings;
 }

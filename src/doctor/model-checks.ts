@@ -15,7 +15,15 @@ const f = findingsOf("Model server");
 /** What the model checks read from the configuration. */
 export type ModelCheckConfig = Pick<
   Config,
-  "OPENAI_BASE_URL" | "OPENAI_API_KEY" | "MODEL" | "MODEL_CHOICES" | "MODEL_SERVER" | "ENABLE_THINKING" | "MODEL_MAX_TOKENS" | "HISTORY_MAX_TOKENS" | "MODEL_TIMEOUT_MS"
+  | "OPENAI_BASE_URL"
+  | "OPENAI_API_KEY"
+  | "MODEL"
+  | "MODEL_CHOICES"
+  | "MODEL_SERVER"
+  | "ENABLE_THINKING"
+  | "MODEL_MAX_TOKENS"
+  | "HISTORY_MAX_TOKENS"
+  | "MODEL_TIMEOUT_MS"
 >;
 
 /** Room the system prompt and the tool schemas take in every request (measured on the built-in tools, rounded up). */
@@ -28,7 +36,11 @@ const PROBE_TOOL = {
   function: {
     name: "doctor_probe",
     description: "Checks that tool calling works. Call it whenever the user asks you to.",
-    parameters: { type: "object", properties: { word: { type: "string", description: "the word to echo" } }, required: ["word"] },
+    parameters: {
+      type: "object",
+      properties: { word: { type: "string", description: "the word to echo" } },
+      required: ["word"],
+    },
   },
 };
 
@@ -39,41 +51,89 @@ interface ModelsListing {
 }
 
 function target(config: ModelCheckConfig): ChatProbeTarget {
-  return { baseUrl: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: Math.min(config.MODEL_TIMEOUT_MS, 60_000) };
+  return {
+    baseUrl: config.OPENAI_BASE_URL,
+    apiKey: config.OPENAI_API_KEY,
+    timeoutMs: Math.min(config.MODEL_TIMEOUT_MS, 60_000),
+  };
 }
 
-function probeBody(config: ModelCheckConfig, messages: unknown[], maxTokens: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { model: config.MODEL, messages, ...dialectFields(config.MODEL_SERVER, { enableThinking: false, maxTokens }), ...extra };
+function probeBody(
+  config: ModelCheckConfig,
+  messages: unknown[],
+  maxTokens: number,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    model: config.MODEL,
+    messages,
+    ...dialectFields(config.MODEL_SERVER, { enableThinking: false, maxTokens }),
+    ...extra,
+  };
 }
 
 /** The server answers GET {base}/models; on success also returns what it lists. */
-export async function checkModelAnswers(config: ModelCheckConfig, timeoutMs = 3000): Promise<{ finding: SetupFinding; listing?: ModelsListing }> {
+export async function checkModelAnswers(
+  config: ModelCheckConfig,
+  timeoutMs = 3000,
+): Promise<{ finding: SetupFinding; listing?: ModelsListing }> {
   const base = config.OPENAI_BASE_URL.replace(/\/+$/, "");
   const startFix = `start one: ${LLAMA_SERVER_COMMAND} (or set OPENAI_BASE_URL to your server)`;
   let res: Response;
   try {
-    res = await fetch(`${base}/models`, { headers: { authorization: `Bearer ${config.OPENAI_API_KEY}` }, signal: AbortSignal.timeout(timeoutMs) });
+    res = await fetch(`${base}/models`, {
+      headers: { authorization: `Bearer ${config.OPENAI_API_KEY}` },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
   } catch (error) {
-    return { finding: f.fail("answers", `no model server answers at ${base} (${describeFetchError(error)})`, startFix) };
+    return {
+      finding: f.fail("answers", `no model server answers at ${base} (${describeFetchError(error)})`, startFix),
+    };
   }
   const text = await res.text();
   if (res.status === 401 || res.status === 403) {
-    return { finding: f.fail("answers", `${base} refuses the key (HTTP ${res.status}: ${errorMessageOf(text)})`, "set OPENAI_API_KEY to a key this server accepts") };
+    return {
+      finding: f.fail(
+        "answers",
+        `${base} refuses the key (HTTP ${res.status}: ${errorMessageOf(text)})`,
+        "set OPENAI_API_KEY to a key this server accepts",
+      ),
+    };
   }
   if (res.status === 503) {
-    return { finding: f.fail("answers", `${base} is still loading the model (${errorMessageOf(text)})`, "wait until the model is loaded, then run the doctor again") };
+    return {
+      finding: f.fail(
+        "answers",
+        `${base} is still loading the model (${errorMessageOf(text)})`,
+        "wait until the model is loaded, then run the doctor again",
+      ),
+    };
   }
   if (!res.ok) {
-    return { finding: f.fail("answers", `${base}/models answered HTTP ${res.status} (${errorMessageOf(text)})`, "OPENAI_BASE_URL must be the server's OpenAI API root, usually ending in /v1") };
+    return {
+      finding: f.fail(
+        "answers",
+        `${base}/models answered HTTP ${res.status} (${errorMessageOf(text)})`,
+        "OPENAI_BASE_URL must be the server's OpenAI API root, usually ending in /v1",
+      ),
+    };
   }
   let listing: ModelsListing;
   try {
     const body = JSON.parse(text) as { data?: { id?: string; meta?: { n_ctx?: number }; max_model_len?: number }[] };
     const data = body.data ?? [];
-    const contextTokens = data.map((m) => m.meta?.n_ctx ?? m.max_model_len).find((n): n is number => typeof n === "number");
+    const contextTokens = data
+      .map((m) => m.meta?.n_ctx ?? m.max_model_len)
+      .find((n): n is number => typeof n === "number");
     listing = { ids: data.map((m) => String(m.id ?? "")).filter(Boolean), ...(contextTokens ? { contextTokens } : {}) };
   } catch {
-    return { finding: f.fail("answers", `${base}/models is not JSON: not an OpenAI-compatible server`, "OPENAI_BASE_URL must be the server's OpenAI API root, usually ending in /v1") };
+    return {
+      finding: f.fail(
+        "answers",
+        `${base}/models is not JSON: not an OpenAI-compatible server`,
+        "OPENAI_BASE_URL must be the server's OpenAI API root, usually ending in /v1",
+      ),
+    };
   }
   return { finding: f.pass("answers", `answers at ${base}`), listing };
 }
@@ -82,10 +142,17 @@ export async function checkModelAnswers(config: ModelCheckConfig, timeoutMs = 30
 export function checkModelListed(config: ModelCheckConfig, listing: ModelsListing): SetupFinding {
   if (listing.ids.includes(config.MODEL)) return f.pass("model", `serves ${config.MODEL}`);
   if (config.MODEL_SERVER === "llama.cpp" && listing.ids.length === 1) {
-    return f.pass("model", `serves ${listing.ids[0]} (llama.cpp answers every request with its one model, whatever MODEL says)`);
+    return f.pass(
+      "model",
+      `serves ${listing.ids[0]} (llama.cpp answers every request with its one model, whatever MODEL says)`,
+    );
   }
   const listed = listing.ids.length ? listing.ids.join(", ") : "nothing";
-  return f.fail("model", `MODEL=${config.MODEL} is not served (the server lists ${listed})`, listing.ids.length ? `set MODEL to one of: ${listing.ids.join(", ")}` : "load a model into the server");
+  return f.fail(
+    "model",
+    `MODEL=${config.MODEL} is not served (the server lists ${listed})`,
+    listing.ids.length ? `set MODEL to one of: ${listing.ids.join(", ")}` : "load a model into the server",
+  );
 }
 
 /** Every model `/model` may switch to (MODEL_CHOICES) is served; undefined when there is nothing to check. */
@@ -94,7 +161,8 @@ export function checkModelChoices(config: ModelCheckConfig, listing: ModelsListi
   // llama.cpp with one model answers every name with it: there is nothing to switch between, and nothing to check.
   if (!choices?.length || (config.MODEL_SERVER === "llama.cpp" && listing.ids.length === 1)) return undefined;
   const missing = choices.filter((name) => !listing.ids.includes(name));
-  if (missing.length === 0) return f.pass("model choices", `serves every model of MODEL_CHOICES (${choices.join(", ")})`);
+  if (missing.length === 0)
+    return f.pass("model choices", `serves every model of MODEL_CHOICES (${choices.join(", ")})`);
   return f.fail(
     "model choices",
     `MODEL_CHOICES names models the server does not serve: ${missing.join(", ")} (switching to one fails every answer)`,
@@ -105,36 +173,93 @@ export function checkModelChoices(config: ModelCheckConfig, listing: ModelsListi
 /** A streamed request comes back as server-sent events. */
 export async function checkStreams(config: ModelCheckConfig): Promise<SetupFinding> {
   const result = await probeChat(target(config), probeBody(config, [{ role: "user", content: "Say OK." }], 16));
-  if (result.kind === "network-error") return f.fail("streams", `the streamed request failed (${result.message})`, "check that the server is not overloaded; raise MODEL_TIMEOUT_MS for a slow machine");
-  if (result.kind === "http-error") return f.fail("streams", `a streamed request answered HTTP ${result.status}: ${result.message}`, "check MODEL and MODEL_SERVER against the server you run");
-  if (result.streamError) return f.fail("streams", `the stream ended with an error: ${result.streamError}`, "look at the model server's log; a different quantisation or an updated server usually helps");
+  if (result.kind === "network-error")
+    return f.fail(
+      "streams",
+      `the streamed request failed (${result.message})`,
+      "check that the server is not overloaded; raise MODEL_TIMEOUT_MS for a slow machine",
+    );
+  if (result.kind === "http-error")
+    return f.fail(
+      "streams",
+      `a streamed request answered HTTP ${result.status}: ${result.message}`,
+      "check MODEL and MODEL_SERVER against the server you run",
+    );
+  if (result.streamError)
+    return f.fail(
+      "streams",
+      `the stream ended with an error: ${result.streamError}`,
+      "look at the model server's log; a different quantisation or an updated server usually helps",
+    );
   if (result.chunks === 0) {
-    return f.fail("streams", `a streamed request got no server-sent events (Content-Type ${result.contentType || "none"})`, "use a server (or proxy) that streams chat completions; a buffering proxy must pass text/event-stream through");
+    return f.fail(
+      "streams",
+      `a streamed request got no server-sent events (Content-Type ${result.contentType || "none"})`,
+      "use a server (or proxy) that streams chat completions; a buffering proxy must pass text/event-stream through",
+    );
   }
   return f.pass("streams", `streams (${result.chunks} chunks${result.sawDone ? "" : ", no [DONE]"})`);
 }
 
 /** A probe tool comes back as a structured tool call, not as text and not dropped. */
 export async function checkToolCalls(config: ModelCheckConfig): Promise<SetupFinding> {
-  const messages = [{ role: "user", content: 'Call the tool doctor_probe with the word "ping". Do not answer in text.' }];
-  const result = await probeChat(target(config), probeBody(config, messages, 256, { tools: [PROBE_TOOL], tool_choice: "auto", parallel_tool_calls: true }));
+  const messages = [
+    { role: "user", content: 'Call the tool doctor_probe with the word "ping". Do not answer in text.' },
+  ];
+  const result = await probeChat(
+    target(config),
+    probeBody(config, messages, 256, { tools: [PROBE_TOOL], tool_choice: "auto", parallel_tool_calls: true }),
+  );
   const fix = toolSupportFix(config.MODEL_SERVER);
-  if (result.kind === "network-error") return f.fail("tool calls", `the tool request failed (${result.message})`, "check that the server is not overloaded; raise MODEL_TIMEOUT_MS for a slow machine");
-  if (result.kind === "http-error") return f.fail("tool calls", `the server refuses requests with tools (HTTP ${result.status}: ${result.message})`, fix);
-  if (result.toolCalls.includes("doctor_probe")) return f.pass("tool calls", "returns structured tool calls (the probe tool was called)");
+  if (result.kind === "network-error")
+    return f.fail(
+      "tool calls",
+      `the tool request failed (${result.message})`,
+      "check that the server is not overloaded; raise MODEL_TIMEOUT_MS for a slow machine",
+    );
+  if (result.kind === "http-error")
+    return f.fail(
+      "tool calls",
+      `the server refuses requests with tools (HTTP ${result.status}: ${result.message})`,
+      fix,
+    );
+  if (result.toolCalls.includes("doctor_probe"))
+    return f.pass("tool calls", "returns structured tool calls (the probe tool was called)");
   if (/<tool_call>|"name"\s*:\s*"doctor_probe"/.test(result.content)) {
-    return f.fail("tool calls", "tool calls come back as plain text in the answer (<tool_call>…), not as structured tool_calls", fix);
+    return f.fail(
+      "tool calls",
+      "tool calls come back as plain text in the answer (<tool_call>…), not as structured tool_calls",
+      fix,
+    );
   }
-  if (result.toolCalls.length > 0) return f.fail("tool calls", `the model called ${result.toolCalls.join(", ")} instead of the probe tool`, "use a model that follows tool instructions (Qwen3 does)");
-  return f.fail("tool calls", "the model answered without calling the probe tool: the server ignored the tools it was sent", fix);
+  if (result.toolCalls.length > 0)
+    return f.fail(
+      "tool calls",
+      `the model called ${result.toolCalls.join(", ")} instead of the probe tool`,
+      "use a model that follows tool instructions (Qwen3 does)",
+    );
+  return f.fail(
+    "tool calls",
+    "the model answered without calling the probe tool: the server ignored the tools it was sent",
+    fix,
+  );
 }
 
 /** With thinking switched off the way MODEL_SERVER says, no reasoning comes back. */
 export async function checkThinkingSwitch(config: ModelCheckConfig): Promise<SetupFinding> {
   const field = thinkingSwitchOf(config.MODEL_SERVER);
-  if (!field) return f.skip("thinking switch", `MODEL_SERVER=${config.MODEL_SERVER} has no per-request thinking switch (the server's own settings decide)`);
+  if (!field)
+    return f.skip(
+      "thinking switch",
+      `MODEL_SERVER=${config.MODEL_SERVER} has no per-request thinking switch (the server's own settings decide)`,
+    );
   const result = await probeChat(target(config), probeBody(config, [{ role: "user", content: "Say OK." }], 64));
-  if (result.kind !== "stream") return f.fail("thinking switch", `the request failed (${result.kind === "http-error" ? `HTTP ${result.status}: ` : ""}${result.message})`, "fix the checks above first");
+  if (result.kind !== "stream")
+    return f.fail(
+      "thinking switch",
+      `the request failed (${result.kind === "http-error" ? `HTTP ${result.status}: ` : ""}${result.message})`,
+      "fix the checks above first",
+    );
   if (result.reasoning.trim() === "") return f.pass("thinking switch", `thinking switches off (${field})`);
   return f.fail(
     "thinking switch",
@@ -145,8 +270,13 @@ export async function checkThinkingSwitch(config: ModelCheckConfig): Promise<Set
 
 /** Thinking on with a tiny completion budget gives empty answers: the reasoning eats it all. */
 export function checkThinkingBudget(config: ModelCheckConfig): SetupFinding {
-  if (!config.ENABLE_THINKING) return f.pass("token budget", `thinking is off; MODEL_MAX_TOKENS=${config.MODEL_MAX_TOKENS} is all for the answer`);
-  if (config.MODEL_MAX_TOKENS >= MIN_THINKING_MAX_TOKENS) return f.pass("token budget", `MODEL_MAX_TOKENS=${config.MODEL_MAX_TOKENS} leaves room for thinking and the answer`);
+  if (!config.ENABLE_THINKING)
+    return f.pass("token budget", `thinking is off; MODEL_MAX_TOKENS=${config.MODEL_MAX_TOKENS} is all for the answer`);
+  if (config.MODEL_MAX_TOKENS >= MIN_THINKING_MAX_TOKENS)
+    return f.pass(
+      "token budget",
+      `MODEL_MAX_TOKENS=${config.MODEL_MAX_TOKENS} leaves room for thinking and the answer`,
+    );
   return f.fail(
     "token budget",
     `thinking is on and MODEL_MAX_TOKENS=${config.MODEL_MAX_TOKENS}: the reasoning uses up the budget and answers come back empty`,
@@ -155,12 +285,17 @@ export function checkThinkingBudget(config: ModelCheckConfig): SetupFinding {
 }
 
 /** The server's context holds the history, the prompt and a whole completion. */
-export async function checkContext(config: ModelCheckConfig, listing: ModelsListing, timeoutMs = 3000): Promise<SetupFinding> {
+export async function checkContext(
+  config: ModelCheckConfig,
+  listing: ModelsListing,
+  timeoutMs = 3000,
+): Promise<SetupFinding> {
   const contextTokens = (await propsContext(config, timeoutMs)) ?? listing.contextTokens;
   if (contextTokens === undefined) return f.skip("context", "the server does not report its context size");
   const needed = config.MODEL_MAX_TOKENS + config.HISTORY_MAX_TOKENS + PROMPT_ALLOWANCE_TOKENS;
   const sum = `MODEL_MAX_TOKENS ${config.MODEL_MAX_TOKENS} + HISTORY_MAX_TOKENS ${config.HISTORY_MAX_TOKENS} + about ${PROMPT_ALLOWANCE_TOKENS} for the prompt and tools = ${needed}`;
-  if (contextTokens >= needed) return f.pass("context", `context of ${contextTokens} tokens holds a full request (${sum})`);
+  if (contextTokens >= needed)
+    return f.pass("context", `context of ${contextTokens} tokens holds a full request (${sum})`);
   return f.fail(
     "context",
     `context of ${contextTokens} tokens is too small for ${sum}: long conversations fail with "exceeds the available context size"`,
@@ -172,7 +307,10 @@ export async function checkContext(config: ModelCheckConfig, listing: ModelsList
 async function propsContext(config: ModelCheckConfig, timeoutMs: number): Promise<number | undefined> {
   const root = config.OPENAI_BASE_URL.replace(/\/+$/, "").replace(/\/v1$/, "");
   try {
-    const res = await fetch(`${root}/props`, { headers: { authorization: `Bearer ${config.OPENAI_API_KEY}` }, signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(`${root}/props`, {
+      headers: { authorization: `Bearer ${config.OPENAI_API_KEY}` },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     if (!res.ok) return undefined;
     const body = (await res.json()) as { default_generation_settings?: { n_ctx?: number } };
     const n = body.default_generation_settings?.n_ctx;

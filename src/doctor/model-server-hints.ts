@@ -8,7 +8,7 @@ export const LLAMA_SERVER_COMMAND = "llama-server -hf Qwen/Qwen3-1.7B-GGUF:Q8_0 
 export function toolSupportFix(server: ModelServer): string {
   switch (server) {
     case "llama.cpp":
-      return "start llama-server with --jinja (its chat template parses tool calls), e.g. " + LLAMA_SERVER_COMMAND;
+      return `start llama-server with --jinja (its chat template parses tool calls), e.g. ${LLAMA_SERVER_COMMAND}`;
     case "vllm":
       return "start vLLM with --enable-auto-tool-choice --tool-call-parser hermes";
     case "ollama":

@@ -21,7 +21,13 @@ function infoFields(text: string): Map<string, string> {
 
 /** Opens a connection that fails fast instead of retrying (a check, not a long-lived client). */
 async function openProbe(url: string, timeoutMs: number): Promise<Redis> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, retryStrategy: () => null, commandTimeout: timeoutMs });
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: timeoutMs,
+    retryStrategy: () => null,
+    commandTimeout: timeoutMs,
+  });
   let lastError: Error | undefined;
   redis.on("error", (error: Error) => (lastError = error));
   try {
@@ -37,12 +43,22 @@ async function openProbe(url: string, timeoutMs: number): Promise<Redis> {
 /** Persistence: AOF, or at least RDB snapshots; none means a restart loses every queued message and all history. */
 async function checkPersistence(redis: Redis): Promise<SetupFinding> {
   const persistence = infoFields(await redis.info("persistence"));
-  if (persistence.get("aof_enabled") === "1") return f.pass("persistence", "appendonly is on: queued messages and history survive a restart");
-  const save = await (redis.config("GET", "save") as Promise<string[]>).then((r) => r[1] ?? "", () => undefined);
-  if (save) return f.pass("persistence", `RDB snapshots only (save "${save}"): a crash loses the writes since the last snapshot`);
+  if (persistence.get("aof_enabled") === "1")
+    return f.pass("persistence", "appendonly is on: queued messages and history survive a restart");
+  const save = await (redis.config("GET", "save") as Promise<string[]>).then(
+    (r) => r[1] ?? "",
+    () => undefined,
+  );
+  if (save)
+    return f.pass(
+      "persistence",
+      `RDB snapshots only (save "${save}"): a crash loses the writes since the last snapshot`,
+    );
   return f.fail(
     "persistence",
-    save === undefined ? "appendonly is off and the snapshot schedule cannot be read (CONFIG is disabled)" : "Redis keeps nothing on disk: a restart loses every queued message and all history",
+    save === undefined
+      ? "appendonly is off and the snapshot schedule cannot be read (CONFIG is disabled)"
+      : "Redis keeps nothing on disk: a restart loses every queued message and all history",
     "start redis-server with --appendonly yes (or run CONFIG SET appendonly yes, then CONFIG REWRITE)",
   );
 }
@@ -50,7 +66,8 @@ async function checkPersistence(redis: Redis): Promise<SetupFinding> {
 /** Eviction: only `noeviction` keeps BullMQ's keys from being deleted under memory pressure. */
 async function checkEviction(redis: Redis): Promise<SetupFinding> {
   const policy = infoFields(await redis.info("memory")).get("maxmemory_policy") ?? "unknown";
-  if (policy === "noeviction") return f.pass("eviction", "maxmemory-policy is noeviction: queue keys are never deleted to make room");
+  if (policy === "noeviction")
+    return f.pass("eviction", "maxmemory-policy is noeviction: queue keys are never deleted to make room");
   return f.fail(
     "eviction",
     `maxmemory-policy is ${policy}: when memory runs short Redis deletes queue and lock keys (lost or doubled answers)`,

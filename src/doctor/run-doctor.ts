@@ -16,7 +16,10 @@ export interface DoctorReport {
 }
 
 /** Runs the groups one after another (their output order is the report's); a group that throws becomes a failure, never a crash. */
-export async function runDoctor(config: Config, groups: readonly DoctorCheckGroup[] = DOCTOR_CHECK_GROUPS): Promise<DoctorReport> {
+export async function runDoctor(
+  config: Config,
+  groups: readonly DoctorCheckGroup[] = DOCTOR_CHECK_GROUPS,
+): Promise<DoctorReport> {
   const findings: SetupFinding[] = [];
   for (const group of groups) {
     const skip = group.skipReason(config);
@@ -27,7 +30,13 @@ export async function runDoctor(config: Config, groups: readonly DoctorCheckGrou
     try {
       findings.push(...(await group.run(config)));
     } catch (error) {
-      findings.push({ group: group.name, check: "checks", status: "fail", detail: `the checks themselves failed: ${(error as Error).message}`, fix: "run the doctor again; report this if it persists" });
+      findings.push({
+        group: group.name,
+        check: "checks",
+        status: "fail",
+        detail: `the checks themselves failed: ${(error as Error).message}`,
+        fix: "run the doctor again; report this if it persists",
+      });
     }
   }
   // A token or key must never be printed, whatever an error message carried.
@@ -46,12 +55,16 @@ export function formatReport(report: DoctorReport): string {
   });
   const failed = report.findings.filter((finding) => finding.status === "fail").length;
   lines.push(failed === 0 ? "All checks passed." : `${failed} check${failed === 1 ? "" : "s"} failed.`);
-  return lines.join("\n") + "\n";
+  return `${lines.join("\n")}\n`;
 }
 
 /** The doctor command: prints the report (text or `--json`) and returns the exit code. */
-export async function doctorCommand(config: Config, args: readonly string[], out: (text: string) => void): Promise<number> {
+export async function doctorCommand(
+  config: Config,
+  args: readonly string[],
+  out: (text: string) => void,
+): Promise<number> {
   const report = await runDoctor(config);
-  out(args.includes("--json") ? JSON.stringify(report, null, 2) + "\n" : formatReport(report));
+  out(args.includes("--json") ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
   return report.ok ? 0 : 1;
 }

@@ -175,7 +175,10 @@ function roleCode(message: ChatMessage): string {
 /** Encodes a message as a list element: `<role code><tokens>|<json>`. */
 export function encodeHistoryElement(message: ChatMessage, tokens: number): string {
   // Pictures go to the model only: their bytes never reach Redis (the content keeps `[image: name]`).
-  const stored = message.role === "user" && message.images ? { role: message.role, content: message.content, ...(message.name ? { name: message.name } : {}) } : message;
+  const stored =
+    message.role === "user" && message.images
+      ? { role: message.role, content: message.content, ...(message.name ? { name: message.name } : {}) }
+      : message;
   return `${roleCode(message)}${Math.max(0, Math.ceil(tokens))}|${JSON.stringify(stored)}`;
 }
 
@@ -228,7 +231,10 @@ export function createHistoryStore(opts: {
       const pipeline = opts.redis.pipeline().lrange(listKey(conversationKey), 0, -1);
       also.queue(pipeline);
       const results = await pipeline.exec();
-      return { messages: decodeAll(pipelineReply(results, 0) as string[]), also: also.decode(pipelineReply(results, 1)) };
+      return {
+        messages: decodeAll(pipelineReply(results, 0) as string[]),
+        also: also.decode(pipelineReply(results, 1)),
+      };
     },
 
     async loadStored(conversationKey) {
@@ -248,7 +254,9 @@ export function createHistoryStore(opts: {
       const keys = historyKeys(opts.prefix, conversationKey);
       const result = await APPEND.run(
         opts.redis,
-        appendOpts.summary === false ? [keys.list, keys.tokens, keys.reset] : [keys.list, keys.tokens, keys.reset, keys.summary],
+        appendOpts.summary === false
+          ? [keys.list, keys.tokens, keys.reset]
+          : [keys.list, keys.tokens, keys.reset, keys.summary],
         [opts.maxMessages, opts.maxTokens, opts.ttlSeconds, appendOpts.askedAt ?? -1, ...elements],
       );
       if (!Array.isArray(result)) return false;
@@ -260,7 +268,11 @@ export function createHistoryStore(opts: {
     async reset(conversationKey, at = Date.now()) {
       // The marker outlives any answer still streaming (one day), so that answer is not stored afterwards.
       const keys = historyKeys(opts.prefix, conversationKey);
-      await opts.redis.multi().del(keys.list, keys.tokens, keys.summary).set(keys.reset, String(at), "EX", 86_400).exec();
+      await opts.redis
+        .multi()
+        .del(keys.list, keys.tokens, keys.summary)
+        .set(keys.reset, String(at), "EX", 86_400)
+        .exec();
     },
   };
 }

@@ -52,7 +52,13 @@ export interface SummaryStore {
    */
   fold(
     conversationKey: string,
-    fold: { count: number; check: { at: number; element: string }; tokens: number; summary: ConversationSummary; startedAt: number },
+    fold: {
+      count: number;
+      check: { at: number; element: string };
+      tokens: number;
+      summary: ConversationSummary;
+      startedAt: number;
+    },
   ): Promise<boolean>;
 }
 
@@ -65,7 +71,12 @@ export function createSummaryStore(opts: { redis: Redis; prefix: string; ttlSeco
       try {
         const value = JSON.parse(raw) as Partial<ConversationSummary>;
         if (typeof value.text !== "string" || value.text.trim() === "") return undefined;
-        return { text: value.text, tokens: Number(value.tokens) || 0, messages: Number(value.messages) || 0, updatedAt: Number(value.updatedAt) || 0 };
+        return {
+          text: value.text,
+          tokens: Number(value.tokens) || 0,
+          messages: Number(value.messages) || 0,
+          updatedAt: Number(value.updatedAt) || 0,
+        };
       } catch {
         return undefined; // not ours (edited by hand): the conversation simply has no summary
       }

@@ -45,7 +45,10 @@ export function createLimitedGateway(opts: LimitedGatewayOptions): BotGateway {
         // (which the answers streaming there need) on refusals, doing the flooder's work for them.
         if (count > opts.perUserPerMinute + 1) return { status: "refused" };
         const wait = 60 - Math.floor((now() % 60_000) / 1000);
-        return { status: "refused", reason: `You are sending messages faster than I can answer — please wait about ${wait} s and try again.` };
+        return {
+          status: "refused",
+          reason: `You are sending messages faster than I can answer — please wait about ${wait} s and try again.`,
+        };
       }
       const result = await opts.inner.enqueue(message);
       opts.metrics?.messagesIn.inc({ platform: message.platform, outcome: result.status });
@@ -54,7 +57,10 @@ export function createLimitedGateway(opts: LimitedGatewayOptions): BotGateway {
     async mayReply(platform, userId, { outsider = false } = {}) {
       const minute = Math.floor(now() / 60_000);
       try {
-        if (outsider) return (await countOf(outsiderRefusalKey(opts.prefix, platform, userId, minute))) <= OUTSIDER_REFUSALS_PER_MINUTE;
+        if (outsider)
+          return (
+            (await countOf(outsiderRefusalKey(opts.prefix, platform, userId, minute))) <= OUTSIDER_REFUSALS_PER_MINUTE
+          );
         // A courtesy reply answers a message: it counts like one, and past the limit the user hears nothing more.
         const allowed = (await countOf(userRateKey(opts.prefix, platform, userId, minute))) <= opts.perUserPerMinute;
         if (!allowed) opts.metrics?.messagesIn.inc({ platform, outcome: "rate_limited" });

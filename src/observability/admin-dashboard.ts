@@ -13,7 +13,10 @@ import type { Config } from "../config/env-schema.js";
 import { QUEUE_NAME } from "../redis/keys.js";
 
 /** Builds the dashboard's request handler for the message queue under KEY_PREFIX. */
-export function createAdminHandler(config: Pick<Config, "KEY_PREFIX">, redis: Redis): (req: IncomingMessage, res: ServerResponse) => void {
+export function createAdminHandler(
+  config: Pick<Config, "KEY_PREFIX">,
+  redis: Redis,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const basePath = "/admin/queues";
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(basePath);

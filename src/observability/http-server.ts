@@ -109,7 +109,9 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
         const degraded = results.some(([, status]) => status !== "ok");
         res.writeHead(down ? 503 : 200, { "content-type": "application/json" });
         const status = down ? "unhealthy" : degraded ? "degraded" : "ok";
-        res.end(JSON.stringify({ status, checks: Object.fromEntries(results.map(([name, result]) => [name, result])) }));
+        res.end(
+          JSON.stringify({ status, checks: Object.fromEntries(results.map(([name, result]) => [name, result])) }),
+        );
       });
       return;
     }
@@ -144,7 +146,10 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
       if (fromQuery) {
         // A cookie scoped to the dashboard carries the token from here on; a page load is sent back to
         // the same address without it, so the token stays out of the address bar, history and Referer.
-        res.setHeader("set-cookie", `admin_token=${encodeURIComponent(token!)}; Path=/admin/queues; HttpOnly; SameSite=Strict`);
+        res.setHeader(
+          "set-cookie",
+          `admin_token=${encodeURIComponent(token!)}; Path=/admin/queues; HttpOnly; SameSite=Strict`,
+        );
         if (req.method === "GET" || req.method === "HEAD") {
           url.searchParams.delete("token");
           res.writeHead(303, { location: url.pathname + url.search, "cache-control": "no-store" });

@@ -22,7 +22,11 @@ const JOB_COUNTER_LABEL: Record<JobOutcome, string> = {
 };
 
 /** Creates the recorder the queue runtime's `onOutcome` calls; `now` is injectable for tests. */
-export function createJobOutcomes(deps: { logger: Logger; metrics: Pick<Metrics, "jobs">; now?: () => number }): (event: JobOutcomeEvent) => void {
+export function createJobOutcomes(deps: {
+  logger: Logger;
+  metrics: Pick<Metrics, "jobs">;
+  now?: () => number;
+}): (event: JobOutcomeEvent) => void {
   const now = deps.now ?? Date.now;
   return ({ outcome, jobId, attempt, message, ms, error }) => {
     deps.metrics.jobs.inc({ outcome: JOB_COUNTER_LABEL[outcome] });

@@ -144,7 +144,11 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       labelNames: ["tool", "outcome"],
       registers,
     }),
-    activeConversations: new Gauge({ name: "chatbot_active_conversations", help: "Conversations being answered by this process", registers }),
+    activeConversations: new Gauge({
+      name: "chatbot_active_conversations",
+      help: "Conversations being answered by this process",
+      registers,
+    }),
     modelRequestTokens: new Histogram({
       name: "chatbot_model_request_tokens",
       help: "Tokens per model request by kind (prompt, completion), as the server reported them",

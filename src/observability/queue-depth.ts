@@ -45,7 +45,10 @@ export function createQueueDepthSource(opts: { redis: Redis; prefix: string }): 
 
   return {
     async read() {
-      const [counts, backlog] = await Promise.all([queue.getJobCounts("waiting", "active", "delayed", "failed"), unanswered()]);
+      const [counts, backlog] = await Promise.all([
+        queue.getJobCounts("waiting", "active", "delayed", "failed"),
+        unanswered(),
+      ]);
       return {
         waiting: counts.waiting ?? 0,
         active: counts.active ?? 0,

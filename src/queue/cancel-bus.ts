@@ -120,9 +120,12 @@ export function createCancelBus(opts: {
       tracked.add(entry);
       const key = keys.running(conversationKey);
       await opts.redis.set(key, jobId, "PX", ttl);
-      entry.refresh = setInterval(() => {
-        opts.redis.set(key, jobId, "PX", ttl).catch(onError);
-      }, Math.max(50, Math.floor(ttl / 3)));
+      entry.refresh = setInterval(
+        () => {
+          opts.redis.set(key, jobId, "PX", ttl).catch(onError);
+        },
+        Math.max(50, Math.floor(ttl / 3)),
+      );
       entry.refresh.unref();
       let released = false;
       return {

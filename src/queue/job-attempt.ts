@@ -35,12 +35,21 @@ export interface Backoff {
  * Decides an attempt's end from what the processor did and why its signal was aborted, if it was
  * (read when the processor settled: an abort that comes later does not change the outcome).
  */
-export function decideEnd(settled: Settled, cancel: CancelKind | undefined, ctx: Pick<JobContext, "attempt" | "isFinalAttempt">, backoff: Backoff): AttemptEnd {
+export function decideEnd(
+  settled: Settled,
+  cancel: CancelKind | undefined,
+  ctx: Pick<JobContext, "attempt" | "isFinalAttempt">,
+  backoff: Backoff,
+): AttemptEnd {
   if (cancel === "shutdown" || (settled.ok && settled.result === "interrupted")) return { kind: "interrupted" };
   if (cancel === "stop" || (settled.ok && settled.result === "stopped")) return { kind: "stopped" };
   if (settled.ok) return { kind: "answered" };
   if (ctx.isFinalAttempt || !isRetryable(settled.error)) return { kind: "give-up", error: settled.error };
-  return { kind: "retry", error: settled.error, delayMs: Math.min(backoff.maxBackoffMs, backoff.backoffMs * 2 ** (ctx.attempt - 1)) };
+  return {
+    kind: "retry",
+    error: settled.error,
+    delayMs: Math.min(backoff.maxBackoffMs, backoff.backoffMs * 2 ** (ctx.attempt - 1)),
+  };
 }
 
 /** What an attempt needs from the runtime. */
@@ -99,7 +108,10 @@ export async function runAttempt(
   try {
     // Independent round trips, issued together so they share one pipeline: the job's first visible request
     // (typing, placeholder) waits for all of them.
-    const [claimed, tracked] = await Promise.allSettled([deps.runners.claim(jobId), deps.bus.track(message.conversationKey, jobId, stop)]);
+    const [claimed, tracked] = await Promise.allSettled([
+      deps.runners.claim(jobId),
+      deps.bus.track(message.conversationKey, jobId, stop),
+    ]);
     // Whatever succeeded is released in `finally`, even if a sibling failed.
     if (claimed.status === "fulfilled") runner = claimed.value;
     if (tracked.status === "fulfilled") running = tracked.value;
@@ -125,8 +137,12 @@ export async function runAttempt(
     signal?.removeEventListener("abort", onBullAbort);
     // Both before the job is handed on (moveToWait / moveToDelayed below): the next run must not wait for this one.
     await Promise.all([
-      running?.release().catch((error: unknown) => deps.log.warn({ jobId, err: errorSummary(error) }, "release failed")),
-      runner?.release().catch((error: unknown) => deps.log.warn({ jobId, err: errorSummary(error) }, "runner release failed")),
+      running
+        ?.release()
+        .catch((error: unknown) => deps.log.warn({ jobId, err: errorSummary(error) }, "release failed")),
+      runner
+        ?.release()
+        .catch((error: unknown) => deps.log.warn({ jobId, err: errorSummary(error) }, "runner release failed")),
     ]);
   }
   const end = decideEnd(settled, cancelAtSettle, ctx, deps);
@@ -136,7 +152,15 @@ export async function runAttempt(
 /** Maps an attempt's end to BullMQ and announces it (the outcome event goes out before the job is handed on). */
 async function settleWithBullmq(
   deps: AttemptDeps,
-  a: { job: Job; token: string | undefined; message: InboundMessage; ctx: JobContext; end: AttemptEnd; ms: number; answered: boolean },
+  a: {
+    job: Job;
+    token: string | undefined;
+    message: InboundMessage;
+    ctx: JobContext;
+    end: AttemptEnd;
+    ms: number;
+    answered: boolean;
+  },
 ): Promise<void> {
   const { job, token, message, ctx, end, ms } = a;
   const jobId = ctx.jobId;
@@ -149,14 +173,20 @@ async function settleWithBullmq(
       try {
         await job.moveToWait(token);
       } catch (error) {
-        deps.log.warn({ jobId, err: errorSummary(error) }, "could not move job back to wait; it will be recovered as stalled");
+        deps.log.warn(
+          { jobId, err: errorSummary(error) },
+          "could not move job back to wait; it will be recovered as stalled",
+        );
       }
       deps.log.info({ jobId }, "job interrupted by shutdown, handed back to the queue");
       throw new WaitingError();
     case "retry":
       announce("failed", end.error);
       await deps.journals.recordFailure(jobId, ctx.attempt);
-      deps.log.warn({ jobId, attempt: ctx.attempt, delay: end.delayMs, err: errorSummary(end.error) }, "job failed, retrying");
+      deps.log.warn(
+        { jobId, attempt: ctx.attempt, delay: end.delayMs, err: errorSummary(end.error) },
+        "job failed, retrying",
+      );
       await job.moveToDelayed(Date.now() + end.delayMs, token);
       throw new DelayedError();
     case "give-up":

@@ -48,7 +48,7 @@ export function createMessageQueue(opts: {
       const parsed = inboundMessageSchema.safeParse(raw);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
-        const where = issue && issue.path.length ? ` (${issue.path.join(".")})` : "";
+        const where = issue?.path.length ? ` (${issue.path.join(".")})` : "";
         return { status: "refused", reason: `This message could not be processed${where}.` };
       }
       const message = parsed.data;

@@ -98,12 +98,21 @@ async function quit(connection: Redis): Promise<void> {
  * an attempt reads the record too, and a claim gives the journal its lifetime (the reply's first journal
  * write is then a plain HSET).
  */
-function journalRunners(redis: Redis, opts: MessageWorkerOptions, beatMs: number, journals: ReplyJournalStore, log: QueueLogger) {
+function journalRunners(
+  redis: Redis,
+  opts: MessageWorkerOptions,
+  beatMs: number,
+  journals: ReplyJournalStore,
+  log: QueueLogger,
+) {
   const runners = createRunnerHeartbeat({
     redis,
     prefix: opts.prefix,
     beatMs,
-    sharedRecord: { key: queueKeys(opts.prefix).journal, ttlMs: (opts.journalTtlSeconds ?? DEFAULT_JOURNAL_TTL_SECONDS) * 1000 },
+    sharedRecord: {
+      key: queueKeys(opts.prefix).journal,
+      ttlMs: (opts.journalTtlSeconds ?? DEFAULT_JOURNAL_TTL_SECONDS) * 1000,
+    },
     onError: (error) => log.warn({ err: errorSummary(error) }, "runner heartbeat failed"),
   });
   const claimRunner = async (jobId: string) => {
@@ -121,7 +130,7 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
   const makeConnection =
     typeof opts.connection === "string"
       ? // Workers wait out Redis restarts instead of failing jobs half-way.
-        (() => new Redis(opts.connection as string, { maxRetriesPerRequest: null }))
+        () => new Redis(opts.connection as string, { maxRetriesPerRequest: null })
       : opts.connection;
   const commands = makeConnection();
   commands.on("error", (error: unknown) => log.warn({ err: errorSummary(error) }, "redis connection error"));
@@ -138,7 +147,11 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
     dedupeTtlSeconds: DEFAULT_DEDUPE_TTL_SECONDS,
     payloadTtlSeconds: DEFAULT_PAYLOAD_TTL_SECONDS,
   });
-  const journals = createReplyJournalStore({ redis: commands, prefix: opts.prefix, ttlSeconds: opts.journalTtlSeconds });
+  const journals = createReplyJournalStore({
+    redis: commands,
+    prefix: opts.prefix,
+    ttlSeconds: opts.journalTtlSeconds,
+  });
   const bus = createCancelBus({
     redis: commands,
     prefix: opts.prefix,
@@ -234,7 +247,17 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
   worker.on("error", (error: Error) => log.warn({ err: errorSummary(error) }, "worker error"));
   worker.on("stalled", (jobId: string) => log.warn({ jobId }, "stalled job recovered"));
 
-  const sweep = createRepairSweep({ commands, keys, queue, order, journals, giveUp, onOutcome, closing: () => closing !== undefined, log });
+  const sweep = createRepairSweep({
+    commands,
+    keys,
+    queue,
+    order,
+    journals,
+    giveUp,
+    onOutcome,
+    closing: () => closing !== undefined,
+    log,
+  });
   // A job BullMQ failed for good blocks its conversation until swept: sweep now rather than at the next tick.
   worker.on("failed", () => void sweep.run());
   const repairEvery = opts.repairIntervalMs ?? 30_000;
@@ -257,7 +280,8 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
       clearTimeout(graceTimer);
       clearTimeout(hardTimer);
     }
-    if (running.size > 0) log.error({ jobs: [...running] }, "jobs ignored their abort signal; they will be recovered as stalled");
+    if (running.size > 0)
+      log.error({ jobs: [...running] }, "jobs ignored their abort signal; they will be recovered as stalled");
   }
 
   return {

@@ -64,7 +64,11 @@ function parseIds(raw: string | null | undefined): string[] {
  * Creates the Redis-backed journal store (hash `P:journal:<jobId>` with fields `ids`, `final`, `failures`, and
  * the job's runner record `id` and `proc`, which the worker's heartbeat keeps there).
  */
-export function createReplyJournalStore(opts: { redis: Redis; prefix: string; ttlSeconds?: number }): ReplyJournalStore {
+export function createReplyJournalStore(opts: {
+  redis: Redis;
+  prefix: string;
+  ttlSeconds?: number;
+}): ReplyJournalStore {
   const keys = queueKeys(opts.prefix);
   const ttl = opts.ttlSeconds ?? DEFAULT_JOURNAL_TTL_SECONDS;
   const { redis } = opts;
@@ -106,8 +110,20 @@ export function createReplyJournalStore(opts: { redis: Redis; prefix: string; tt
       return journalOf(jobId, await redis.hget(keys.journal(jobId), "ids"));
     },
     async open(jobId) {
-      const [ids, final, failures, id, proc] = await redis.hmget(keys.journal(jobId), "ids", "final", "failures", "id", "proc");
-      return { final: final === "1", failures: Number(failures ?? 0) || 0, journal: journalOf(jobId, ids), runner: { id: id ?? null, proc: proc ?? null } };
+      const [ids, final, failures, id, proc] = await redis.hmget(
+        keys.journal(jobId),
+        "ids",
+        "final",
+        "failures",
+        "id",
+        "proc",
+      );
+      return {
+        final: final === "1",
+        failures: Number(failures ?? 0) || 0,
+        journal: journalOf(jobId, ids),
+        runner: { id: id ?? null, proc: proc ?? null },
+      };
     },
     lives: (jobId) => markFresh(jobId, Date.now()),
     recordFailure: (jobId, attempt) => put(jobId, "failures", String(attempt)),

@@ -102,7 +102,8 @@ export function createRunnerHeartbeat(opts: {
   return {
     async othersAlive(jobId, record) {
       const key = recordKey(jobId);
-      const { id, proc }: RunnerRecord = record ?? (await redis.hmget(key, "id", "proc").then(([id, proc]) => ({ id, proc })));
+      const { id, proc }: RunnerRecord =
+        record ?? (await redis.hmget(key, "id", "proc").then(([id, proc]) => ({ id, proc })));
       if (!id) return false;
       // A record without `proc` is from a process of the version before, which beat each run on its own key.
       const beat = proc || `${key}:${id}`;

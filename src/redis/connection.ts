@@ -13,7 +13,12 @@ export function redisOptions(): { maxRetriesPerRequest: null; enableReadyCheck: 
 
 /** Opens a client and proves Redis answers within `timeoutMs`; otherwise throws RedisUnavailableError. */
 export async function connectRedis(url: string, timeoutMs = 5000): Promise<Redis> {
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, retryStrategy: () => null });
+  const probe = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: timeoutMs,
+    retryStrategy: () => null,
+  });
   let lastError: unknown;
   probe.on("error", (error: unknown) => {
     lastError = error;
@@ -24,7 +29,9 @@ export async function connectRedis(url: string, timeoutMs = 5000): Promise<Redis
   } catch (error) {
     probe.disconnect();
     const reason = (lastError as Error | undefined)?.message ?? (error as Error).message;
-    throw new RedisUnavailableError(`Redis does not answer at ${safeUrl(url)} (${reason}). Start Redis or set REDIS_URL.`);
+    throw new RedisUnavailableError(
+      `Redis does not answer at ${safeUrl(url)} (${reason}). Start Redis or set REDIS_URL.`,
+    );
   }
   probe.disconnect();
   return new Redis(url, redisOptions());

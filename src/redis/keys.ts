@@ -77,13 +77,20 @@ export function queueKeys(prefix: string): QueueKeys {
 }
 
 /** The keys of one conversation's history (list, token total, reset marker, running summary). */
-export function historyKeys(prefix: string, conversationKey: string): { list: string; tokens: string; reset: string; summary: string } {
+export function historyKeys(
+  prefix: string,
+  conversationKey: string,
+): { list: string; tokens: string; reset: string; summary: string } {
   const list = `${prefix}:history:${keyPart(conversationKey)}`;
   return { list, tokens: `${list}:tokens`, reset: `${list}:reset`, summary: `${list}:summary` };
 }
 
 /** The keys of the shared edit budget (reply/redis-rate-gate.ts). */
-export function rateKeys(prefix: string): { chat(chatKey: string): string; global(budget: string): string; shares(budget: string): string } {
+export function rateKeys(prefix: string): {
+  chat(chatKey: string): string;
+  global(budget: string): string;
+  shares(budget: string): string;
+} {
   return {
     // Strings, not the hashes of earlier versions (new names, so no script meets a key of the old type).
     chat: (chatKey) => `${prefix}:rate:c:${keyPart(chatKey)}`,

@@ -136,7 +136,8 @@ export function createBudgetShare(opts: BudgetShareOptions): BudgetShare {
       // More than it has, and something to gain by asking now: the first time, room the others left, or a
       // sync due anyway. (Under a tight budget the others free room only at their own syncs.)
       const needMore = rising && next > (allowance ?? 0);
-      const worthAsking = allowance === undefined || available > allowance || opts.localNow() - lastSyncAt >= TIGHT_SYNC_MS;
+      const worthAsking =
+        allowance === undefined || available > allowance || opts.localNow() - lastSyncAt >= TIGHT_SYNC_MS;
       // Letting go at once too: the others may use it once this window passes.
       if ((needMore && worthAsking) || next === 0) sync();
       else if (timer === undefined) schedule();

@@ -11,7 +11,8 @@ import type { ReplyJournal } from "../contracts/reply-journal.js";
 import { createThrottledEditor, type ThrottledEditor, type ThrottledEditorOptions } from "./throttled-editor.js";
 
 /** Equal rendered texts are never sent twice. */
-export const sameRendered = (a: RenderedText, b: RenderedText): boolean => a.text === b.text && a.parseMode === b.parseMode;
+export const sameRendered = (a: RenderedText, b: RenderedText): boolean =>
+  a.text === b.text && a.parseMode === b.parseMode;
 
 /** Options of a chain. */
 export interface MessageChainOptions {
@@ -63,7 +64,13 @@ export function createMessageChain(opts: MessageChainOptions): MessageChain {
   const finals: Promise<void>[] = [];
 
   /** Sends or edits message `index` (sending records its id first). */
-  const apply = async (slot: Slot, index: number, content: RenderedText, final: boolean, signal: AbortSignal | undefined) => {
+  const apply = async (
+    slot: Slot,
+    index: number,
+    content: RenderedText,
+    final: boolean,
+    signal: AbortSignal | undefined,
+  ) => {
     const sendOpts = { continuation: index > 0, final, ...(signal ? { signal } : {}) };
     let fresh = false;
     if (slot.id === undefined) {

@@ -66,7 +66,6 @@ local function extend(key, ms)
 end
 `;
 
-
 /** ACQUIRE's reading of the chat's state and the bot-wide buckets. */
 const CHAT_STATE = `${CLOCK}
 local now = clock(ARGV[1])
@@ -291,4 +290,3 @@ else
 end
 return {allowance, available, total}
 `;
-

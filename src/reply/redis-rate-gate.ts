@@ -152,7 +152,10 @@ function boundedCall(timeoutMs: number): <T>(run: () => Promise<T>, signal?: Abo
     new Promise<T>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       const onAbort = () => finish(() => reject(signal?.reason));
-      const timer = setTimeout(() => finish(() => reject(new GateTimeoutError(`no answer from Redis within ${timeoutMs} ms`))), timeoutMs);
+      const timer = setTimeout(
+        () => finish(() => reject(new GateTimeoutError(`no answer from Redis within ${timeoutMs} ms`))),
+        timeoutMs,
+      );
       let done = false;
       const finish = (settle: () => void) => {
         if (done) return;
@@ -237,7 +240,9 @@ function gateClockOf(redis: Redis, localNow: () => number) {
     const sentAt = lastSyncAt;
     redis
       .time()
-      .then(([seconds, micros]) => learn(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000), sentAt, localNow()))
+      .then(([seconds, micros]) =>
+        learn(Number(seconds) * 1000 + Math.floor(Number(micros) / 1000), sentAt, localNow()),
+      )
       .catch(() => undefined) // the next call tries again; meanwhile the scripts read Redis's clock
       .finally(() => {
         syncing = false;
@@ -267,7 +272,10 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
   const floodChats = opts.globalFloodChats ?? 3;
   const floodWindowMs = opts.globalFloodWindowMs ?? 1000;
   const timeoutMs = opts.commandTimeoutMs ?? 2000;
-  const local = createLocalRateGate({ minIntervalMs: (key) => opts.intervalFor(key), ...(opts.now ? { now: opts.now } : {}) });
+  const local = createLocalRateGate({
+    minIntervalMs: (key) => opts.intervalFor(key),
+    ...(opts.now ? { now: opts.now } : {}),
+  });
 
   const keys = rateKeys(prefix);
   const chatHash = keys.chat;
@@ -354,7 +362,20 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
       if (!usable()) return await fallback(chatKey, kind, startedAt, signal);
       let reply: [number, number, number, number?, number?];
       try {
-        const args = [clock(), kind, interval, hold?.at ?? "", ticket ?? "", timing.T, timing.tau, timing.Ti, timing.taui, "", "", ownNextOf(chatKey)];
+        const args = [
+          clock(),
+          kind,
+          interval,
+          hold?.at ?? "",
+          ticket ?? "",
+          timing.T,
+          timing.tau,
+          timing.Ti,
+          timing.taui,
+          "",
+          "",
+          ownNextOf(chatKey),
+        ];
         reply = (await call(() => acquireScript.run(redis, keys, args), signal)) as typeof reply;
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
@@ -401,7 +422,7 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
     if (!opts.processShareFor?.(chatKey)) return undefined;
     const budget = opts.globalFor?.(chatKey);
     if (!budget) return undefined;
-    let lane = lanes.get(budget.key);
+    const lane = lanes.get(budget.key);
     if (lane) return lane;
     const made: ShareLane = createShareLane({
       share: () =>
@@ -472,7 +493,15 @@ export function createRedisRateGate(opts: RedisRateGateOptions): Required<RateGa
       if (!usable()) return;
       const budget = opts.globalFor?.(chatKey);
       const keys = [chatHash(chatKey), ...(budget ? [globalHash(budget.key), `${globalHash(budget.key)}:429`] : [])];
-      call(() => backoffScript.run(redis, keys, [clock(), Math.max(0, Math.ceil(retryAfterMs)), chatKey, floodWindowMs, floodChats])).then(markUp, markDown);
+      call(() =>
+        backoffScript.run(redis, keys, [
+          clock(),
+          Math.max(0, Math.ceil(retryAfterMs)),
+          chatKey,
+          floodWindowMs,
+          floodChats,
+        ]),
+      ).then(markUp, markDown);
     },
   };
 }

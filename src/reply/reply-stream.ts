@@ -176,7 +176,8 @@ function createReplyRenderer(opts: StreamReplyOptions, chain: MessageChain, surf
     current: () => current,
     /** Messages of an earlier attempt that this answer does not need any more. */
     supersedeLeftovers() {
-      for (let index = current; index < chain.existing.length; index++) chain.finalise(index, port.format(SUPERSEDED_TEXT));
+      for (let index = current; index < chain.existing.length; index++)
+        chain.finalise(index, port.format(SUPERSEDED_TEXT));
     },
   };
 }
@@ -236,7 +237,8 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
   const { port, chatKey, journal, gate, signal } = opts;
   const now = opts.now ?? Date.now;
   // Rendering (and measuring) is the costly part; an editor sends at most once per interval anyway.
-  const renderDelayMs = opts.renderDelayMs ?? Math.min(250, Math.max(40, Math.floor(port.limits.minEditIntervalMs / 4)));
+  const renderDelayMs =
+    opts.renderDelayMs ?? Math.min(250, Math.max(40, Math.floor(port.limits.minEditIntervalMs / 4)));
   // Read on every request: a port learns its pacing from the platform's answers (Discord's rate-limit headers).
   const spacing: RequestSpacing = {
     get minIntervalMs() {
@@ -290,7 +292,10 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
   };
 
   // --- something visible at once -------------------------------------------------------------
-  if (opts.typing !== false) port.typing?.(signal ? { signal } : {}).catch((error: unknown) => opts.logger?.warn({ err: error }, "typing indicator failed"));
+  if (opts.typing !== false)
+    port
+      .typing?.(signal ? { signal } : {})
+      .catch((error: unknown) => opts.logger?.warn({ err: error }, "typing indicator failed"));
   surface.begin(port.format(PLACEHOLDER));
 
   // --- the events ------------------------------------------------------------------------------
@@ -329,7 +334,10 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
   const { failed } = await chain.settle();
   if (streamError) {
     if (failed !== undefined || renderError) {
-      opts.logger?.warn({ err: failed ?? renderError?.error }, "could not flush the reply after the event stream failed");
+      opts.logger?.warn(
+        { err: failed ?? renderError?.error },
+        "could not flush the reply after the event stream failed",
+      );
     }
     throw streamError.error;
   }
@@ -356,7 +364,12 @@ export interface ShowFailureOptions {
  * Puts a final failure line (e.g. "model unavailable") into a reply's last message, or sends it as the
  * first message when the journal has none. For the worker's give-up path, where no stream is running.
  */
-export async function showFailure(port: ReplyPort, journal: ReplyJournal, line: string, opts: ShowFailureOptions = {}): Promise<void> {
+export async function showFailure(
+  port: ReplyPort,
+  journal: ReplyJournal,
+  line: string,
+  opts: ShowFailureOptions = {},
+): Promise<void> {
   let content = port.format(opts.previousMarkdown?.trim() ? joinSegments([opts.previousMarkdown, line]) : line);
   if (renderedLength(port, content) > port.limits.maxLength) content = port.format(line);
   // The same chain as a streamed reply: the last message of the journal is edited, or a first one is sent and recorded.

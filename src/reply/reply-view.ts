@@ -88,10 +88,11 @@ export function applyAgentEvent(state: ReplyViewState, event: AgentEvent): Reply
       const index = blocks.findIndex((b) => b.kind === "tools" && b.calls.some((c) => c.id === event.id));
       const block = blocks[index];
       if (block?.kind !== "tools") return state;
-      const calls = block.calls.map((c): ToolActivity =>
-        c.id === event.id
-          ? { ...c, status: event.ok ? "ok" : "error", ...(event.ok ? {} : { error: event.output }) }
-          : c,
+      const calls = block.calls.map(
+        (c): ToolActivity =>
+          c.id === event.id
+            ? { ...c, status: event.ok ? "ok" : "error", ...(event.ok ? {} : { error: event.output }) }
+            : c,
       );
       return { ...state, blocks: blocks.map((b, i) => (i === index ? { ...block, calls } : b)) };
     }
@@ -127,7 +128,8 @@ export function renderReplyViewSegments(state: ReplyViewState, opts: RenderViewO
   const finishText = state.finishText?.trim() ?? "";
 
   // An answer that only came with `finish` (nothing streamed) is still shown.
-  const late = !answered && finishText !== "" && (state.ending === "stop" || state.ending === "length") ? finishText : "";
+  const late =
+    !answered && finishText !== "" && (state.ending === "stop" || state.ending === "length") ? finishText : "";
   segments.push(late);
 
   const notes: string[] = [];
@@ -171,7 +173,7 @@ export function joinSegments(segments: readonly string[]): string {
     if (segment === "") continue;
     if (out !== "") {
       const open = fenceAfter(out);
-      out += (open ? closingFor(out, open) + "\n\n" : "\n\n") + segment;
+      out += (open ? `${closingFor(out, open)}\n\n` : "\n\n") + segment;
     } else {
       out = segment;
     }
@@ -244,10 +246,14 @@ function shortError(output: string): string {
     if (typeof value === "string") text = value;
     else if (value !== null && typeof value === "object") {
       const record = value as Record<string, unknown>;
-      const message = record["error"] ?? record["message"];
+      const message = record.error ?? record.message;
       if (typeof message === "string") text = message;
-      else if (message !== null && typeof message === "object" && typeof (message as Record<string, unknown>)["message"] === "string") {
-        text = (message as Record<string, unknown>)["message"] as string;
+      else if (
+        message !== null &&
+        typeof message === "object" &&
+        typeof (message as Record<string, unknown>).message === "string"
+      ) {
+        text = (message as Record<string, unknown>).message as string;
       }
     }
   } catch {

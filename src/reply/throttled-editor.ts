@@ -114,14 +114,16 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
     }
     if (closed) return undefined;
     if (pending === undefined) return stale ? { final: false } : undefined;
-    if ((!force && visible !== undefined && equals(pending, visible)) || (rejected !== undefined && equals(pending, rejected))) {
+    if (
+      (!force && visible !== undefined && equals(pending, visible)) ||
+      (rejected !== undefined && equals(pending, rejected))
+    ) {
       pending = undefined;
       force = false;
       return stale ? { final: false } : undefined;
     }
     return { final: false };
   };
-
 
   const failFinal = (error: unknown) => {
     const f = final;
@@ -138,7 +140,10 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
   const upgradeSignal = (): { controller: AbortController; signal: AbortSignal } => {
     if (!intermediateWait || intermediateWait.controller.signal.aborted) {
       const controller = new AbortController();
-      intermediateWait = { controller, signal: opts.signal ? AbortSignal.any([opts.signal, controller.signal]) : controller.signal };
+      intermediateWait = {
+        controller,
+        signal: opts.signal ? AbortSignal.any([opts.signal, controller.signal]) : controller.signal,
+      };
     }
     return intermediateWait;
   };
@@ -183,7 +188,12 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
   };
 
   /** Failures of one request: 429 → wait it out, refused content → never again, else a few retries with backoff. */
-  const onRequestFailed = async (error: unknown, isFinal: boolean, content: T, counts: { transient: number; rateWaits: number }): Promise<void> => {
+  const onRequestFailed = async (
+    error: unknown,
+    isFinal: boolean,
+    content: T,
+    counts: { transient: number; rateWaits: number },
+  ): Promise<void> => {
     if (error instanceof RateLimitedError) {
       opts.gate.backoff?.(opts.chatKey, error.retryAfterMs);
       if (++counts.rateWaits > maxRateWaits) {

@@ -27,10 +27,18 @@ export interface ViewLayout {
 }
 
 /** Lays out the view's segments from `seal` on into messages of at most `limit` (as `measure` counts). */
-export function layoutView(segments: readonly string[], seal: SealPoint, opts: { limit: number; measure(markdown: string): number }): ViewLayout {
+export function layoutView(
+  segments: readonly string[],
+  seal: SealPoint,
+  opts: { limit: number; measure(markdown: string): number },
+): ViewLayout {
   const rest = remainderOf(segments, seal);
   if (rest.text.trim() === "") return { sealed: [] };
-  const pieces = splitMarkdownPieces(rest.text, { limit: opts.limit, measure: opts.measure, ...(seal.fence ? { openFence: seal.fence } : {}) });
+  const pieces = splitMarkdownPieces(rest.text, {
+    limit: opts.limit,
+    measure: opts.measure,
+    ...(seal.fence ? { openFence: seal.fence } : {}),
+  });
   const sealed: ViewLayout["sealed"] = [];
   let k = 0;
   for (; k < pieces.length - 1; k++) {
@@ -42,7 +50,10 @@ export function layoutView(segments: readonly string[], seal: SealPoint, opts: {
 }
 
 /** The view from a seal point on, and how to turn an offset in it back into a seal point. */
-function remainderOf(segments: readonly string[], seal: SealPoint): { text: string; pointAt(offset: number): SealPoint } {
+function remainderOf(
+  segments: readonly string[],
+  seal: SealPoint,
+): { text: string; pointAt(offset: number): SealPoint } {
   let text = "";
   const parts: { at: number; seg: number; from: number; length: number }[] = [];
   for (let s = seal.seg; s < segments.length; s++) {
@@ -79,4 +90,3 @@ function remainderOf(segments: readonly string[], seal: SealPoint): { text: stri
     },
   };
 }
-

@@ -9,7 +9,11 @@ export function configuredSecrets(config: Config): string[] {
   } catch {
     redisPassword = undefined; // the schema already checked the URL; nothing to add
   }
-  return [config.TELEGRAM_BOT_TOKEN, config.DISCORD_BOT_TOKEN, config.OPENAI_API_KEY, config.ADMIN_TOKEN, redisPassword].filter(
-    (s): s is string => s !== undefined,
-  );
+  return [
+    config.TELEGRAM_BOT_TOKEN,
+    config.DISCORD_BOT_TOKEN,
+    config.OPENAI_API_KEY,
+    config.ADMIN_TOKEN,
+    redisPassword,
+  ].filter((s): s is string => s !== undefined);
 }

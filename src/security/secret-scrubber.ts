@@ -44,7 +44,10 @@ export interface SecretScrubberOptions {
 }
 
 /** Builds a scrubber for the given values; undefined, empty and placeholder-short values are ignored. */
-export function createSecretScrubber(values: readonly (string | undefined)[], opts: SecretScrubberOptions = {}): SecretScrubber {
+export function createSecretScrubber(
+  values: readonly (string | undefined)[],
+  opts: SecretScrubberOptions = {},
+): SecretScrubber {
   const k = opts.minFragment ?? 12;
   const given = values.filter((v): v is string => typeof v === "string" && v.trim().length >= MIN_SECRET_CHARS);
   const secrets = [...new Set(given.flatMap((s) => [s, encodeURIComponent(s)]).map(foldCase))];
@@ -152,7 +155,8 @@ function createMatcher(secrets: readonly string[], k: number): Matcher {
           let left = 0;
           while (p - left - 1 >= 0 && at - left - 1 >= 0 && text[p - left - 1] === secret[at - left - 1]) left++;
           let right = 0;
-          while (p + k + right < n && at + k + right < secret.length && text[p + k + right] === secret[at + k + right]) right++;
+          while (p + k + right < n && at + k + right < secret.length && text[p + k + right] === secret[at + k + right])
+            right++;
           ranges.push([p - left, p + k + right]);
           furthest = Math.max(furthest, p + k + right);
         }
@@ -161,7 +165,8 @@ function createMatcher(secrets: readonly string[], k: number): Matcher {
         if (p + k <= n) h = hashAt(text, p, k);
         continue;
       }
-      if (p + k < n) h = (Math.imul((h - Math.imul(text.charCodeAt(p), outWeight)) | 0, BASE) + text.charCodeAt(p + k)) | 0;
+      if (p + k < n)
+        h = (Math.imul((h - Math.imul(text.charCodeAt(p), outWeight)) | 0, BASE) + text.charCodeAt(p + k)) | 0;
       p++;
     }
   };

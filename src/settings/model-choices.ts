@@ -54,7 +54,10 @@ export function createModelChoices(opts: ModelChoicesOptions): ModelChoices {
         cached = { at: now(), models: withDefault(await ask()) };
         return cached.models;
       } catch (error) {
-        opts.logger?.warn({ err: error instanceof Error ? error.message : String(error) }, "could not list the server's models; offering the default only");
+        opts.logger?.warn(
+          { err: error instanceof Error ? error.message : String(error) },
+          "could not list the server's models; offering the default only",
+        );
         return withDefault([]);
       }
     },

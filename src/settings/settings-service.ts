@@ -4,13 +4,28 @@
  * change to the store and renders the answer. Every adapter (Telegram, Discord, the
  * terminal) calls this through the SettingsPort; only drawing the answer is theirs.
  */
-import { isSettingsCommand, SETTINGS_ACTION_PREFIX, type SettingsAnswer, type SettingsAsker, type SettingsPort } from "../contracts/settings-port.js";
+import {
+  isSettingsCommand,
+  SETTINGS_ACTION_PREFIX,
+  type SettingsAnswer,
+  type SettingsAsker,
+  type SettingsPort,
+} from "../contracts/settings-port.js";
 import type { ToolCatalogue } from "../tools/tool-catalogue.js";
 import { effectiveSettings, MAX_PERSONA_CHARS, type SettingsChange } from "./conversation-settings.js";
 import type { ModelChoices } from "./model-choices.js";
 import { mayChangeSettings } from "./settings-access.js";
 import type { SettingsStore } from "./settings-store.js";
-import { modelView, personaView, reasoningView, refusal, settingsView, thinkView, toolsView, type SettingsState } from "./settings-views.js";
+import {
+  modelView,
+  personaView,
+  reasoningView,
+  refusal,
+  settingsView,
+  thinkView,
+  toolsView,
+  type SettingsState,
+} from "./settings-views.js";
 
 /** What the service works with; built once per bots role. */
 export interface SettingsServiceDeps {
@@ -21,7 +36,16 @@ export interface SettingsServiceDeps {
   botAdmins: readonly string[];
 }
 
-const SWITCH_WORDS: Record<string, boolean> = { on: true, off: false, true: true, false: false, yes: true, no: false, "1": true, "0": false };
+const SWITCH_WORDS: Record<string, boolean> = {
+  on: true,
+  off: false,
+  true: true,
+  false: false,
+  yes: true,
+  no: false,
+  "1": true,
+  "0": false,
+};
 const REASONING_MODES = ["off", "collapsed", "full"] as const;
 const APPLIES_NEXT = "It applies from the next answer.";
 
@@ -36,7 +60,12 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
   const { store } = deps;
   const stateOf = async (asker: SettingsAsker): Promise<SettingsState> => {
     const overrides = await store.overrides(asker.conversationKey);
-    return { defaults: store.defaults, overrides, settings: effectiveSettings(store.defaults, overrides), isPrivate: asker.isPrivate };
+    return {
+      defaults: store.defaults,
+      overrides,
+      settings: effectiveSettings(store.defaults, overrides),
+      isPrivate: asker.isPrivate,
+    };
   };
   const toolNames = () => deps.toolCatalogue().flatMap((g) => g.tools.map((t) => t.name));
   const mayChange = (asker: SettingsAsker) => mayChangeSettings(asker, deps.botAdmins);
@@ -59,8 +88,17 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
     if (!(await mayChange(asker))) return refusal();
     const wanted = resolveListed(arg, choices);
     const name = choices.find((c) => c === wanted) ?? choices.find((c) => c.toLowerCase() === wanted.toLowerCase());
-    if (!name) return { ...modelView(await stateOf(asker), choices, `Unknown model “${wanted}”. Choose one of: ${choices.join(", ")}.`), notice: "Unknown model." };
-    return changeThen(asker, { model: orDefault(name, store.defaults.model) }, (s) => modelView(s, choices, `✅ Model here is now ${name}. ${APPLIES_NEXT}`), `Model: ${name}`);
+    if (!name)
+      return {
+        ...modelView(await stateOf(asker), choices, `Unknown model “${wanted}”. Choose one of: ${choices.join(", ")}.`),
+        notice: "Unknown model.",
+      };
+    return changeThen(
+      asker,
+      { model: orDefault(name, store.defaults.model) },
+      (s) => modelView(s, choices, `✅ Model here is now ${name}. ${APPLIES_NEXT}`),
+      `Model: ${name}`,
+    );
   };
 
   const think = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
@@ -68,7 +106,12 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
     const on = SWITCH_WORDS[arg.toLowerCase()];
     if (on === undefined) return thinkView(await stateOf(asker), `“${arg}” is neither on nor off.`);
     if (!(await mayChange(asker))) return refusal();
-    return changeThen(asker, { thinking: orDefault(on, store.defaults.thinking) }, (s) => thinkView(s, `✅ Thinking is now ${on ? "on" : "off"} here. ${APPLIES_NEXT}`), `Thinking: ${on ? "on" : "off"}`);
+    return changeThen(
+      asker,
+      { thinking: orDefault(on, store.defaults.thinking) },
+      (s) => thinkView(s, `✅ Thinking is now ${on ? "on" : "off"} here. ${APPLIES_NEXT}`),
+      `Thinking: ${on ? "on" : "off"}`,
+    );
   };
 
   const reasoning = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
@@ -76,16 +119,28 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
     const mode = REASONING_MODES.find((m) => m === arg.toLowerCase());
     if (!mode) return reasoningView(await stateOf(asker), `“${arg}” is not one of off, collapsed, full.`);
     if (!(await mayChange(asker))) return refusal();
-    return changeThen(asker, { reasoning: orDefault(mode, store.defaults.reasoning) }, (s) => reasoningView(s, `✅ Reasoning is now shown ${mode} here. ${APPLIES_NEXT}`), `Reasoning: ${mode}`);
+    return changeThen(
+      asker,
+      { reasoning: orDefault(mode, store.defaults.reasoning) },
+      (s) => reasoningView(s, `✅ Reasoning is now shown ${mode} here. ${APPLIES_NEXT}`),
+      `Reasoning: ${mode}`,
+    );
   };
 
   const persona = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
     if (arg === "") return personaView(await stateOf(asker));
     if (!(await mayChange(asker))) return refusal();
-    if (arg.toLowerCase() === "reset") return changeThen(asker, { persona: null }, (s) => personaView(s, "✅ Persona removed."), "Persona removed");
+    if (arg.toLowerCase() === "reset")
+      return changeThen(asker, { persona: null }, (s) => personaView(s, "✅ Persona removed."), "Persona removed");
     const length = [...arg].length;
     if (length > MAX_PERSONA_CHARS) {
-      return { ...personaView(await stateOf(asker), `That persona has ${length} characters; at most ${MAX_PERSONA_CHARS} fit. Nothing changed.`), notice: "Persona too long." };
+      return {
+        ...personaView(
+          await stateOf(asker),
+          `That persona has ${length} characters; at most ${MAX_PERSONA_CHARS} fit. Nothing changed.`,
+        ),
+        notice: "Persona too long.",
+      };
     }
     return changeThen(asker, { persona: arg }, (s) => personaView(s, `✅ Persona set. ${APPLIES_NEXT}`), "Persona set");
   };
@@ -96,12 +151,22 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
     const [word = "", ...rest] = arg.split(/\s+/);
     const on = SWITCH_WORDS[word.toLowerCase()];
     const names = toolNames();
-    if (on === undefined || rest.length !== 1) return toolsView(await stateOf(asker), groups, "Use /tools on <name> or /tools off <name>.");
+    if (on === undefined || rest.length !== 1)
+      return toolsView(await stateOf(asker), groups, "Use /tools on <name> or /tools off <name>.");
     if (!(await mayChange(asker))) return refusal();
     const name = resolveListed(rest[0]!, names);
-    if (!names.includes(name)) return { ...toolsView(await stateOf(asker), groups, `No tool named “${name}” here. Tools: ${names.join(", ")}.`), notice: "Unknown tool." };
+    if (!names.includes(name))
+      return {
+        ...toolsView(await stateOf(asker), groups, `No tool named “${name}” here. Tools: ${names.join(", ")}.`),
+        notice: "Unknown tool.",
+      };
     const verb = on ? "on" : "off";
-    return changeThen(asker, { tools: { [name]: on } }, (s) => toolsView(s, groups, `✅ ${name} is now ${verb} here. ${APPLIES_NEXT}`), `${name}: ${verb}`);
+    return changeThen(
+      asker,
+      { tools: { [name]: on } },
+      (s) => toolsView(s, groups, `✅ ${name} is now ${verb} here. ${APPLIES_NEXT}`),
+      `${name}: ${verb}`,
+    );
   };
 
   const settings = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
@@ -113,7 +178,11 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
     if (!(await mayChange(asker))) return refusal();
     await store.reset(asker.conversationKey);
     const view = settingsView(await stateOf(asker), deps.toolCatalogue());
-    return { ...view, text: `✅ Every setting is back to its default.\n\n${view.text}`, notice: "Back to the defaults" };
+    return {
+      ...view,
+      text: `✅ Every setting is back to its default.\n\n${view.text}`,
+      notice: "Back to the defaults",
+    };
   };
 
   const handlers = { settings, model, think, reasoning, persona, tools } as const;

@@ -42,7 +42,10 @@ export interface SettingsStore {
 const TOOL_FIELD = "tool:";
 
 /** Decodes a stored hash; each bad field is dropped and reported. */
-export function decodeSettingsHash(hash: Record<string, string>, report: (field: string, value: string) => void): SettingsOverrides {
+export function decodeSettingsHash(
+  hash: Record<string, string>,
+  report: (field: string, value: string) => void,
+): SettingsOverrides {
   const out: SettingsOverrides = { toolsOff: [] };
   for (const [field, value] of Object.entries(hash)) {
     if (field.startsWith(TOOL_FIELD)) {
@@ -69,12 +72,20 @@ export function decodeSettingsHash(hash: Record<string, string>, report: (field:
 }
 
 /** Creates the store of one deployment (one KEY_PREFIX). */
-export function createSettingsStore(opts: { redis: Redis; prefix: string; defaults: SettingsDefaults; logger?: SettingsLogger }): SettingsStore {
+export function createSettingsStore(opts: {
+  redis: Redis;
+  prefix: string;
+  defaults: SettingsDefaults;
+  logger?: SettingsLogger;
+}): SettingsStore {
   const key = (ck: string) => conversationSettingsKey(opts.prefix, ck);
   const decode = (ck: string, reply: unknown): SettingsOverrides =>
     decodeSettingsHash((reply ?? {}) as Record<string, string>, (field, value) =>
       // The value may be anything someone wrote into Redis: log only its length.
-      opts.logger?.warn({ conversation: ck, field, length: value.length }, "ignoring an invalid stored setting; the default applies"),
+      opts.logger?.warn(
+        { conversation: ck, field, length: value.length },
+        "ignoring an invalid stored setting; the default applies",
+      ),
     );
 
   const store: SettingsStore = {
@@ -100,7 +111,10 @@ export function createSettingsStore(opts: { redis: Redis; prefix: string; defaul
         else set[field] = value;
       };
       put("model", change.model);
-      put("thinking", change.thinking === undefined || change.thinking === null ? change.thinking : change.thinking ? "on" : "off");
+      put(
+        "thinking",
+        change.thinking === undefined || change.thinking === null ? change.thinking : change.thinking ? "on" : "off",
+      );
       put("reasoning", change.reasoning);
       put("persona", change.persona);
       for (const [tool, on] of Object.entries(change.tools ?? {})) {

@@ -5,7 +5,12 @@
  */
 import { SETTINGS_ACTION_PREFIX, type SettingsAnswer, type SettingsButton } from "../contracts/settings-port.js";
 import type { ToolCatalogueGroup } from "../tools/tool-catalogue.js";
-import { MAX_PERSONA_CHARS, type ConversationSettings, type SettingsDefaults, type SettingsOverrides } from "./conversation-settings.js";
+import {
+  MAX_PERSONA_CHARS,
+  type ConversationSettings,
+  type SettingsDefaults,
+  type SettingsOverrides,
+} from "./conversation-settings.js";
 
 /** Button data is at most 64 bytes (Telegram's callback_data limit; Discord allows 100). */
 const MAX_ACTION_BYTES = 64;
@@ -58,7 +63,9 @@ export function settingsView(state: SettingsState, tools: readonly ToolCatalogue
     ].join("\n"),
     buttons: [
       [button(`Thinking: turn ${s.thinking ? "off" : "on"}`, actionFor("think", s.thinking ? "off" : "on"))],
-      (["off", "collapsed", "full"] as const).map((mode) => button(marked(`Reasoning ${mode}`, s.reasoning === mode), actionFor("reasoning", mode))),
+      (["off", "collapsed", "full"] as const).map((mode) =>
+        button(marked(`Reasoning ${mode}`, s.reasoning === mode), actionFor("reasoning", mode)),
+      ),
       [button("Model…", actionFor("model", "")), button("Tools…", actionFor("tools", ""))],
       [
         ...(s.persona ? [button("Remove persona", actionFor("persona", "reset"))] : []),
@@ -86,8 +93,13 @@ export function modelView(state: SettingsState, choices: readonly string[], lead
 export function thinkView(state: SettingsState, lead?: string): SettingsAnswer {
   const on = state.settings.thinking;
   return {
-    text: [...(lead ? [lead, ""] : []), `Thinking here: ${onOff(on)}${defaultNote(state.overrides.thinking === undefined)}. Switch with /think on or /think off.`].join("\n"),
-    buttons: [[button(marked("On", on), actionFor("think", "on")), button(marked("Off", !on), actionFor("think", "off"))]],
+    text: [
+      ...(lead ? [lead, ""] : []),
+      `Thinking here: ${onOff(on)}${defaultNote(state.overrides.thinking === undefined)}. Switch with /think on or /think off.`,
+    ].join("\n"),
+    buttons: [
+      [button(marked("On", on), actionFor("think", "on")), button(marked("Off", !on), actionFor("think", "off"))],
+    ],
   };
 }
 
@@ -100,7 +112,9 @@ export function reasoningView(state: SettingsState, lead?: string): SettingsAnsw
       `Reasoning shown here: ${mode}${defaultNote(state.overrides.reasoning === undefined)}.`,
       "off hides it, collapsed shows a line while the model thinks, full shows all of it. Change with /reasoning off|collapsed|full.",
     ].join("\n"),
-    buttons: [(["off", "collapsed", "full"] as const).map((m) => button(marked(m, m === mode), actionFor("reasoning", m)))],
+    buttons: [
+      (["off", "collapsed", "full"] as const).map((m) => button(marked(m, m === mode), actionFor("reasoning", m))),
+    ],
   };
 }
 
@@ -144,7 +158,12 @@ export function toolsView(state: SettingsState, groups: readonly ToolCatalogueGr
 
 /** The short refusal for someone who may not change settings here. */
 export function refusal(): SettingsAnswer {
-  return { text: "🔒 Only admins of this chat can change its settings. Anyone can look with /settings.", buttons: [], refused: true, notice: "Only admins can change settings here." };
+  return {
+    text: "🔒 Only admins of this chat can change its settings. Anyone can look with /settings.",
+    buttons: [],
+    refused: true,
+    notice: "Only admins can change settings here.",
+  };
 }
 
 /** A short line about a description (tool descriptions are written for the model and can be long). */

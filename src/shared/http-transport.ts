@@ -65,16 +65,23 @@ export function createHttpTransport(opts: HttpTransportOptions = {}): typeof fet
 
   function send(out: Outgoing, signal: AbortSignal | null | undefined): Promise<http.IncomingMessage> {
     const protocol = out.url.protocol;
-    if (protocol !== "http:" && protocol !== "https:") return Promise.reject(new TypeError("fetch failed", { cause: new Error(`unsupported protocol ${protocol}`) }));
+    if (protocol !== "http:" && protocol !== "https:")
+      return Promise.reject(new TypeError("fetch failed", { cause: new Error(`unsupported protocol ${protocol}`) }));
     if (signal?.aborted) return Promise.reject(abortReason(signal));
-    const request = (protocol === "https:" ? https : http).request(out.url, { method: out.method, headers: out.headers, agent: agents[protocol] });
+    const request = (protocol === "https:" ? https : http).request(out.url, {
+      method: out.method,
+      headers: out.headers,
+      agent: agents[protocol],
+    });
     return new Promise((resolve, reject) => {
       let response: http.IncomingMessage | undefined;
       const onAbort = (): void => {
         const reason = abortReason(signal);
         request.destroy(reason instanceof Error ? reason : undefined);
         // The body's reader must see an abort, whatever the reason was.
-        response?.destroy(isAbortError(reason) ? (reason as Error) : new DOMException("This operation was aborted", "AbortError"));
+        response?.destroy(
+          isAbortError(reason) ? (reason as Error) : new DOMException("This operation was aborted", "AbortError"),
+        );
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       const forget = (): void => signal?.removeEventListener("abort", onAbort);
@@ -105,9 +112,11 @@ export function createHttpTransport(opts: HttpTransportOptions = {}): typeof fet
       const res = await send(out, init.signal);
       const location = res.headers.location;
       const follow = init.redirect ?? opts.redirect ?? "follow";
-      if (!REDIRECT_STATUSES.has(res.statusCode ?? 0) || location === undefined || follow === "manual") return answer(res, out.method);
+      if (!REDIRECT_STATUSES.has(res.statusCode ?? 0) || location === undefined || follow === "manual")
+        return answer(res, out.method);
       res.destroy();
-      if (follow === "error" || redirects >= MAX_REDIRECTS) throw new TypeError("fetch failed", { cause: new Error(`redirect to ${location} refused`) });
+      if (follow === "error" || redirects >= MAX_REDIRECTS)
+        throw new TypeError("fetch failed", { cause: new Error(`redirect to ${location} refused`) });
       out = redirected(out, res.statusCode ?? 0, new URL(location, out.url));
     }
   };
@@ -116,7 +125,7 @@ export function createHttpTransport(opts: HttpTransportOptions = {}): typeof fet
 /** The request as node:http wants it: plain headers, the body as bytes with its length. */
 async function outgoing(url: URL, init: RequestInit): Promise<Outgoing> {
   const headers = plainHeaders(init.headers);
-  headers["accept"] ??= "*/*";
+  headers.accept ??= "*/*";
   let body: Buffer | undefined;
   const raw = init.body;
   if (typeof raw === "string") {
@@ -166,9 +175,10 @@ function redirected(out: Outgoing, status: number, url: URL): Outgoing {
   if ((status === 303 && method !== "HEAD") || ((status === 301 || status === 302) && method === "POST")) {
     method = "GET";
     body = undefined;
-    for (const name of ["content-type", "content-length", "content-encoding", "content-language", "content-location"]) delete headers[name];
+    for (const name of ["content-type", "content-length", "content-encoding", "content-language", "content-location"])
+      delete headers[name];
   }
-  if (url.origin !== out.url.origin) delete headers["authorization"];
+  if (url.origin !== out.url.origin) delete headers.authorization;
   return { url, method, headers, body };
 }
 

@@ -1,7 +1,10 @@
 /** Reading a body without ever holding more than a limit of it. */
 
 /** Collects at most `maxBytes` of the chunks (`truncated` when there were more); the caller stops the source. */
-export async function collectCapped(chunks: AsyncIterable<Uint8Array>, maxBytes: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {
+export async function collectCapped(
+  chunks: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+): Promise<{ bytes: Uint8Array; truncated: boolean }> {
   const kept: Uint8Array[] = [];
   let size = 0;
   let truncated = false;

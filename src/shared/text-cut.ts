@@ -22,7 +22,6 @@ export function wellFormed(text: string): string {
   return LONE_HALF.test(text) ? text.replace(LONE_HALF_ALL, "\ufffd") : text;
 }
 
-
 /** The first at most `maxUnits` UTF-16 units of `text`, never ending inside a character; lone halves become U+FFFD. */
 export function cutText(text: string, maxUnits: number): string {
   if (text.length <= maxUnits) return wellFormed(text);

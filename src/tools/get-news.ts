@@ -28,7 +28,9 @@ const newsArgs = z.object({
     .trim()
     .min(1, { message: "give a topic to search for" })
     .max(200, { message: "a topic is at most 200 characters" })
-    .describe('What to search the news for, in a few words, e.g. "AI", "人工智能", "Tesla earnings". Use "world" for general headlines.'),
+    .describe(
+      'What to search the news for, in a few words, e.g. "AI", "人工智能", "Tesla earnings". Use "world" for general headlines.',
+    ),
 });
 
 /** Builds the get_news tool. */
@@ -66,5 +68,8 @@ export function createGetNewsTool(deps: GetNewsDeps): Tool<typeof newsArgs> {
 /** The feed URL for a topic: every `{query}` in the template replaced by the percent-encoded topic. */
 export function newsFeedUrl(template: string, topic: string): string {
   const encoded = encodeURIComponent(topic);
-  return template.split("{query}").join(encoded).replace(/%7Bquery%7D/gi, encoded);
+  return template
+    .split("{query}")
+    .join(encoded)
+    .replace(/%7Bquery%7D/gi, encoded);
 }

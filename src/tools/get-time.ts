@@ -33,20 +33,22 @@ const timeArgs = z.object({
     .trim()
     .max(64, { message: "a time zone name is at most 64 characters" })
     .optional()
-    .describe('IANA time zone name, e.g. "Asia/Shanghai", "Europe/London", "America/New_York", "UTC". Leave it out for the server\'s local time.'),
+    .describe(
+      'IANA time zone name, e.g. "Asia/Shanghai", "Europe/London", "America/New_York", "UTC". Leave it out for the server\'s local time.',
+    ),
 });
 
 /** Names small models use that are not IANA zones, mapped to the zone they mean. */
 const ALIASES: Record<string, string> = {
   "asia/beijing": "Asia/Shanghai",
   beijing: "Asia/Shanghai",
-  "北京": "Asia/Shanghai",
+  北京: "Asia/Shanghai",
   shanghai: "Asia/Shanghai",
-  "上海": "Asia/Shanghai",
+  上海: "Asia/Shanghai",
   china: "Asia/Shanghai",
-  "中国": "Asia/Shanghai",
+  中国: "Asia/Shanghai",
   "china standard time": "Asia/Shanghai",
-  "北京时间": "Asia/Shanghai",
+  北京时间: "Asia/Shanghai",
 };
 
 /** Builds the get_time tool. */
@@ -75,7 +77,9 @@ export function resolveTimeZone(name: string): string {
     const hours = Number(offset[2]);
     const minutes = Number(offset[3] ?? 0);
     if (minutes !== 0 || hours > 14) {
-      throw new ToolError(`unknown timezone "${name}": use an IANA name such as "Asia/Kolkata" for offsets that are not whole hours`);
+      throw new ToolError(
+        `unknown timezone "${name}": use an IANA name such as "Asia/Kolkata" for offsets that are not whole hours`,
+      );
     }
     // POSIX-style Etc zones have the sign inverted: UTC+8 is Etc/GMT-8.
     candidate = hours === 0 ? "UTC" : `Etc/GMT${offset[1] === "+" ? "-" : "+"}${hours}`;
@@ -85,7 +89,9 @@ export function resolveTimeZone(name: string): string {
     // ICU canonicalises some names backwards (Asia/Kolkata → Asia/Calcutta): keep the valid name the model used.
     return resolved.toLowerCase() === candidate.toLowerCase() ? resolved : candidate;
   } catch {
-    throw new ToolError(`unknown timezone "${name}": use an IANA name like "Asia/Shanghai", "Europe/London" or "America/New_York", or leave it out`);
+    throw new ToolError(
+      `unknown timezone "${name}": use an IANA name like "Asia/Shanghai", "Europe/London" or "America/New_York", or leave it out`,
+    );
   }
 }
 
@@ -121,11 +127,7 @@ function formattersOf(timeZone: string): { parts: Intl.DateTimeFormat; local: In
 /** The moment `date` as seen in `timeZone`. */
 export function describeTime(date: Date, timeZone: string): TimeReport {
   const f = formattersOf(timeZone);
-  const parts = Object.fromEntries(
-    f.parts
-      .formatToParts(date)
-      .map((p) => [p.type, p.value]),
-  ) as Record<string, string>;
+  const parts = Object.fromEntries(f.parts.formatToParts(date).map((p) => [p.type, p.value])) as Record<string, string>;
   // "GMT+08:00" → "+08:00"; plain "GMT" means zero offset.
   const gmt = parts.timeZoneName ?? "GMT";
   const utcOffset = gmt === "GMT" ? "+00:00" : gmt.replace(/^GMT/, "");

@@ -41,7 +41,9 @@ const weatherArgs = z.object({
     .max(100, { message: "a city name is at most 100 characters" })
     // "." and ".." survive percent-encoding and are path steps to every URL parser: they would climb the backend's path.
     .refine((city) => city !== "." && city !== "..", { message: "give a city name, not a path" })
-    .describe('One city name, in English or Chinese, e.g. "Beijing", "上海", "London". For several cities, call get_weather once per city.'),
+    .describe(
+      'One city name, in English or Chinese, e.g. "Beijing", "上海", "London". For several cities, call get_weather once per city.',
+    ),
 });
 
 /** Builds the get_weather tool. */
@@ -68,7 +70,9 @@ export function createGetWeatherTool(deps: GetWeatherDeps): Tool<typeof weatherA
         accept: "application/json",
       });
       const unknown = () =>
-        new ToolError(`unknown city "${city}": the weather service could not find it. Check the spelling or try the English name.`);
+        new ToolError(
+          `unknown city "${city}": the weather service could not find it. Check the spelling or try the English name.`,
+        );
       // wttr.in answers an unknown place with 404 (and, lately, the weather of some random place in the body).
       if (res.status === 404) throw unknown();
       if (res.status !== 200) throw new ToolError(`weather service error: HTTP ${res.status}`);

@@ -106,7 +106,8 @@ export function createHtmlExtractor(options: HtmlExtractorOptions = {}): HtmlExt
         job.body = { title: m.title, text: m.text, method: "body" };
         return;
       }
-      const article = m.kind === "article" ? { title: m.title, text: m.text, method: "readability" as const } : undefined;
+      const article =
+        m.kind === "article" ? { title: m.title, text: m.text, method: "readability" as const } : undefined;
       slot.job = undefined;
       settle(job, chooseText(article, job.body ?? { title: null, text: "", method: "body" }));
       slot.idle = setTimeout(() => retire(slot, new ToolError("stopped")), idleMs);

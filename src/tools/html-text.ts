@@ -17,19 +17,62 @@ interface DomNode {
   childNodes: ArrayLike<DomNode>;
 }
 
-const SKIP = new Set(["HEAD", "TITLE", "SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "SVG", "IFRAME", "CANVAS", "OBJECT", "BUTTON", "SELECT"]);
+const SKIP = new Set([
+  "HEAD",
+  "TITLE",
+  "SCRIPT",
+  "STYLE",
+  "NOSCRIPT",
+  "TEMPLATE",
+  "SVG",
+  "IFRAME",
+  "CANVAS",
+  "OBJECT",
+  "BUTTON",
+  "SELECT",
+]);
 /** Skipped only in the whole-body fallback: page chrome that Readability would have dropped. */
 const CHROME = new Set(["NAV", "FOOTER", "ASIDE", "FORM", "HEADER"]);
 const BLOCK = new Set([
-  "P", "DIV", "SECTION", "ARTICLE", "MAIN", "HEADER", "FOOTER", "ASIDE", "NAV", "H1", "H2", "H3", "H4", "H5", "H6",
-  "LI", "UL", "OL", "DL", "DT", "DD", "TR", "TABLE", "BLOCKQUOTE", "PRE", "BR", "HR", "FIGURE", "FIGCAPTION", "ADDRESS", "FORM",
+  "P",
+  "DIV",
+  "SECTION",
+  "ARTICLE",
+  "MAIN",
+  "HEADER",
+  "FOOTER",
+  "ASIDE",
+  "NAV",
+  "H1",
+  "H2",
+  "H3",
+  "H4",
+  "H5",
+  "H6",
+  "LI",
+  "UL",
+  "OL",
+  "DL",
+  "DT",
+  "DD",
+  "TR",
+  "TABLE",
+  "BLOCKQUOTE",
+  "PRE",
+  "BR",
+  "HR",
+  "FIGURE",
+  "FIGCAPTION",
+  "ADDRESS",
+  "FORM",
 ]);
 
 /** Parses HTML into a linkedom document. */
 export function parseDocument(html: string): { title: string; body: unknown } & object {
   const document = parseHTML(html).document as unknown as { title: string; body: unknown; documentElement: unknown };
   // Text without a single element leaves no root, and linkedom's title and body getters throw then.
-  if (!document.documentElement) return parseHTML(`<html><body>${html}</body></html>`).document as unknown as { title: string; body: unknown };
+  if (!document.documentElement)
+    return parseHTML(`<html><body>${html}</body></html>`).document as unknown as { title: string; body: unknown };
   return document;
 }
 

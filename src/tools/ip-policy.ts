@@ -63,7 +63,8 @@ export function checkAddress(address: string): AddressVerdict {
 /** Refuses names that are private by definition (localhost, metadata hosts) before resolving them. */
 export function checkHostName(hostname: string): AddressVerdict {
   const name = hostname.toLowerCase().replace(/\.$/, "");
-  if (name === "localhost" || name.endsWith(".localhost")) return { allowed: false, reason: `${hostname} is a loopback name` };
+  if (name === "localhost" || name.endsWith(".localhost"))
+    return { allowed: false, reason: `${hostname} is a loopback name` };
   if (PRIVATE_NAMES.includes(name)) return { allowed: false, reason: `${hostname} is a cloud metadata host` };
   return { allowed: true };
 }

@@ -41,7 +41,9 @@ const readUrlArgs = z.object({
     .trim()
     .min(1, { message: "give the address of the page" })
     .max(2048, { message: "a URL is at most 2048 characters" })
-    .describe('The full address of the page, starting with http:// or https://, e.g. a "link" from get_news. Copy it exactly.'),
+    .describe(
+      'The full address of the page, starting with http:// or https://, e.g. a "link" from get_news. Copy it exactly.',
+    ),
 });
 
 const HTML_TYPES = new Set(["text/html", "application/xhtml+xml"]);
@@ -51,7 +53,8 @@ const TEXT_TYPES = /^(text\/[\w.+-]+|application\/(json|xml|[\w.-]+\+json|[\w.-]
 export function createReadUrlTool(deps: ReadUrlDeps = {}): Tool<typeof readUrlArgs> {
   const timeoutMs = deps.timeoutMs ?? 10_000;
   const maxChars = deps.maxChars ?? 6_000;
-  const safeFetch = deps.safeFetch ?? createSafeFetch({ ...deps, timeoutMs, maxBytes: deps.maxBytes ?? 2 * 1024 * 1024 });
+  const safeFetch =
+    deps.safeFetch ?? createSafeFetch({ ...deps, timeoutMs, maxBytes: deps.maxBytes ?? 2 * 1024 * 1024 });
   const extractTimeoutMs = deps.extractTimeoutMs ?? 5_000;
   const extractor = deps.extractor ?? createHtmlExtractor({ timeoutMs: extractTimeoutMs });
   return defineTool({
@@ -66,10 +69,13 @@ export function createReadUrlTool(deps: ReadUrlDeps = {}): Tool<typeof readUrlAr
       // Small models often drop the scheme ("example.com/page"); https is the sensible guess.
       const target = /^[a-z][a-z0-9+.-]*:/i.test(url) ? url : `https://${url}`;
       const res = await safeFetch(target, { signal });
-      if (res.status < 200 || res.status > 299) throw new ToolError(`HTTP ${res.status} from ${res.url}: the page could not be read`);
+      if (res.status < 200 || res.status > 299)
+        throw new ToolError(`HTTP ${res.status} from ${res.url}: the page could not be read`);
       const kind = contentKind(res.contentType, res.body);
       if (kind === "refused") {
-        throw new ToolError(`refused: ${res.url} is ${res.contentType || "binary data"}, not a web page (read_url reads HTML, plain text and JSON)`);
+        throw new ToolError(
+          `refused: ${res.url} is ${res.contentType || "binary data"}, not a web page (read_url reads HTML, plain text and JSON)`,
+        );
       }
       const decoded = decode(res.body, res.charset, kind === "html");
       const { title, text } =
@@ -95,7 +101,14 @@ function contentKind(contentType: string, body: Buffer): "html" | "text" | "refu
 
 /** Bytes to text: header charset, else a <meta> declaration, else UTF-8 (a BOM wins). */
 function decode(body: Buffer, charset: string | undefined, html: boolean): string {
-  const declared = charset ?? (html ? body.subarray(0, 4096).toString("latin1").match(/<meta[^>]+charset\s*=\s*["']?\s*([a-z0-9_.:-]+)/i)?.[1] : undefined);
+  const declared =
+    charset ??
+    (html
+      ? body
+          .subarray(0, 4096)
+          .toString("latin1")
+          .match(/<meta[^>]+charset\s*=\s*["']?\s*([a-z0-9_.:-]+)/i)?.[1]
+      : undefined);
   try {
     return new TextDecoder(declared ?? "utf-8").decode(body);
   } catch {
@@ -121,8 +134,17 @@ export function cutToBudget(text: string, max: number): { text: string; truncate
   const chars = Array.from(text);
   if (chars.length <= max) return { text, truncated: false };
   let head = chars.slice(0, max).join("");
-  const boundary = Math.max(head.lastIndexOf("\n"), head.lastIndexOf(". "), head.lastIndexOf("。"), head.lastIndexOf("! "), head.lastIndexOf("? "));
+  const boundary = Math.max(
+    head.lastIndexOf("\n"),
+    head.lastIndexOf(". "),
+    head.lastIndexOf("。"),
+    head.lastIndexOf("! "),
+    head.lastIndexOf("? "),
+  );
   if (boundary > head.length * 0.8) head = head.slice(0, boundary + 1);
   else if (head.lastIndexOf(" ") > head.length * 0.9) head = head.slice(0, head.lastIndexOf(" "));
-  return { text: `${head.trimEnd()}\n[… cut: showing the first ${Array.from(head.trimEnd()).length} of ${chars.length} characters]`, truncated: true };
+  return {
+    text: `${head.trimEnd()}\n[… cut: showing the first ${Array.from(head.trimEnd()).length} of ${chars.length} characters]`,
+    truncated: true,
+  };
 }

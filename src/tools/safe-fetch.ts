@@ -95,7 +95,12 @@ export class SafeFetchError extends ToolError {
   }
 }
 
-const DEFAULTS = { timeoutMs: 10_000, maxBytes: 2 * 1024 * 1024, maxRedirects: 5, userAgent: "Mozilla/5.0 (compatible; local-llm-chatbot/0.1)" };
+const DEFAULTS = {
+  timeoutMs: 10_000,
+  maxBytes: 2 * 1024 * 1024,
+  maxRedirects: 5,
+  userAgent: "Mozilla/5.0 (compatible; local-llm-chatbot/0.1)",
+};
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /** The system resolver: every address, in the resolver's order. */
@@ -111,9 +116,14 @@ export function pinnedLookup(addresses: readonly ResolvedAddress[]) {
     options: LookupOptions,
     callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
   ): void => {
-    const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
+    const wanted =
+      options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
     const list = wanted.length > 0 ? wanted : addresses;
-    if (options.all) callback(null, list.map((a) => ({ address: a.address, family: a.family })));
+    if (options.all)
+      callback(
+        null,
+        list.map((a) => ({ address: a.address, family: a.family })),
+      );
     else callback(null, list[0]!.address, list[0]!.family);
   };
 }
@@ -141,11 +151,16 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
   const resolveAllowed = options.lookup ?? systemResolveHost;
   const connect = options.connect ?? defaultConnect;
   const userAgent = options.userAgent ?? DEFAULTS.userAgent;
-  const allowed = new Set((options.allowHosts ?? []).map(normaliseHostPort).filter((x): x is string => x !== undefined));
+  const allowed = new Set(
+    (options.allowHosts ?? []).map(normaliseHostPort).filter((x): x is string => x !== undefined),
+  );
 
   async function target(url: URL, shown: string): Promise<ConnectTarget> {
     if (url.protocol !== "http:" && url.protocol !== "https:") {
-      throw new SafeFetchError("refused", `refused: only http and https URLs can be read (got ${url.protocol} in ${shown})`);
+      throw new SafeFetchError(
+        "refused",
+        `refused: only http and https URLs can be read (got ${url.protocol} in ${shown})`,
+      );
     }
     const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
     const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
@@ -169,7 +184,11 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
       // Every answer is checked: a name with one public and one private address is refused outright.
       for (const a of addresses) {
         const verdict = checkAddress(a.address);
-        if (!verdict.allowed) throw new SafeFetchError("refused", `refused: ${hostname} resolves to a blocked address (${verdict.reason})${hopNote(shown)}`);
+        if (!verdict.allowed)
+          throw new SafeFetchError(
+            "refused",
+            `refused: ${hostname} resolves to a blocked address (${verdict.reason})${hopNote(shown)}`,
+          );
       }
     }
     return { hostname, port, tls: tlsWanted, addresses };
@@ -186,7 +205,8 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
     const failure = (err: unknown): SafeFetchError => {
       if (err instanceof SafeFetchError) return err;
       if (init.signal?.aborted) return new SafeFetchError("aborted", "aborted");
-      if (deadline.signal.aborted) return new SafeFetchError("timeout", `timed out after ${formatSeconds(timeoutMs)} fetching ${host}`);
+      if (deadline.signal.aborted)
+        return new SafeFetchError("timeout", `timed out after ${formatSeconds(timeoutMs)} fetching ${host}`);
       return new SafeFetchError("network", `could not fetch from ${host}: ${errorCode(err)}`);
     };
     try {
@@ -295,15 +315,22 @@ function request(
 }
 
 /** Reads a (possibly compressed) body up to `maxBytes` of decoded data, then hangs up. */
-async function readCapped(res: IncomingMessage, maxBytes: number, signal: AbortSignal): Promise<{ body: Buffer; truncated: boolean }> {
-  const encoding = String(res.headers["content-encoding"] ?? "").trim().toLowerCase();
-  const decoder = encoding === "gzip" || encoding === "x-gzip"
-    ? zlib.createGunzip()
-    : encoding === "deflate"
-      ? zlib.createInflate()
-      : encoding === "br"
-        ? zlib.createBrotliDecompress()
-        : undefined;
+async function readCapped(
+  res: IncomingMessage,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<{ body: Buffer; truncated: boolean }> {
+  const encoding = String(res.headers["content-encoding"] ?? "")
+    .trim()
+    .toLowerCase();
+  const decoder =
+    encoding === "gzip" || encoding === "x-gzip"
+      ? zlib.createGunzip()
+      : encoding === "deflate"
+        ? zlib.createInflate()
+        : encoding === "br"
+          ? zlib.createBrotliDecompress()
+          : undefined;
   const stream: Readable = decoder ? res.pipe(decoder) : res;
   if (decoder) res.once("error", (err) => decoder.destroy(err));
   const onAbort = () => stream.destroy(new Error("aborted"));

@@ -68,7 +68,10 @@ export function toOpenAiTool(tool: AgentTool): OpenAiToolSpec {
   if (known) return known;
   let spec: OpenAiToolSpec;
   if (isJsonSchemaTool(tool)) {
-    spec = { type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+    spec = {
+      type: "function",
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    };
   } else {
     const { $schema: _drop, ...parameters } = z.toJSONSchema(tool.schema, { io: "input" }) as Record<string, unknown>;
     spec = { type: "function", function: { name: tool.name, description: tool.description, parameters } };

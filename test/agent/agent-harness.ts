@@ -38,7 +38,8 @@ export async function collect(deps: AgentDeps, messages: ChatMessage[], signal?:
 /** The one `finish` event (asserting there is exactly one, and last). */
 export function finishOf(events: AgentEvent[]): Extract<AgentEvent, { type: "finish" }> {
   const finishes = events.filter((e) => e.type === "finish");
-  if (finishes.length !== 1 || events.at(-1)?.type !== "finish") throw new Error(`expected exactly one final finish event, got ${finishes.length}`);
+  if (finishes.length !== 1 || events.at(-1)?.type !== "finish")
+    throw new Error(`expected exactly one final finish event, got ${finishes.length}`);
   return finishes[0] as Extract<AgentEvent, { type: "finish" }>;
 }
 

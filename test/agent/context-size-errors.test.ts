@@ -4,10 +4,17 @@
  * on a history cut harder.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ModelError } from "../../src/agent/model-error.js";
+import type { ModelError } from "../../src/agent/model-error.js";
 import { runAgent } from "../../src/agent/run-agent.js";
 import type { ChatMessage } from "../../src/contracts/chat-message.js";
-import { contextExceeded, httpError, startFakeOpenAI, textAnswer, type FakeOpenAI, type ResponsePlan } from "../fakes/openai-server.js";
+import {
+  contextExceeded,
+  httpError,
+  startFakeOpenAI,
+  textAnswer,
+  type FakeOpenAI,
+  type ResponsePlan,
+} from "../fakes/openai-server.js";
 import { agentDeps, user } from "./agent-harness.js";
 
 let fake: FakeOpenAI;
@@ -41,12 +48,18 @@ describe("context-size refusals", () => {
         ),
       ),
     ).toMatchObject({ code: "context-exceeded", excessTokens: 11 });
-    expect(await refusalOf(httpError(400, "prompt too long; exceeded max context length by 540 tokens", "invalid_request_error"))).toMatchObject({
+    expect(
+      await refusalOf(
+        httpError(400, "prompt too long; exceeded max context length by 540 tokens", "invalid_request_error"),
+      ),
+    ).toMatchObject({
       code: "context-exceeded",
       excessTokens: 540,
     });
     // Another 400 is not mistaken for one.
-    expect(await refusalOf(httpError(400, "'messages' is required", "invalid_request_error"))).toMatchObject({ code: "bad-request" });
+    expect(await refusalOf(httpError(400, "'messages' is required", "invalid_request_error"))).toMatchObject({
+      code: "bad-request",
+    });
   });
 
   it("retries the round once on the shorter history it is given, and only once", async () => {
@@ -60,7 +73,8 @@ describe("context-size refusals", () => {
         asked.push(refusal);
         return messages.slice(-1);
       },
-    })) events.push(event);
+    }))
+      events.push(event);
     expect(events.at(-1)).toMatchObject({ type: "finish", reason: "stop", text: "Hello!" });
     expect(asked).toEqual([{ excessTokens: 913 }]);
     expect(fake.requests[1]?.body.messages?.slice(1)).toEqual([{ role: "user", content: "Hi" }]);
@@ -70,7 +84,11 @@ describe("context-size refusals", () => {
     const before = fake.requests.length;
     await expect(
       (async () => {
-        for await (const _event of runAgent(agentDeps(fake.url, []), { messages: long, shrinkHistory: async (m) => m.slice(-1) })) void _event;
+        for await (const _event of runAgent(agentDeps(fake.url, []), {
+          messages: long,
+          shrinkHistory: async (m) => m.slice(-1),
+        }))
+          void _event;
       })(),
     ).rejects.toMatchObject({ code: "context-exceeded" });
     expect(fake.requests.length - before).toBe(2);

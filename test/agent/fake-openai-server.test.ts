@@ -1,7 +1,14 @@
 /** The fake model server itself: the behaviours other suites rely on. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createModelClient } from "../../src/agent/model-client.js";
-import { fragmented, paced, startFakeOpenAI, textAnswer, toolCallAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
+import {
+  fragmented,
+  paced,
+  startFakeOpenAI,
+  textAnswer,
+  toolCallAnswer,
+  type FakeOpenAI,
+} from "../fakes/openai-server.js";
 
 let fake: FakeOpenAI;
 beforeEach(async () => {
@@ -14,8 +21,10 @@ afterEach(async () => {
 const post = (body: unknown) => fetch(`${fake.url}/chat/completions`, { method: "POST", body: JSON.stringify(body) });
 
 describe("fake OpenAI-compatible server", () => {
-  it("answers stream:false with one llama.cpp completion object (tool calls with content \"\")", async () => {
-    fake.script([toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" }, id: "abc" }], { reasoning: "Hmm." })]);
+  it('answers stream:false with one llama.cpp completion object (tool calls with content "")', async () => {
+    fake.script([
+      toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" }, id: "abc" }], { reasoning: "Hmm." }),
+    ]);
     const client = createModelClient({ baseURL: fake.url, apiKey: "sk-test", timeoutMs: 5_000 });
     const completion = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "?" }] });
     expect(completion.object).toBe("chat.completion");
@@ -26,13 +35,24 @@ describe("fake OpenAI-compatible server", () => {
       reasoning_content: "Hmm.",
       tool_calls: [{ type: "function", function: { name: "get_weather", arguments: '{"city": "Paris"}' }, id: "abc" }],
     });
-    expect(Object.keys(completion)).toEqual(["choices", "created", "model", "system_fingerprint", "object", "usage", "id", "timings"]);
+    expect(Object.keys(completion)).toEqual([
+      "choices",
+      "created",
+      "model",
+      "system_fingerprint",
+      "object",
+      "usage",
+      "id",
+      "timings",
+    ]);
   });
 
   it("records each chat request with its parsed body, in order", async () => {
     fake.setHandler(() => textAnswer("ok"));
     await (await post({ model: "a", messages: [{ role: "user", content: "1" }], stream: true })).text();
-    await (await post({ model: "b", messages: [], stream: true, chat_template_kwargs: { enable_thinking: false } })).text();
+    await (
+      await post({ model: "b", messages: [], stream: true, chat_template_kwargs: { enable_thinking: false } })
+    ).text();
     expect(fake.requests.map((r) => [r.index, r.body.model])).toEqual([
       [0, "a"],
       [1, "b"],
@@ -51,9 +71,14 @@ describe("fake OpenAI-compatible server", () => {
   });
 
   it("a malformed body gets llama.cpp's 500 parse error", async () => {
-    const response = await fetch(`${fake.url}/chat/completions`, { method: "POST", body: '{"model": "qwen3", "messages": [' });
+    const response = await fetch(`${fake.url}/chat/completions`, {
+      method: "POST",
+      body: '{"model": "qwen3", "messages": [',
+    });
     expect(response.status).toBe(500);
-    expect(await response.json()).toMatchObject({ error: { code: 500, type: "server_error", message: expect.stringContaining("parse error") } });
+    expect(await response.json()).toMatchObject({
+      error: { code: 500, type: "server_error", message: expect.stringContaining("parse error") },
+    });
   });
 
   it("paces tokens at the requested speed", async () => {

@@ -40,7 +40,11 @@ describe("captured llama-server streams through the SDK and the loop", () => {
     const events = await collect(agentDeps(fake.url, []), [user("Hi")]);
     expect(streamedReasoning(events)).toBe("Okay, the user said hi.\n");
     expect(streamedText(events)).toBe("Hello there! How can I help you today?");
-    expect(finishOf(events)).toMatchObject({ reason: "stop", text: "Hello there! How can I help you today?", usage: { promptTokens: 9, completionTokens: 21 } });
+    expect(finishOf(events)).toMatchObject({
+      reason: "stop",
+      text: "Hello there! How can I help you today?",
+      usage: { promptTokens: 9, completionTokens: 21 },
+    });
   });
 
   it("the same bytes cut into 1–16 byte pieces give the same result", async () => {
@@ -60,14 +64,26 @@ describe("captured llama-server streams through the SDK and the loop", () => {
 
   it("a real tool-call stream runs the tool with the arguments the model wrote (scripted-tool1_06)", async () => {
     const log: Execution[] = [];
-    fake.script([replayFixture("scripted-tool1_06_tools_required_parallel_stream"), textAnswer("It is 18°C in Paris.")]);
-    const events = await collect(agentDeps(fake.url, [weatherTool(log, { Paris: 18 }, 1)]), [user("What's the weather and the time in Paris?")]);
+    fake.script([
+      replayFixture("scripted-tool1_06_tools_required_parallel_stream"),
+      textAnswer("It is 18°C in Paris."),
+    ]);
+    const events = await collect(agentDeps(fake.url, [weatherTool(log, { Paris: 18 }, 1)]), [
+      user("What's the weather and the time in Paris?"),
+    ]);
     expect(log.map((e) => e.args)).toEqual([{ city: "Paris" }]);
     const assistant = fake.requests[1]?.body.messages?.[2];
     expect(assistant?.tool_calls).toEqual([
-      { id: "eJYNOsu2OCUtG6yP8wImFoELNnWO8Mkd", type: "function", function: { name: "get_weather", arguments: '{"city": "Paris"}' } },
+      {
+        id: "eJYNOsu2OCUtG6yP8wImFoELNnWO8Mkd",
+        type: "function",
+        function: { name: "get_weather", arguments: '{"city": "Paris"}' },
+      },
     ]);
-    expect(fake.requests[1]?.body.messages?.[3]).toMatchObject({ role: "tool", tool_call_id: "eJYNOsu2OCUtG6yP8wImFoELNnWO8Mkd" });
+    expect(fake.requests[1]?.body.messages?.[3]).toMatchObject({
+      role: "tool",
+      tool_call_id: "eJYNOsu2OCUtG6yP8wImFoELNnWO8Mkd",
+    });
     expect(finishOf(events).reason).toBe("stop");
   });
 
@@ -85,7 +101,12 @@ describe("captured llama-server streams through the SDK and the loop", () => {
   });
 
   it("context exceeded on a stream request is a plain JSON 400 (random_27)", async () => {
-    fake.script([replay(fixture("random_27_error_context_exceeded_stream", "headers"), fixture("random_27_error_context_exceeded_stream", "sse"))]);
+    fake.script([
+      replay(
+        fixture("random_27_error_context_exceeded_stream", "headers"),
+        fixture("random_27_error_context_exceeded_stream", "sse"),
+      ),
+    ]);
     const failure = await collect(agentDeps(fake.url, []), [user("Hi")]).catch((e: unknown) => e);
     expect(failure).toMatchObject({ code: "context-exceeded", retryable: false, status: 400 });
   });
@@ -118,15 +139,28 @@ function shape(sse: string): string[] {
 
 describe("the fake frames streams exactly like llama-server", () => {
   const cases: [string, StreamPlan, boolean][] = [
-    ["scripted-chat_02_plain_stream_usage", textAnswer("Hello there! How can I help you today?", { reasoning: "Okay, the user said hi.\n" }), true],
+    [
+      "scripted-chat_02_plain_stream_usage",
+      textAnswer("Hello there! How can I help you today?", { reasoning: "Okay, the user said hi.\n" }),
+      true,
+    ],
     ["scripted-chat_09_thinking_false_stream", textAnswer("Hello there! How can I help you today?"), false],
     ["scripted-chat_24_length_stream_usage", cutByLength(textAnswer("x", { reasoning: "Okay, the user" }), 2), true],
     [
       "scripted-tool1_06_tools_required_parallel_stream",
-      toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" } }], { reasoning: "Okay, the user wants the weather in Paris.\n" }),
+      toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" } }], {
+        reasoning: "Okay, the user wants the weather in Paris.\n",
+      }),
       true,
     ],
-    ["scripted-chat-rfnone_01_plain_stream", textAnswer("Hello there! How can I help you today?", { reasoning: "Okay, the user said hi.\n", reasoningStyle: "think-tags" }), false],
+    [
+      "scripted-chat-rfnone_01_plain_stream",
+      textAnswer("Hello there! How can I help you today?", {
+        reasoning: "Okay, the user said hi.\n",
+        reasoningStyle: "think-tags",
+      }),
+      false,
+    ],
   ];
   it.each(cases)("%s", (name, plan, includeUsage) => {
     const real = fixture(name, "sse");
@@ -137,13 +171,21 @@ describe("the fake frames streams exactly like llama-server", () => {
     expect(real.replace(/data: (\{.*\}|\[DONE\])\n\n/g, "")).toBe("");
     // The tool-call fragments have the same keys in the same places (first: index,id,type,function{name,arguments}).
     const fragments = (sse: string) =>
-      parseSse(sse).flatMap((c) => (c.choices[0]?.delta.tool_calls ?? []).map((f) => JSON.stringify(Object.keys(f)) + JSON.stringify(Object.keys(f.function ?? {}))));
+      parseSse(sse).flatMap((c) =>
+        (c.choices[0]?.delta.tool_calls ?? []).map(
+          (f) => JSON.stringify(Object.keys(f)) + JSON.stringify(Object.keys(f.function ?? {})),
+        ),
+      );
     expect([...new Set(fragments(ours))]).toEqual([...new Set(fragments(real))]);
   });
 
   it("headers of a stream and of an error match the capture", async () => {
-    fake.script([textAnswer("hi"), { kind: "error", status: 400, error: { code: 400, message: "x", type: "exceed_context_size_error" } }]);
-    const post = () => fetch(`${fake.url}/chat/completions`, { method: "POST", body: JSON.stringify({ messages: [], stream: true }) });
+    fake.script([
+      textAnswer("hi"),
+      { kind: "error", status: 400, error: { code: 400, message: "x", type: "exceed_context_size_error" } },
+    ]);
+    const post = () =>
+      fetch(`${fake.url}/chat/completions`, { method: "POST", body: JSON.stringify({ messages: [], stream: true }) });
     const stream = await post();
     await stream.text();
     for (const [name, value] of [
@@ -164,12 +206,17 @@ describe("the fake frames streams exactly like llama-server", () => {
 
   it("serves /v1/models and /health like llama-server, and llama's 400 for a body without messages", async () => {
     expect(await (await fetch(`${fake.origin}/health`)).json()).toEqual({ status: "ok" });
-    const models = (await (await fetch(`${fake.url}/models`)).json()) as { object: string; data: { id: string; owned_by: string }[] };
+    const models = (await (await fetch(`${fake.url}/models`)).json()) as {
+      object: string;
+      data: { id: string; owned_by: string }[];
+    };
     expect(models.object).toBe("list");
     expect(models.data[0]?.owned_by).toBe("llamacpp");
     const bad = await fetch(`${fake.url}/chat/completions`, { method: "POST", body: JSON.stringify({ model: "x" }) });
     expect(bad.status).toBe(400);
-    expect(await bad.json()).toEqual({ error: { code: 400, message: "'messages' is required", type: "invalid_request_error" } });
+    expect(await bad.json()).toEqual({
+      error: { code: 400, message: "'messages' is required", type: "invalid_request_error" },
+    });
   });
 
   it("a runAgent consumer that stops early closes the request", async () => {

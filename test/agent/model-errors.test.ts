@@ -68,7 +68,11 @@ describe("ModelError", () => {
 
   it("vLLM's wording of context exceeded is recognised too", async () => {
     const error = await failWith(
-      httpError(400, "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.", "BadRequestError"),
+      httpError(
+        400,
+        "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.",
+        "BadRequestError",
+      ),
     );
     expect(error).toMatchObject({ code: "context-exceeded", retryable: false });
   });

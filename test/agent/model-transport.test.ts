@@ -43,8 +43,14 @@ afterEach(async () => {
 });
 
 const transport = (): OpenAI => createModelClient({ baseURL: fake.url, apiKey: "sk-test", timeoutMs: 5_000 });
-const undici = (): OpenAI => createModelClient({ baseURL: fake.url, apiKey: "sk-test", timeoutMs: 5_000, fetch: globalThis.fetch });
-const body = { model: "m", messages: [{ role: "user" as const, content: "Hi" }], stream: true as const, stream_options: { include_usage: true } };
+const undici = (): OpenAI =>
+  createModelClient({ baseURL: fake.url, apiKey: "sk-test", timeoutMs: 5_000, fetch: globalThis.fetch });
+const body = {
+  model: "m",
+  messages: [{ role: "user" as const, content: "Hi" }],
+  stream: true as const,
+  stream_options: { include_usage: true },
+};
 
 interface RoundRun {
   deltas: StreamDelta[];
@@ -53,9 +59,16 @@ interface RoundRun {
 }
 
 /** Runs one round to its end; `hold` is how long the consumer keeps each delta. */
-async function run(client: OpenAI, opts: { signal?: AbortSignal; idleTimeoutMs?: number; hold?: number; onDelta?: (n: number) => void } = {}): Promise<RoundRun> {
+async function run(
+  client: OpenAI,
+  opts: { signal?: AbortSignal; idleTimeoutMs?: number; hold?: number; onDelta?: (n: number) => void } = {},
+): Promise<RoundRun> {
   const deltas: StreamDelta[] = [];
-  const round = streamRound(client, body, { idleTimeoutMs: opts.idleTimeoutMs ?? 5_000, makeId: () => "call_fixed", ...(opts.signal ? { signal: opts.signal } : {}) });
+  const round = streamRound(client, body, {
+    idleTimeoutMs: opts.idleTimeoutMs ?? 5_000,
+    makeId: () => "call_fixed",
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
   try {
     for (let next = await round.next(); ; next = await round.next()) {
       if (next.done) return { deltas, result: next.value };
@@ -110,7 +123,12 @@ describe("the node:http transport gives what the global fetch gives", () => {
   });
 
   it("a connection dropped mid-answer, or before any answer, has the same code", async () => {
-    fake.script([dropAfter(textAnswer("The answer is coming"), 2), dropAfter(textAnswer("The answer is coming"), 2), destroyConnection(), destroyConnection()]);
+    fake.script([
+      dropAfter(textAnswer("The answer is coming"), 2),
+      dropAfter(textAnswer("The answer is coming"), 2),
+      destroyConnection(),
+      destroyConnection(),
+    ]);
     for (const code of ["stream-dropped", "unavailable"]) {
       const lean = await run(transport());
       const sdk = await run(undici());
@@ -125,7 +143,10 @@ describe("aborts and the idle limit through the transport", () => {
   it("the user's abort mid-stream is an aborted outcome, and the connection is closed", async () => {
     fake.script([stallAfter(textAnswer("one two three four"), 2, 5_000)]);
     const stop = new AbortController();
-    const got = await run(transport(), { signal: stop.signal, onDelta: (n) => n === 2 && setTimeout(() => stop.abort(), 20) });
+    const got = await run(transport(), {
+      signal: stop.signal,
+      onDelta: (n) => n === 2 && setTimeout(() => stop.abort(), 20),
+    });
     expect(got.error).toBeUndefined();
     expect(got.result?.aborted).toBe(true);
     expect(got.deltas.map((d) => d.text).join("")).toBe("one two");
@@ -175,7 +196,10 @@ describe("aborts and the idle limit through the transport", () => {
 describe("non-streamed requests through the transport", () => {
   it("a completion comes back parsed", async () => {
     fake.script([textAnswer("Just the JSON, please.")]);
-    const completion = await transport().chat.completions.create({ model: "m", messages: [{ role: "user", content: "?" }] });
+    const completion = await transport().chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: "?" }],
+    });
     expect(completion.choices[0]?.message.content).toBe("Just the JSON, please.");
     expect(fake.requests[0]?.body.stream).not.toBe(true);
   });

@@ -42,11 +42,40 @@ interface Output {
 const TAGS = ["<think>", "</think>", "<tool_call>", "</tool_call>"];
 const noTags = (s: string) => !TAGS.some((t) => s.includes(t));
 // An alphabet that makes near-tags (`<th`, `</`, `<tool`), CJK, emoji and JSON-hostile characters likely.
-const piece = fc.constantFrom("<", "</", "<th", "ink>", "<tool", "_call>", "think", ">", "北京", "天气", "😀", " ", "\n", "a", "b1", '"', "\\", "{", "}", ",", "é");
-const textArb = fc.array(piece, { maxLength: 25 }).map((p) => p.join("")).filter(noTags);
+const piece = fc.constantFrom(
+  "<",
+  "</",
+  "<th",
+  "ink>",
+  "<tool",
+  "_call>",
+  "think",
+  ">",
+  "北京",
+  "天气",
+  "😀",
+  " ",
+  "\n",
+  "a",
+  "b1",
+  '"',
+  "\\",
+  "{",
+  "}",
+  ",",
+  "é",
+);
+const textArb = fc
+  .array(piece, { maxLength: 25 })
+  .map((p) => p.join(""))
+  .filter(noTags);
 const callArb = fc.record({
   name: fc.constantFrom("get_weather", "get_news", "get_time", "read_url"),
-  args: fc.dictionary(fc.constantFrom("city", "topic", "url", "n"), fc.oneof(textArb, fc.integer({ min: -5, max: 99 })), { maxKeys: 3 }),
+  args: fc.dictionary(
+    fc.constantFrom("city", "topic", "url", "n"),
+    fc.oneof(textArb, fc.integer({ min: -5, max: 99 })),
+    { maxKeys: 3 },
+  ),
   id: fc.option(fc.stringMatching(/^[A-Za-z0-9]{8,32}$/), { nil: undefined }),
 });
 const outputArb: fc.Arbitrary<Output> = fc
@@ -61,8 +90,10 @@ const outputArb: fc.Arbitrary<Output> = fc
   // A pre-opened template always has a reasoning part (possibly empty) before `</think>`.
   .map((o) => (o.style === "think-preopened" && o.reasoning === undefined ? { ...o, reasoning: "" } : o))
   // Textual calls carry no ids, and structured ids must be unique to be told apart.
-  .map((o) => ({ ...o, calls: o.calls.map((c, i) => ({ ...c, id: o.textual || c.id === undefined ? undefined : `${c.id}${i}` })) }));
-
+  .map((o) => ({
+    ...o,
+    calls: o.calls.map((c, i) => ({ ...c, id: o.textual || c.id === undefined ? undefined : `${c.id}${i}` })),
+  }));
 
 /** One concrete stream for `o`, cut as `seeds` say. */
 function toPlan(o: Output, seeds: number[]): StreamPlan {
@@ -77,13 +108,26 @@ function toPlan(o: Output, seeds: number[]): StreamPlan {
   }
   content += o.answer;
   if (o.textual) {
-    for (const c of o.calls) content += `\n<tool_call>\n${modelJson({ name: c.name, arguments: c.args })}\n</tool_call>`;
+    for (const c of o.calls)
+      content += `\n<tool_call>\n${modelJson({ name: c.name, arguments: c.args })}\n</tool_call>`;
   }
-  for (const p of cutAt(content, seeds.map((n) => n * 7 + 3))) steps.push({ delta: { content: p } });
+  for (const p of cutAt(
+    content,
+    seeds.map((n) => n * 7 + 3),
+  ))
+    steps.push({ delta: { content: p } });
   if (!o.textual && o.calls.length > 0) {
     const perCall = o.calls.map((c, index) => {
-      const [first = "", ...rest] = cutAt(modelJson(c.args), seeds.map((n) => n * 13 + index));
-      const head: FakeToolCallFragment = { index, ...(c.id ? { id: c.id } : {}), type: "function", function: { name: c.name, arguments: first } };
+      const [first = "", ...rest] = cutAt(
+        modelJson(c.args),
+        seeds.map((n) => n * 13 + index),
+      );
+      const head: FakeToolCallFragment = {
+        index,
+        ...(c.id ? { id: c.id } : {}),
+        type: "function",
+        function: { name: c.name, arguments: first },
+      };
       return [head, ...rest.map((a): FakeToolCallFragment => ({ index, function: { arguments: a } }))];
     });
     // Interleave calls in an order the seeds choose, keeping each call's own order.
@@ -144,7 +188,8 @@ describe("re-chunking a valid stream never changes its meaning", () => {
         const acc = createStreamAccumulator({ startInReasoning: o.style === "think-preopened" });
         let text = "";
         let reasoning = "";
-        const take = (d: { type: string; text: string }) => (d.type === "text" ? (text += d.text) : (reasoning += d.text));
+        const take = (d: { type: string; text: string }) =>
+          d.type === "text" ? (text += d.text) : (reasoning += d.text);
         for (const c of chunks) acc.push(c).forEach(take);
         const { deltas, outcome } = acc.end();
         deltas.forEach(take);
@@ -166,24 +211,35 @@ describe("re-chunking a valid stream never changes its meaning", () => {
     it("random byte pieces (splitting SSE lines and UTF-8 characters) give the same result", async () => {
       const client = createModelClient({ baseURL: fake.url, apiKey: "sk-test", timeoutMs: 5_000 });
       await fc.assert(
-        fc.asyncProperty(outputArb, seedsArb, fc.integer({ min: 3, max: 64 }), fc.nat(), async (o, seeds, maxBytes, byteSeed) => {
-          fake.script([{ ...toPlan(o, seeds), fragment: { seed: byteSeed, maxBytes } }]);
-          const round = streamRound(
-            client,
-            { model: "m", messages: [{ role: "user", content: "x" }], stream: true, stream_options: { include_usage: true } },
-            { idleTimeoutMs: 5_000, startInReasoning: o.style === "think-preopened" },
-          );
-          let text = "";
-          let reasoning = "";
-          let next = await round.next();
-          while (!next.done) {
-            if (next.value.type === "text") text += next.value.text;
-            else reasoning += next.value.text;
-            next = await round.next();
-          }
-          expect(next.value.aborted).toBe(false);
-          checkAgainst(o, observed(next.value, text, reasoning));
-        }),
+        fc.asyncProperty(
+          outputArb,
+          seedsArb,
+          fc.integer({ min: 3, max: 64 }),
+          fc.nat(),
+          async (o, seeds, maxBytes, byteSeed) => {
+            fake.script([{ ...toPlan(o, seeds), fragment: { seed: byteSeed, maxBytes } }]);
+            const round = streamRound(
+              client,
+              {
+                model: "m",
+                messages: [{ role: "user", content: "x" }],
+                stream: true,
+                stream_options: { include_usage: true },
+              },
+              { idleTimeoutMs: 5_000, startInReasoning: o.style === "think-preopened" },
+            );
+            let text = "";
+            let reasoning = "";
+            let next = await round.next();
+            while (!next.done) {
+              if (next.value.type === "text") text += next.value.text;
+              else reasoning += next.value.text;
+              next = await round.next();
+            }
+            expect(next.value.aborted).toBe(false);
+            checkAgainst(o, observed(next.value, text, reasoning));
+          },
+        ),
         { numRuns: 12 },
       );
     });

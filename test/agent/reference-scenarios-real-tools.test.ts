@@ -22,10 +22,17 @@ afterEach(async () => {
 });
 
 const realTools = () =>
-  createTools({ weatherApiBase: web.url, newsRssUrl: `${web.url}/rss?q={query}`, allowHosts: [web.host], timeoutMs: 5000 });
+  createTools({
+    weatherApiBase: web.url,
+    newsRssUrl: `${web.url}/rss?q={query}`,
+    allowHosts: [web.host],
+    timeoutMs: 5000,
+  });
 
 const toolMessages = (request: FakeOpenAI["requests"][number] | undefined) =>
-  (request?.body.messages ?? []).filter((m) => m.role === "tool").map((m) => JSON.parse(m.content as string) as unknown);
+  (request?.body.messages ?? [])
+    .filter((m) => m.role === "tool")
+    .map((m) => JSON.parse(m.content as string) as unknown);
 
 describe("reference scenarios with the real tools", () => {
   it("北京和上海今天哪里更热？ → two get_weather calls fetched in parallel, then the answer from their observations", async () => {

@@ -17,140 +17,157 @@ import { delay, hangingTool, newsTool, readUrlTool, throwingTool, weatherTool, t
 import { e2eTest } from "../support/fixtures.js";
 
 describe("reference scenarios", () => {
-  e2eTest("北京和上海今天哪里更热: two parallel get_weather calls overlap in time, then an answer", async ({ model: fake }) => {
-    const log: Execution[] = [];
-    fake.script([
-      toolCallAnswer(
-        [
-          { name: "get_weather", arguments: { city: "北京" }, id: "callBeijing" },
-          { name: "get_weather", arguments: { city: "上海" }, id: "callShanghai" },
+  e2eTest(
+    "北京和上海今天哪里更热: two parallel get_weather calls overlap in time, then an answer",
+    async ({ model: fake }) => {
+      const log: Execution[] = [];
+      fake.script([
+        toolCallAnswer(
+          [
+            { name: "get_weather", arguments: { city: "北京" }, id: "callBeijing" },
+            { name: "get_weather", arguments: { city: "上海" }, id: "callShanghai" },
+          ],
+          { reasoning: "用户想比较两地气温。\n", interleave: true },
+        ),
+        textAnswer("今天北京更热：北京 35°C，上海 30°C。"),
+      ]);
+      const deps = agentDeps(fake.url, [weatherTool(log, { 北京: 35, 上海: 30 }, 80)]);
+      const events = await collect(deps, [user("北京和上海今天哪里更热？")]);
+
+      // Both executions overlap: each started before the other ended.
+      expect(log.map((e) => (e.args as { city: string }).city).sort()).toEqual(["上海", "北京"]);
+      const [a, b] = log as [Execution, Execution];
+      expect(a.start).toBeLessThan(b.end ?? Infinity);
+      expect(b.start).toBeLessThan(a.end ?? Infinity);
+
+      // What the model saw in round 2: the assistant message verbatim, then results paired by id.
+      const round2 = fake.requests[1]?.body.messages ?? [];
+      expect(round2.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "tool"]);
+      expect(round2[2]).toEqual({
+        role: "assistant",
+        content: "",
+        tool_calls: [
+          { id: "callBeijing", type: "function", function: { name: "get_weather", arguments: '{"city": "北京"}' } },
+          { id: "callShanghai", type: "function", function: { name: "get_weather", arguments: '{"city": "上海"}' } },
         ],
-        { reasoning: "用户想比较两地气温。\n", interleave: true },
-      ),
-      textAnswer("今天北京更热：北京 35°C，上海 30°C。"),
-    ]);
-    const deps = agentDeps(fake.url, [weatherTool(log, { 北京: 35, 上海: 30 }, 80)]);
-    const events = await collect(deps, [user("北京和上海今天哪里更热？")]);
+      });
+      const byId = Object.fromEntries(round2.slice(3).map((m) => [m.tool_call_id, JSON.parse(m.content)]));
+      expect(byId.callBeijing).toMatchObject({ city: "北京", temperature_c: 35 });
+      expect(byId.callShanghai).toMatchObject({ city: "上海", temperature_c: 30 });
 
-    // Both executions overlap: each started before the other ended.
-    expect(log.map((e) => (e.args as { city: string }).city).sort()).toEqual(["上海", "北京"]);
-    const [a, b] = log as [Execution, Execution];
-    expect(a.start).toBeLessThan(b.end ?? Infinity);
-    expect(b.start).toBeLessThan(a.end ?? Infinity);
+      const finish = finishOf(events);
+      expect(finish.reason).toBe("stop");
+      expect(finish.text).toBe("今天北京更热：北京 35°C，上海 30°C。");
+      expect(finish.rounds).toBe(2);
+      expect(finish.messages.map((m) => m.role)).toEqual(["assistant", "tool", "tool", "assistant"]);
+      expect(finish.messages.at(-1)).toEqual({ role: "assistant", content: "今天北京更热：北京 35°C，上海 30°C。" });
+      // Reasoning was streamed but is never stored.
+      expect(streamedReasoning(events)).toBe("用户想比较两地气温。\n");
+      expect(JSON.stringify(finish.messages)).not.toContain("比较两地");
+      expect(events.filter((e) => e.type === "tool-call").map((e) => e.type === "tool-call" && e.id)).toEqual([
+        "callBeijing",
+        "callShanghai",
+      ]);
+      expect(events.filter((e) => e.type === "tool-result").every((e) => e.type === "tool-result" && e.ok)).toBe(true);
+      expect(finish.usage?.completionTokens).toBeGreaterThan(0);
+    },
+  );
 
-    // What the model saw in round 2: the assistant message verbatim, then results paired by id.
-    const round2 = fake.requests[1]?.body.messages ?? [];
-    expect(round2.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "tool"]);
-    expect(round2[2]).toEqual({
-      role: "assistant",
-      content: "",
-      tool_calls: [
-        { id: "callBeijing", type: "function", function: { name: "get_weather", arguments: '{"city": "北京"}' } },
-        { id: "callShanghai", type: "function", function: { name: "get_weather", arguments: '{"city": "上海"}' } },
-      ],
-    });
-    const byId = Object.fromEntries(round2.slice(3).map((m) => [m.tool_call_id, JSON.parse(m.content)]));
-    expect(byId.callBeijing).toMatchObject({ city: "北京", temperature_c: 35 });
-    expect(byId.callShanghai).toMatchObject({ city: "上海", temperature_c: 30 });
-
-    const finish = finishOf(events);
-    expect(finish.reason).toBe("stop");
-    expect(finish.text).toBe("今天北京更热：北京 35°C，上海 30°C。");
-    expect(finish.rounds).toBe(2);
-    expect(finish.messages.map((m) => m.role)).toEqual(["assistant", "tool", "tool", "assistant"]);
-    expect(finish.messages.at(-1)).toEqual({ role: "assistant", content: "今天北京更热：北京 35°C，上海 30°C。" });
-    // Reasoning was streamed but is never stored.
-    expect(streamedReasoning(events)).toBe("用户想比较两地气温。\n");
-    expect(JSON.stringify(finish.messages)).not.toContain("比较两地");
-    expect(events.filter((e) => e.type === "tool-call").map((e) => e.type === "tool-call" && e.id)).toEqual(["callBeijing", "callShanghai"]);
-    expect(events.filter((e) => e.type === "tool-result").every((e) => e.type === "tool-result" && e.ok)).toBe(true);
-    expect(finish.usage?.completionTokens).toBeGreaterThan(0);
-  });
-
-  e2eTest("今天 AI 新闻里第一条的正文: get_news, then read_url with the link the model read from the first result", async ({ model: fake }) => {
-    const log: Execution[] = [];
-    fake.script([
-      toolCallAnswer([{ name: "get_news", arguments: { topic: "AI" } }]),
-      (request) => {
-        // The fake model reads the observation it was sent, like a real one.
-        const observation = request.body.messages?.at(-1)?.content as string;
-        const first = (JSON.parse(observation) as { link: string }[])[0];
-        return toolCallAnswer([{ name: "read_url", arguments: { url: first?.link } }]);
-      },
-      textAnswer("第一条新闻的正文：模型变得更小更快。"),
-    ]);
-    const deps = agentDeps(fake.url, [
-      newsTool(log, [
-        { title: "Small models get faster", link: "https://news.example/a1" },
-        { title: "Other", link: "https://news.example/b2" },
-      ]),
-      readUrlTool(log, { "https://news.example/a1": "模型变得更小更快。" }),
-    ]);
-    const events = await collect(deps, [user("今天 AI 新闻里第一条的正文")]);
-    expect(log.map((e) => [e.name, e.args])).toEqual([
-      ["get_news", { topic: "AI" }],
-      ["read_url", { url: "https://news.example/a1" }],
-    ]);
-    const finish = finishOf(events);
-    expect(finish.reason).toBe("stop");
-    expect(finish.rounds).toBe(3);
-    expect(finish.messages.map((m) => m.role)).toEqual(["assistant", "tool", "assistant", "tool", "assistant"]);
-    expect(fake.requests[2]?.body.messages?.at(-1)?.content).toContain("模型变得更小更快");
-  });
+  e2eTest(
+    "今天 AI 新闻里第一条的正文: get_news, then read_url with the link the model read from the first result",
+    async ({ model: fake }) => {
+      const log: Execution[] = [];
+      fake.script([
+        toolCallAnswer([{ name: "get_news", arguments: { topic: "AI" } }]),
+        (request) => {
+          // The fake model reads the observation it was sent, like a real one.
+          const observation = request.body.messages?.at(-1)?.content as string;
+          const first = (JSON.parse(observation) as { link: string }[])[0];
+          return toolCallAnswer([{ name: "read_url", arguments: { url: first?.link } }]);
+        },
+        textAnswer("第一条新闻的正文：模型变得更小更快。"),
+      ]);
+      const deps = agentDeps(fake.url, [
+        newsTool(log, [
+          { title: "Small models get faster", link: "https://news.example/a1" },
+          { title: "Other", link: "https://news.example/b2" },
+        ]),
+        readUrlTool(log, { "https://news.example/a1": "模型变得更小更快。" }),
+      ]);
+      const events = await collect(deps, [user("今天 AI 新闻里第一条的正文")]);
+      expect(log.map((e) => [e.name, e.args])).toEqual([
+        ["get_news", { topic: "AI" }],
+        ["read_url", { url: "https://news.example/a1" }],
+      ]);
+      const finish = finishOf(events);
+      expect(finish.reason).toBe("stop");
+      expect(finish.rounds).toBe(3);
+      expect(finish.messages.map((m) => m.role)).toEqual(["assistant", "tool", "assistant", "tool", "assistant"]);
+      expect(fake.requests[2]?.body.messages?.at(-1)?.content).toContain("模型变得更小更快");
+    },
+  );
 });
 
 describe("a round with too many calls", () => {
-  e2eTest("runs at most maxParallelCalls of them; the rest come back as an observation, every call still paired", async ({ model: fake }) => {
-    const log: Execution[] = [];
-    const cities = Array.from({ length: 10 }, (_, i) => `City${i}`);
-    fake.script([
-      toolCallAnswer(cities.map((city, i) => ({ name: "get_weather", arguments: { city }, id: `c${i}` }))),
-      textAnswer("Done."),
-    ]);
-    const temps = Object.fromEntries(cities.map((c) => [c, 20]));
-    const events = await collect(agentDeps(fake.url, [weatherTool(log, temps, 10)], { maxParallelCalls: 8 }), [user("weather everywhere")]);
-    expect(log.map((e) => (e.args as { city: string }).city)).toEqual(cities.slice(0, 8));
-    const tools = (fake.requests[1]?.body.messages ?? []).filter((m) => m.role === "tool");
-    expect(tools.map((m) => m.tool_call_id)).toEqual(cities.map((_, i) => `c${i}`));
-    expect(tools.slice(8).map((m) => m.content)).toEqual([
-      "Error: not run: at most 8 tool calls per round. Call get_weather again next round if it is still needed.",
-      "Error: not run: at most 8 tool calls per round. Call get_weather again next round if it is still needed.",
-    ]);
-    expect(finishOf(events).text).toBe("Done.");
-  });
+  e2eTest(
+    "runs at most maxParallelCalls of them; the rest come back as an observation, every call still paired",
+    async ({ model: fake }) => {
+      const log: Execution[] = [];
+      const cities = Array.from({ length: 10 }, (_, i) => `City${i}`);
+      fake.script([
+        toolCallAnswer(cities.map((city, i) => ({ name: "get_weather", arguments: { city }, id: `c${i}` }))),
+        textAnswer("Done."),
+      ]);
+      const temps = Object.fromEntries(cities.map((c) => [c, 20]));
+      const events = await collect(agentDeps(fake.url, [weatherTool(log, temps, 10)], { maxParallelCalls: 8 }), [
+        user("weather everywhere"),
+      ]);
+      expect(log.map((e) => (e.args as { city: string }).city)).toEqual(cities.slice(0, 8));
+      const tools = (fake.requests[1]?.body.messages ?? []).filter((m) => m.role === "tool");
+      expect(tools.map((m) => m.tool_call_id)).toEqual(cities.map((_, i) => `c${i}`));
+      expect(tools.slice(8).map((m) => m.content)).toEqual([
+        "Error: not run: at most 8 tool calls per round. Call get_weather again next round if it is still needed.",
+        "Error: not run: at most 8 tool calls per round. Call get_weather again next round if it is still needed.",
+      ]);
+      expect(finishOf(events).text).toBe("Done.");
+    },
+  );
 });
 
 describe("the request each round sends", () => {
-  e2eTest("streams with usage, auto tool choice, parallel calls, tools from the zod schema, and a dated system prompt", async ({ model: fake }) => {
-    fake.script([textAnswer("Hi!")]);
-    await collect(agentDeps(fake.url, [weatherTool([], {})]), [user("hello")]);
-    const body = fake.requests[0]?.body;
-    expect(body).toMatchObject({
-      model: "qwen3-1.7b",
-      stream: true,
-      stream_options: { include_usage: true },
-      tool_choice: "auto",
-      parallel_tool_calls: true,
-      max_tokens: 4096,
-      temperature: 0.6,
-      top_p: 0.95,
-      chat_template_kwargs: { enable_thinking: true },
-    });
-    expect(body?.tools).toEqual([
-      {
-        type: "function",
-        function: {
-          name: "get_weather",
-          description: "Current weather for a city",
-          parameters: expect.objectContaining({ type: "object", required: ["city"] }),
+  e2eTest(
+    "streams with usage, auto tool choice, parallel calls, tools from the zod schema, and a dated system prompt",
+    async ({ model: fake }) => {
+      fake.script([textAnswer("Hi!")]);
+      await collect(agentDeps(fake.url, [weatherTool([], {})]), [user("hello")]);
+      const body = fake.requests[0]?.body;
+      expect(body).toMatchObject({
+        model: "qwen3-1.7b",
+        stream: true,
+        stream_options: { include_usage: true },
+        tool_choice: "auto",
+        parallel_tool_calls: true,
+        max_tokens: 4096,
+        temperature: 0.6,
+        top_p: 0.95,
+        chat_template_kwargs: { enable_thinking: true },
+      });
+      expect(body?.tools).toEqual([
+        {
+          type: "function",
+          function: {
+            name: "get_weather",
+            description: "Current weather for a city",
+            parameters: expect.objectContaining({ type: "object", required: ["city"] }),
+          },
         },
-      },
-    ]);
-    const system = body?.messages?.[0];
-    expect(system?.role).toBe("system");
-    expect(system?.content).toContain("2025-06-03 14:05");
-    expect(system?.content).toContain("get_news");
-  });
+      ]);
+      const system = body?.messages?.[0];
+      expect(system?.role).toBe("system");
+      expect(system?.content).toContain("2025-06-03 14:05");
+      expect(system?.content).toContain("get_news");
+    },
+  );
 
   e2eTest("sends history as given and leaves the speaker name out of the request", async ({ model: fake }) => {
     fake.script([textAnswer("Alice asked about the weather.")]);
@@ -177,13 +194,22 @@ describe("finish reasons and server quirks", () => {
     const events = await collect(agentDeps(fake.url, []), [user("Hi")]);
     expect(streamedText(events)).toBe("Hello there! How can I help you today?");
     expect(events.filter((e) => e.type === "text-delta").length).toBeGreaterThan(5);
-    expect(finishOf(events)).toMatchObject({ reason: "stop", text: "Hello there! How can I help you today?", rounds: 1 });
+    expect(finishOf(events)).toMatchObject({
+      reason: "stop",
+      text: "Hello there! How can I help you today?",
+      rounds: 1,
+    });
   });
 
   e2eTest("a server that ends a tool round with stop still runs the tools", async ({ model: fake }) => {
     const log: Execution[] = [];
-    fake.script([withFinish(toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" } }]), "stop"), textAnswer("18°C in Paris.")]);
-    const events = await collect(agentDeps(fake.url, [weatherTool(log, { Paris: 18 }, 1)]), [user("Weather in Paris?")]);
+    fake.script([
+      withFinish(toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" } }]), "stop"),
+      textAnswer("18°C in Paris."),
+    ]);
+    const events = await collect(agentDeps(fake.url, [weatherTool(log, { Paris: 18 }, 1)]), [
+      user("Weather in Paris?"),
+    ]);
     expect(log).toHaveLength(1);
     expect(finishOf(events)).toMatchObject({ reason: "stop", text: "18°C in Paris.", rounds: 2 });
   });
@@ -194,7 +220,9 @@ describe("finish reasons and server quirks", () => {
       withFinish(toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" } }]), null),
       withFinish(textAnswer("18°C."), null),
     ]);
-    const events = await collect(agentDeps(fake.url, [weatherTool(log, { Paris: 18 }, 1)]), [user("Weather in Paris?")]);
+    const events = await collect(agentDeps(fake.url, [weatherTool(log, { Paris: 18 }, 1)]), [
+      user("Weather in Paris?"),
+    ]);
     expect(log).toHaveLength(1);
     expect(finishOf(events)).toMatchObject({ reason: "stop", text: "18°C." });
     expect(events.find((e) => e.type === "round-finish")).toMatchObject({ round: 1, reason: "tool_calls" });
@@ -230,16 +258,17 @@ describe("finish reasons and server quirks", () => {
       ),
       textAnswer("Rome is warmer."),
     ]);
-    const events = await collect(agentDeps(fake.url, [weatherTool(log, { Paris: 18, Rome: 25 }, 1)]), [user("Paris or Rome?")]);
+    const events = await collect(agentDeps(fake.url, [weatherTool(log, { Paris: 18, Rome: 25 }, 1)]), [
+      user("Paris or Rome?"),
+    ]);
     expect(log.map((e) => e.args)).toEqual([{ city: "Paris" }, { city: "Rome" }]);
     expect(streamedText(events)).toBe("Rome is warmer.");
     expect(streamedText(events)).not.toContain("tool_call");
     expect(streamedReasoning(events)).toBe("Two cities.");
     const assistant = fake.requests[1]?.body.messages?.[2];
-    expect(assistant?.tool_calls?.map((c: { function: { arguments: string } }) => JSON.parse(c.function.arguments))).toEqual([
-      { city: "Paris" },
-      { city: "Rome" },
-    ]);
+    expect(
+      assistant?.tool_calls?.map((c: { function: { arguments: string } }) => JSON.parse(c.function.arguments)),
+    ).toEqual([{ city: "Paris" }, { city: "Rome" }]);
     expect(new Set(assistant?.tool_calls?.map((c: { id: string }) => c.id)).size).toBe(2);
   });
 
@@ -267,38 +296,45 @@ describe("finish reasons and server quirks", () => {
 });
 
 describe("tool failures come back to the model as observations", () => {
-  e2eTest("unknown tool, non-JSON arguments, a schema failure naming the field, a timeout and a thrown error", async ({ model: fake }) => {
-    const log: Execution[] = [];
-    fake.script([
-      toolCallAnswer([
-        { name: "get_stock_price", arguments: { symbol: "AAPL" }, id: "c1" },
-        { name: "get_weather", arguments: '{"city": "Paris"', id: "c2" },
-        { name: "get_weather", arguments: { town: "Paris" }, id: "c3" },
-        { name: "hang", arguments: {}, id: "c4" },
-        { name: "explode", arguments: {}, id: "c5" },
-        { name: "get_weather", arguments: { city: "Atlantis" }, id: "c6" },
-      ]),
-      textAnswer("Sorry, the tools failed."),
-    ]);
-    const started = performance.now();
-    const events = await collect(agentDeps(fake.url, [weatherTool(log, {}, 1), hangingTool(), throwingTool()]), [user("?")]);
-    expect(performance.now() - started).toBeLessThan(2_000); // the hanging tool was cut at its 80 ms timeout
-    const observations: Record<string, string> = Object.fromEntries(
-      (fake.requests[1]?.body.messages ?? []).filter((m) => m.role === "tool").map((m) => [String(m.tool_call_id), String(m.content)]),
-    );
-    expect(observations.c1).toMatch(/unknown tool "get_stock_price".*Available tools: get_weather, hang, explode/);
-    expect(observations.c2).toMatch(/arguments for get_weather are not valid JSON/);
-    expect(observations.c2).toContain("city (string, required)");
-    expect(observations.c3).toMatch(/invalid arguments for get_weather: "city" is required \(expected string\)/);
-    expect(observations.c4).toMatch(/hang timed out after 80 ms/);
-    expect(observations.c5).toMatch(/explode failed: backend returned HTTP 502/);
-    expect(observations.c6).toMatch(/get_weather failed: no weather station for Atlantis/);
-    for (const text of Object.values(observations)) expect(text.startsWith("Error: ")).toBe(true);
-    const results = events.filter((e) => e.type === "tool-result");
-    expect(results).toHaveLength(6);
-    expect(results.every((e) => e.type === "tool-result" && !e.ok)).toBe(true);
-    expect(finishOf(events).reason).toBe("stop");
-  });
+  e2eTest(
+    "unknown tool, non-JSON arguments, a schema failure naming the field, a timeout and a thrown error",
+    async ({ model: fake }) => {
+      const log: Execution[] = [];
+      fake.script([
+        toolCallAnswer([
+          { name: "get_stock_price", arguments: { symbol: "AAPL" }, id: "c1" },
+          { name: "get_weather", arguments: '{"city": "Paris"', id: "c2" },
+          { name: "get_weather", arguments: { town: "Paris" }, id: "c3" },
+          { name: "hang", arguments: {}, id: "c4" },
+          { name: "explode", arguments: {}, id: "c5" },
+          { name: "get_weather", arguments: { city: "Atlantis" }, id: "c6" },
+        ]),
+        textAnswer("Sorry, the tools failed."),
+      ]);
+      const started = performance.now();
+      const events = await collect(agentDeps(fake.url, [weatherTool(log, {}, 1), hangingTool(), throwingTool()]), [
+        user("?"),
+      ]);
+      expect(performance.now() - started).toBeLessThan(2_000); // the hanging tool was cut at its 80 ms timeout
+      const observations: Record<string, string> = Object.fromEntries(
+        (fake.requests[1]?.body.messages ?? [])
+          .filter((m) => m.role === "tool")
+          .map((m) => [String(m.tool_call_id), String(m.content)]),
+      );
+      expect(observations.c1).toMatch(/unknown tool "get_stock_price".*Available tools: get_weather, hang, explode/);
+      expect(observations.c2).toMatch(/arguments for get_weather are not valid JSON/);
+      expect(observations.c2).toContain("city (string, required)");
+      expect(observations.c3).toMatch(/invalid arguments for get_weather: "city" is required \(expected string\)/);
+      expect(observations.c4).toMatch(/hang timed out after 80 ms/);
+      expect(observations.c5).toMatch(/explode failed: backend returned HTTP 502/);
+      expect(observations.c6).toMatch(/get_weather failed: no weather station for Atlantis/);
+      for (const text of Object.values(observations)) expect(text.startsWith("Error: ")).toBe(true);
+      const results = events.filter((e) => e.type === "tool-result");
+      expect(results).toHaveLength(6);
+      expect(results.every((e) => e.type === "tool-result" && !e.ok)).toBe(true);
+      expect(finishOf(events).reason).toBe("stop");
+    },
+  );
 
   e2eTest("a schema failure that is not a missing field says what is wrong with the value", async ({ model: fake }) => {
     fake.script([toolCallAnswer([{ name: "get_weather", arguments: { city: 42 }, id: "c1" }]), textAnswer("ok")]);
@@ -309,40 +345,53 @@ describe("tool failures come back to the model as observations", () => {
 });
 
 describe("the MAX_TOOL_ROUNDS fuse", () => {
-  e2eTest("stops after the last allowed tool round with a clear message in the user's language", async ({ model: fake }) => {
-    const log: Execution[] = [];
-    fake.setHandler(() => toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" } }]));
-    const deps = agentDeps(fake.url, [weatherTool(log, { Paris: 18 }, 1)], { maxToolRounds: 2 });
-    const events = await collect(deps, [user("巴黎天气怎么样？")]);
-    const finish = finishOf(events);
-    expect(finish.reason).toBe("max-rounds");
-    expect(finish.text).toContain("2 轮");
-    expect(log).toHaveLength(2); // two tool rounds ran; the third request's calls did not
-    expect(fake.requests).toHaveLength(3);
-    // Valid history: every tool_calls message has its results; the unrun calls are not stored.
-    expect(finish.messages.map((m) => m.role)).toEqual(["assistant", "tool", "assistant", "tool", "assistant"]);
-    expect(finish.messages.at(-1)).toEqual({ role: "assistant", content: finish.text });
+  e2eTest(
+    "stops after the last allowed tool round with a clear message in the user's language",
+    async ({ model: fake }) => {
+      const log: Execution[] = [];
+      fake.setHandler(() => toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" } }]));
+      const deps = agentDeps(fake.url, [weatherTool(log, { Paris: 18 }, 1)], { maxToolRounds: 2 });
+      const events = await collect(deps, [user("巴黎天气怎么样？")]);
+      const finish = finishOf(events);
+      expect(finish.reason).toBe("max-rounds");
+      expect(finish.text).toContain("2 轮");
+      expect(log).toHaveLength(2); // two tool rounds ran; the third request's calls did not
+      expect(fake.requests).toHaveLength(3);
+      // Valid history: every tool_calls message has its results; the unrun calls are not stored.
+      expect(finish.messages.map((m) => m.role)).toEqual(["assistant", "tool", "assistant", "tool", "assistant"]);
+      expect(finish.messages.at(-1)).toEqual({ role: "assistant", content: finish.text });
 
-    fake.setHandler(() => toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" } }]));
-    const english = finishOf(await collect({ ...deps, maxToolRounds: 1 }, [user("Weather in Paris?")]));
-    expect(english.text).toMatch(/^Sorry, I used tools for 1 rounds/);
-  });
+      fake.setHandler(() => toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" } }]));
+      const english = finishOf(await collect({ ...deps, maxToolRounds: 1 }, [user("Weather in Paris?")]));
+      expect(english.text).toMatch(/^Sorry, I used tools for 1 rounds/);
+    },
+  );
 });
 
 describe("abort", () => {
-  e2eTest("mid-stream: the request is aborted, the loop finishes as aborted with the text so far", async ({ model: fake }) => {
-    fake.script([stallAfter(textAnswer("Partial answer that never finishes"), 2, 10_000)]);
-    const controller = new AbortController();
-    const events: string[] = [];
-    let finish: unknown;
-    for await (const event of runAgent(agentDeps(fake.url, []), { messages: [user("?")], signal: controller.signal })) {
-      events.push(event.type);
-      if (event.type === "text-delta" && events.filter((t) => t === "text-delta").length === 2) controller.abort();
-      if (event.type === "finish") finish = event;
-    }
-    expect(finish).toMatchObject({ reason: "aborted", text: "Partial answer", messages: [{ role: "assistant", content: "Partial answer" }] });
-    expect(await fake.requests[0]?.outcome).toBe("client-closed");
-  });
+  e2eTest(
+    "mid-stream: the request is aborted, the loop finishes as aborted with the text so far",
+    async ({ model: fake }) => {
+      fake.script([stallAfter(textAnswer("Partial answer that never finishes"), 2, 10_000)]);
+      const controller = new AbortController();
+      const events: string[] = [];
+      let finish: unknown;
+      for await (const event of runAgent(agentDeps(fake.url, []), {
+        messages: [user("?")],
+        signal: controller.signal,
+      })) {
+        events.push(event.type);
+        if (event.type === "text-delta" && events.filter((t) => t === "text-delta").length === 2) controller.abort();
+        if (event.type === "finish") finish = event;
+      }
+      expect(finish).toMatchObject({
+        reason: "aborted",
+        text: "Partial answer",
+        messages: [{ role: "assistant", content: "Partial answer" }],
+      });
+      expect(await fake.requests[0]?.outcome).toBe("client-closed");
+    },
+  );
 
   e2eTest("mid-tool: running tools get the abort and the half round is not stored", async ({ model: fake }) => {
     const log: Execution[] = [];
@@ -356,7 +405,10 @@ describe("abort", () => {
     expect(performance.now() - started).toBeLessThan(2_000);
     expect(log[0]?.aborted).toBe(true);
     expect(finishOf(events)).toMatchObject({ reason: "aborted", messages: [] });
-    expect(events.find((e) => e.type === "tool-result")).toMatchObject({ ok: false, output: expect.stringContaining("cancelled") });
+    expect(events.find((e) => e.type === "tool-result")).toMatchObject({
+      ok: false,
+      output: expect.stringContaining("cancelled"),
+    });
     expect(fake.requests).toHaveLength(1);
   });
 
@@ -370,7 +422,9 @@ describe("abort", () => {
       ]),
     ]);
     const slowTool = { ...weatherTool(slow, { Rome: 25 }, 5_000), name: "slow_weather" };
-    for await (const event of runAgent(agentDeps(fake.url, [weatherTool(fast, { Paris: 18 }, 1), slowTool]), { messages: [user("?")] })) {
+    for await (const event of runAgent(agentDeps(fake.url, [weatherTool(fast, { Paris: 18 }, 1), slowTool]), {
+      messages: [user("?")],
+    })) {
       if (event.type === "tool-result") break;
     }
     await waitFor(() => slow[0]?.aborted === true);

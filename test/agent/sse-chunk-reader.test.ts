@@ -34,7 +34,11 @@ async function drain(chunks: AsyncIterable<unknown>): Promise<Reading> {
     const kind = error instanceof APIError ? `APIError` : e.constructor.name;
     return {
       chunks: out,
-      error: { kind, message: e.message, ...(error instanceof APIError ? { status: e.status, error: e.error, headers: e.headers?.get("server") } : {}) },
+      error: {
+        kind,
+        message: e.message,
+        ...(error instanceof APIError ? { status: e.status, error: e.error, headers: e.headers?.get("server") } : {}),
+      },
     };
   }
 }
@@ -86,7 +90,8 @@ describe("the lean SSE reader reads like the SDK's Stream", () => {
   it.each(captures)("$name: whole, and one byte at a time", async ({ name, bytes }) => {
     const expected = await bySdk([bytes]);
     // The context-exceeded captures are a 400's JSON body: nothing to read as SSE, for either.
-    if (!name.includes("context_exceeded")) expect(expected.chunks.length + (expected.error ? 1 : 0)).toBeGreaterThan(0);
+    if (!name.includes("context_exceeded"))
+      expect(expected.chunks.length + (expected.error ? 1 : 0)).toBeGreaterThan(0);
     expect(await byReader([bytes])).toEqual(expected);
     expect(await byReader(cut(bytes, [...bytes.keys()]))).toEqual(expected);
   });
@@ -94,9 +99,13 @@ describe("the lean SSE reader reads like the SDK's Stream", () => {
   it("every capture cut at random points gives the SDK's chunks", async () => {
     const expected = new Map(await Promise.all(captures.map(async (c) => [c.name, await bySdk([c.bytes])] as const)));
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...captures), fc.array(fc.nat(), { maxLength: 40 }), async (capture, offsets) => {
-        expect(await byReader(cut(capture.bytes, offsets))).toEqual(expected.get(capture.name));
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...captures),
+        fc.array(fc.nat(), { maxLength: 40 }),
+        async (capture, offsets) => {
+          expect(await byReader(cut(capture.bytes, offsets))).toEqual(expected.get(capture.name));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -105,15 +114,20 @@ describe("the lean SSE reader reads like the SDK's Stream", () => {
     const capture = captures.find((c) => c.name === "random_01_plain_stream.sse");
     if (!capture) throw new Error("random_01_plain_stream.sse is missing");
     const expected = await bySdk([capture.bytes]);
-    expect(expected.error).toMatchObject({ kind: "APIError", status: undefined, message: expect.stringContaining("peg-native format") });
-    for (let at = 0; at <= capture.bytes.length; at++) expect(await byReader(cut(capture.bytes, [at]))).toEqual(expected);
+    expect(expected.error).toMatchObject({
+      kind: "APIError",
+      status: undefined,
+      message: expect.stringContaining("peg-native format"),
+    });
+    for (let at = 0; at <= capture.bytes.length; at++)
+      expect(await byReader(cut(capture.bytes, [at]))).toEqual(expected);
   });
 
   it("CRLF, CR, comments, fields, multi-line data and a BOM, cut in two at every byte", async () => {
     const text =
       "\uFEFF: a comment\r\n" +
       'data: {"a":\r\ndata:1}\r\n\r\n' +
-      "id: 7\rretry: 10\revent: message\rdata: {\"é\":\"😀\"}\r\r" +
+      'id: 7\rretry: 10\revent: message\rdata: {"é":"😀"}\r\r' +
       'event: thread.run\ndata: {"x":2}\n\n' +
       "event:\n\n" +
       'data:{"choices":[]}\n\r\n' +
@@ -158,7 +172,9 @@ describe("the lean SSE reader reads like the SDK's Stream", () => {
       ),
       fc.uint8Array({ minLength: 1, maxLength: 3 }),
     );
-    const bodyArb = fc.array(piece, { maxLength: 30 }).map((parts) => join(parts.map((p) => (typeof p === "string" ? utf8(p) : p))));
+    const bodyArb = fc
+      .array(piece, { maxLength: 30 })
+      .map((parts) => join(parts.map((p) => (typeof p === "string" ? utf8(p) : p))));
     await fc.assert(
       fc.asyncProperty(bodyArb, fc.array(fc.nat(), { maxLength: 12 }), async (bytes, offsets) => {
         expect(await byReader(cut(bytes, offsets))).toEqual(await bySdk([bytes]));

@@ -1,7 +1,11 @@
 /** The accumulator, fed chunk objects directly: each server quirk on its own. */
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { describe, expect, it } from "vitest";
-import { createStreamAccumulator, type StreamAccumulatorOptions, type StreamDelta } from "../../src/agent/stream-accumulator.js";
+import {
+  createStreamAccumulator,
+  type StreamAccumulatorOptions,
+  type StreamDelta,
+} from "../../src/agent/stream-accumulator.js";
 import {
   cutByLength,
   renderSseText,
@@ -20,7 +24,13 @@ function chunk(delta: FakeDelta | Record<string, unknown>, finish: string | null
     object: "chat.completion.chunk",
     created: 0,
     model: "m",
-    choices: [{ index: 0, delta: delta as ChatCompletionChunk.Choice.Delta, finish_reason: finish as ChatCompletionChunk.Choice["finish_reason"] }],
+    choices: [
+      {
+        index: 0,
+        delta: delta as ChatCompletionChunk.Choice.Delta,
+        finish_reason: finish as ChatCompletionChunk.Choice["finish_reason"],
+      },
+    ],
   };
 }
 
@@ -31,7 +41,11 @@ function run(chunks: ChatCompletionChunk[], opts: StreamAccumulatorOptions = {})
   for (const c of chunks) deltas.push(...acc.push(c));
   const end = acc.end();
   deltas.push(...end.deltas);
-  const join = (type: StreamDelta["type"]) => deltas.filter((d) => d.type === type).map((d) => d.text).join("");
+  const join = (type: StreamDelta["type"]) =>
+    deltas
+      .filter((d) => d.type === type)
+      .map((d) => d.text)
+      .join("");
   return { ...end.outcome, shownText: join("text"), shownReasoning: join("reasoning"), deltas };
 }
 
@@ -42,7 +56,9 @@ function runPlan(plan: StreamPlan, opts: StreamAccumulatorOptions = {}) {
 describe("tool-call fragments", () => {
   it("id/type/name only in the first fragment; arguments concatenated, unparsed", () => {
     const r = runPlan(toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" }, id: "abc" }]));
-    expect(r.toolCalls).toEqual([{ id: "abc", type: "function", function: { name: "get_weather", arguments: '{"city": "Paris"}' } }]);
+    expect(r.toolCalls).toEqual([
+      { id: "abc", type: "function", function: { name: "get_weather", arguments: '{"city": "Paris"}' } },
+    ]);
     expect(r.finishReason).toBe("tool_calls");
   });
 
@@ -105,7 +121,9 @@ describe("reasoning in its three forms never leaks into the answer", () => {
   const answer = "Hello there!";
   it.each(["reasoning_content", "reasoning", "think-tags"] as const)("%s", (style) => {
     for (const splitTags of [false, true]) {
-      const r = runPlan(textAnswer(answer, { reasoning: "Okay, the user said hi.\n", reasoningStyle: style, splitTags }));
+      const r = runPlan(
+        textAnswer(answer, { reasoning: "Okay, the user said hi.\n", reasoningStyle: style, splitTags }),
+      );
       expect(r.text).toBe(answer);
       expect(r.shownText).toBe(answer);
       expect(r.shownReasoning).toBe("Okay, the user said hi.\n");
@@ -114,7 +132,11 @@ describe("reasoning in its three forms never leaks into the answer", () => {
   });
 
   it("a server sending both reasoning keys with the same text shows it once", () => {
-    const r = run([chunk({ reasoning_content: "Hmm", reasoning: "Hmm" }), chunk({ content: "Yes" }), chunk({}, "stop")]);
+    const r = run([
+      chunk({ reasoning_content: "Hmm", reasoning: "Hmm" }),
+      chunk({ content: "Yes" }),
+      chunk({}, "stop"),
+    ]);
     expect(r.shownReasoning).toBe("Hmm");
     expect(r.text).toBe("Yes");
   });
@@ -134,9 +156,12 @@ describe("reasoning in its three forms never leaks into the answer", () => {
   });
 
   it("a pre-opened template (only `</think>` appears) with startInReasoning: nothing leaks at all", () => {
-    const r = runPlan(textAnswer("答案是 42。", { reasoning: "先想一想。", reasoningStyle: "think-preopened", splitTags: true }), {
-      startInReasoning: true,
-    });
+    const r = runPlan(
+      textAnswer("答案是 42。", { reasoning: "先想一想。", reasoningStyle: "think-preopened", splitTags: true }),
+      {
+        startInReasoning: true,
+      },
+    );
     expect(r.shownReasoning).toBe("先想一想。");
     expect(r.shownText).toBe("答案是 42。");
     expect(r.text).toBe("答案是 42。");
@@ -148,13 +173,17 @@ describe("reasoning in its three forms never leaks into the answer", () => {
   });
 
   it("startInReasoning is ignored once the server already split reasoning out", () => {
-    const r = runPlan(textAnswer("Hi!", { reasoning: "thinking", reasoningStyle: "reasoning_content" }), { startInReasoning: true });
+    const r = runPlan(textAnswer("Hi!", { reasoning: "thinking", reasoningStyle: "reasoning_content" }), {
+      startInReasoning: true,
+    });
     expect(r.text).toBe("Hi!");
     expect(r.shownText).toBe("Hi!");
   });
 
   it("a round cut inside reasoning has an empty answer (llama.cpp fixture 24)", () => {
-    const r = runPlan(cutByLength(textAnswer("Hello", { reasoning: "Okay, the user", reasoningStyle: "think-tags" }), 3));
+    const r = runPlan(
+      cutByLength(textAnswer("Hello", { reasoning: "Okay, the user", reasoningStyle: "think-tags" }), 3),
+    );
     expect(r).toMatchObject({ text: "", finishReason: "length" });
     expect(r.shownText).toBe("");
   });
@@ -193,7 +222,10 @@ describe("textual <tool_call> blocks", () => {
 
   it("a block holding an array of calls, and one with string arguments", () => {
     const r = run([
-      chunk({ content: '<tool_call>[{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": "{\\"y\\": 2}"}]</tool_call>' }),
+      chunk({
+        content:
+          '<tool_call>[{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": "{\\"y\\": 2}"}]</tool_call>',
+      }),
       chunk({}, "stop"),
     ]);
     expect(r.toolCalls.map((c) => [c.function.name, c.function.arguments])).toEqual([
@@ -203,7 +235,10 @@ describe("textual <tool_call> blocks", () => {
   });
 
   it("a block that is not JSON still becomes a call, so the model hears what was wrong", () => {
-    const r = run([chunk({ content: '<tool_call>{"name": "get_weather", "arguments": {city: Paris}}</tool_call>' }), chunk({}, "stop")]);
+    const r = run([
+      chunk({ content: '<tool_call>{"name": "get_weather", "arguments": {city: Paris}}</tool_call>' }),
+      chunk({}, "stop"),
+    ]);
     expect(r.toolCalls).toHaveLength(1);
     expect(r.toolCalls[0]?.function.name).toBe("get_weather");
     expect(() => JSON.parse(r.toolCalls[0]?.function.arguments ?? "")).toThrow();

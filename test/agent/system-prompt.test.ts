@@ -7,7 +7,9 @@ describe("system prompt", () => {
 
   it("states the current date and time in the given zone", () => {
     expect(prompt).toContain("Tuesday 2025-06-03 14:05 (Asia/Shanghai)");
-    expect(buildSystemPrompt({ now: new Date("2025-06-03T06:05:00Z"), timeZone: "America/New_York" })).toContain("2025-06-03 02:05");
+    expect(buildSystemPrompt({ now: new Date("2025-06-03T06:05:00Z"), timeZone: "America/New_York" })).toContain(
+      "2025-06-03 02:05",
+    );
   });
 
   it("shows each minute as it comes, in each zone, however many requests a minute brings", () => {

@@ -12,7 +12,11 @@ afterAll(async () => {
   await fake.close();
 });
 
-async function bodyFor(modelServer: ModelServer, enableThinking: boolean, extra: { temperature?: number; topP?: number } = {}) {
+async function bodyFor(
+  modelServer: ModelServer,
+  enableThinking: boolean,
+  extra: { temperature?: number; topP?: number } = {},
+) {
   const before = fake.requests.length;
   await collect(agentDeps(fake.url, [], { modelServer, enableThinking, ...extra }), [user("hi")]);
   const body = fake.requests[before]?.body;
@@ -50,7 +54,8 @@ describe("thinking switch per server", () => {
   it.each(["lmstudio", "openai"] as const)("%s: no thinking field at all", async (server) => {
     for (const on of [true, false]) {
       const body = await bodyFor(server, on);
-      for (const key of ["chat_template_kwargs", "enable_thinking", "reasoning_effort", "top_k", "min_p"]) expect(body).not.toHaveProperty(key);
+      for (const key of ["chat_template_kwargs", "enable_thinking", "reasoning_effort", "top_k", "min_p"])
+        expect(body).not.toHaveProperty(key);
     }
   });
 
@@ -65,6 +70,9 @@ describe("sampling defaults follow Qwen3's guidance", () => {
   it("thinking 0.6/0.95, non-thinking 0.7/0.8, and overrides win", async () => {
     expect(await bodyFor("llama.cpp", true)).toMatchObject({ temperature: 0.6, top_p: 0.95 });
     expect(await bodyFor("llama.cpp", false)).toMatchObject({ temperature: 0.7, top_p: 0.8 });
-    expect(await bodyFor("vllm", true, { temperature: 0.2, topP: 0.5 })).toMatchObject({ temperature: 0.2, top_p: 0.5 });
+    expect(await bodyFor("vllm", true, { temperature: 0.2, topP: 0.5 })).toMatchObject({
+      temperature: 0.2,
+      top_p: 0.5,
+    });
   });
 });

@@ -31,8 +31,13 @@ async function fakeOllama(capabilities: Record<string, string[]>): Promise<{ url
       const model = (JSON.parse(body) as { model: string }).model;
       shows.push(model);
       const caps = capabilities[model];
-      if (!caps) return void res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: `model '${model}' not found` }));
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ modelfile: "…", details: { family: "qwen3" }, capabilities: caps }));
+      if (!caps)
+        return void res
+          .writeHead(404, { "content-type": "application/json" })
+          .end(JSON.stringify({ error: `model '${model}' not found` }));
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ modelfile: "…", details: { family: "qwen3" }, capabilities: caps }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -44,15 +49,32 @@ describe("vision capability", () => {
   it("reads llama-server's /props: vision with an mmproj loaded, none without", async () => {
     const seeing = await fakeLlama(true);
     const blind = await fakeLlama(false);
-    expect(await createVisionCapability({ mode: "auto", baseURL: seeing.url, modelServer: "llama.cpp" }).supports("qwen3-vl")).toBe(true);
-    expect(await createVisionCapability({ mode: "auto", baseURL: blind.url, modelServer: "llama.cpp" }).supports("qwen3-1.7b")).toBe(false);
+    expect(
+      await createVisionCapability({ mode: "auto", baseURL: seeing.url, modelServer: "llama.cpp" }).supports(
+        "qwen3-vl",
+      ),
+    ).toBe(true);
+    expect(
+      await createVisionCapability({ mode: "auto", baseURL: blind.url, modelServer: "llama.cpp" }).supports(
+        "qwen3-1.7b",
+      ),
+    ).toBe(false);
     expect(serverRoot("http://h:8080/v1/")).toBe("http://h:8080");
   });
 
   it("asks Ollama per model and caches each answer until it expires", async () => {
-    const ollama = await fakeOllama({ "qwen2.5vl:3b": ["completion", "vision"], "qwen3:1.7b": ["completion", "tools", "thinking"] });
+    const ollama = await fakeOllama({
+      "qwen2.5vl:3b": ["completion", "vision"],
+      "qwen3:1.7b": ["completion", "tools", "thinking"],
+    });
     let clock = 0;
-    const vision = createVisionCapability({ mode: "auto", baseURL: ollama.url, modelServer: "ollama", ttlMs: 1000, now: () => clock });
+    const vision = createVisionCapability({
+      mode: "auto",
+      baseURL: ollama.url,
+      modelServer: "ollama",
+      ttlMs: 1000,
+      now: () => clock,
+    });
     expect(await vision.supports("qwen2.5vl:3b")).toBe(true);
     expect(await vision.supports("qwen3:1.7b")).toBe(false);
     expect(await vision.supports("qwen2.5vl:3b")).toBe(true);
@@ -83,9 +105,15 @@ describe("vision capability", () => {
 
   it("on and off are taken as said; other servers are never asked", async () => {
     const blind = await fakeLlama(false);
-    expect(await createVisionCapability({ mode: "on", baseURL: blind.url, modelServer: "llama.cpp" }).supports("x")).toBe(true);
-    expect(await createVisionCapability({ mode: "off", baseURL: blind.url, modelServer: "llama.cpp" }).supports("x")).toBe(false);
+    expect(
+      await createVisionCapability({ mode: "on", baseURL: blind.url, modelServer: "llama.cpp" }).supports("x"),
+    ).toBe(true);
+    expect(
+      await createVisionCapability({ mode: "off", baseURL: blind.url, modelServer: "llama.cpp" }).supports("x"),
+    ).toBe(false);
     const seeing = await fakeLlama(true);
-    expect(await createVisionCapability({ mode: "auto", baseURL: seeing.url, modelServer: "vllm" }).supports("x")).toBe(false);
+    expect(await createVisionCapability({ mode: "auto", baseURL: seeing.url, modelServer: "vllm" }).supports("x")).toBe(
+      false,
+    );
   });
 });

@@ -38,7 +38,8 @@ const lockerModel: FakeHandler = (request) => {
 };
 
 const chatRequests = (requests: RecordedRequest[]): RecordedRequest[] => requests.filter((r) => r.body.stream === true);
-const summaryRequests = (requests: RecordedRequest[]): RecordedRequest[] => requests.filter((r) => r.body.stream !== true);
+const summaryRequests = (requests: RecordedRequest[]): RecordedRequest[] =>
+  requests.filter((r) => r.body.stream !== true);
 
 describe("a long conversation", () => {
   it("60 turns never exceed the budget; dropped turns live on in the stored summary, and an early fact is still answered", async () => {
@@ -56,12 +57,16 @@ describe("a long conversation", () => {
     for (let i = 1; i <= 60; i++) {
       const before = reads.mock.calls.length;
       const [summariesBefore, foldsBefore] = [summaryReads(), summaryRequests(h.model.requests).length];
-      const port = await h.ask(`Please remember this: the code for locker ${i} is ${4800 + i}, it is on floor ${i % 7}.`);
+      const port = await h.ask(
+        `Please remember this: the code for locker ${i} is ${4800 + i}, it is on floor ${i % 7}.`,
+      );
       expect(port.visibleTexts().join("")).toBe(`Noted locker ${i}.`);
       const after = reads.mock.calls.length - before - 1;
       if (i <= 3) expect(after, `answer ${i}`).toBe(0);
       readAfterAnswers += after;
-      expect(summaryReads() - summariesBefore, `answer ${i}`).toBe(1 + summaryRequests(h.model.requests).length - foldsBefore);
+      expect(summaryReads() - summariesBefore, `answer ${i}`).toBe(
+        1 + summaryRequests(h.model.requests).length - foldsBefore,
+      );
     }
     expect(readAfterAnswers).toBeGreaterThan(0);
     expect(readAfterAnswers).toBeLessThan(60);
@@ -86,7 +91,10 @@ describe("a long conversation", () => {
     expect(port.visibleTexts().join("")).toBe("Locker 1: 4801");
     // The request carried the stored summary as a system note right after the system prompt.
     const last = chatRequests(h.model.requests).at(-1) as RecordedRequest;
-    expect(last.body.messages?.[1]).toEqual({ role: "system", content: `Earlier in this conversation: ${summary?.text}` });
+    expect(last.body.messages?.[1]).toEqual({
+      role: "system",
+      content: `Earlier in this conversation: ${summary?.text}`,
+    });
     // Metrics: tokens per request and summaries made.
     const text = await h.metrics.registry.metrics();
     expect(text).toMatch(/chatbot_model_request_tokens_count\{kind="prompt"\} 61/);
@@ -107,12 +115,16 @@ describe("a long conversation", () => {
 
     const outcome = await h.memory.compactor.compactNow("dc:100", { shared: true });
     expect(outcome).toMatchObject({ status: "folded", folded: 4, keptMessages: 2 });
-    expect(compactReplyText(outcome)).toMatch(/^🗜️ Done: 4 earlier messages are now a short summary \(\d+ tokens\); I kept the last 2 as they are \(\d+ tokens\)\.$/);
+    expect(compactReplyText(outcome)).toMatch(
+      /^🗜️ Done: 4 earlier messages are now a short summary \(\d+ tokens\); I kept the last 2 as they are \(\d+ tokens\)\.$/,
+    );
 
     // The model was asked for a summary that names the speakers, and saw each line with its speaker.
     const fold = summaryRequests(h.model.requests)[0] as RecordedRequest;
     expect(fold.body.messages?.[0]?.content).toContain("This is a group chat: say who said or asked what, by name.");
-    expect(fold.body.messages?.[1]?.content).toContain("Alice: I will bring the tent.\nAssistant: OK.\nBob: I will bring the stove.");
+    expect(fold.body.messages?.[1]?.content).toContain(
+      "Alice: I will bring the tent.\nAssistant: OK.\nBob: I will bring the stove.",
+    );
     const summary = await h.summaries.read("dc:100");
     expect(summary?.text).toBe('Alice said "I will bring the tent." Bob said "I will bring the stove."');
     expect(await h.history.load("dc:100")).toEqual([
@@ -135,11 +147,15 @@ describe("a long conversation", () => {
     h = await startMemoryHarness({
       env: { MODEL_CONTEXT_TOKENS: "8192", MODEL_MAX_TOKENS: "256", HISTORY_MAX_MESSAGES: "100" },
       llama: { contextTokens: 1024, enforceContext: true },
-      handler: (request) => (request.body.stream === true ? textAnswer("Still here.") : textAnswer("They talked about lockers.")),
+      handler: (request) =>
+        request.body.stream === true ? textAnswer("Still here.") : textAnswer("They talked about lockers."),
     });
     for (let i = 1; i <= 30; i++) {
       const turn = [
-        { role: "user" as const, content: `Please remember this: the code for locker ${i} is ${4800 + i}, it is on floor ${i % 7}.` },
+        {
+          role: "user" as const,
+          content: `Please remember this: the code for locker ${i} is ${4800 + i}, it is on floor ${i % 7}.`,
+        },
         { role: "assistant" as const, content: `Noted locker ${i}.` },
       ];
       await h.history.append("dc:100", turn, { tokens: await h.memory.context.countTurn(turn) });
@@ -158,10 +174,7 @@ describe("a long conversation", () => {
     h = await startMemoryHarness({
       env: { MODEL_MAX_TOKENS: String(MAX_TOKENS), HISTORY_MAX_MESSAGES: "8" },
       llama: { contextTokens: CONTEXT, enforceContext: true },
-      handler: (request) =>
-        request.body.stream === true
-          ? textAnswer("Noted.")
-          : unavailable(),
+      handler: (request) => (request.body.stream === true ? textAnswer("Noted.") : unavailable()),
     });
     for (let i = 1; i <= 3; i++) await h.ask(`fact ${i}`);
     const before = await h.history.loadStored("dc:100");
@@ -171,7 +184,16 @@ describe("a long conversation", () => {
     expect(port.visibleTexts().join("")).toBe("Noted.");
     expect(summaryRequests(h.model.requests)).toHaveLength(1);
     expect(await h.summaries.read("dc:100")).toBeUndefined();
-    expect((await h.history.load("dc:100")).map((m) => m.content)).toEqual(["fact 1", "Noted.", "fact 2", "Noted.", "fact 3", "Noted.", "fact 4", "Noted."]);
+    expect((await h.history.load("dc:100")).map((m) => m.content)).toEqual([
+      "fact 1",
+      "Noted.",
+      "fact 2",
+      "Noted.",
+      "fact 3",
+      "Noted.",
+      "fact 4",
+      "Noted.",
+    ]);
     expect(await h.metrics.registry.metrics()).toMatch(/chatbot_summaries_total\{outcome="failed"\} 1/);
   });
 });

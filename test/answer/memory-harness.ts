@@ -38,19 +38,41 @@ export interface MemoryHarness {
   /** The connection the stores and the processor use. */
   redis: Redis;
   /** Answers one message; resolves with the port it streamed into. */
-  ask(text: string, opts?: { author?: string; chatType?: "private" | "group"; conversationKey?: string; replyTo?: InboundMessage["replyTo"] }): Promise<RecordingReplyPort>;
+  ask(
+    text: string,
+    opts?: {
+      author?: string;
+      chatType?: "private" | "group";
+      conversationKey?: string;
+      replyTo?: InboundMessage["replyTo"];
+    },
+  ): Promise<RecordingReplyPort>;
   close(): Promise<void>;
 }
 
 /** Starts the fake model (llama options as given), Redis stores and the processor. */
-export async function startMemoryHarness(opts: { env?: Record<string, string>; llama?: LlamaExtrasOptions; handler?: FakeHandler }): Promise<MemoryHarness> {
+export async function startMemoryHarness(opts: {
+  env?: Record<string, string>;
+  llama?: LlamaExtrasOptions;
+  handler?: FakeHandler;
+}): Promise<MemoryHarness> {
   const model = await startFakeOpenAI({ llama: opts.llama ?? {}, ...(opts.handler ? { handler: opts.handler } : {}) });
   const t = createTestRedis("memory");
-  const config = loadConfig({ REDIS_URL: t.url, KEY_PREFIX: t.prefix, OPENAI_BASE_URL: model.url, ENABLE_THINKING: "false", ...opts.env });
+  const config = loadConfig({
+    REDIS_URL: t.url,
+    KEY_PREFIX: t.prefix,
+    OPENAI_BASE_URL: model.url,
+    ENABLE_THINKING: "false",
+    ...opts.env,
+  });
   const redis = new Redis(t.url, { maxRetriesPerRequest: 3 });
   const logger = pino({ level: "silent" });
   const metrics = createMetrics();
-  const client = createModelClient({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY, timeoutMs: 10_000 });
+  const client = createModelClient({
+    baseURL: config.OPENAI_BASE_URL,
+    apiKey: config.OPENAI_API_KEY,
+    timeoutMs: 10_000,
+  });
   const history = historyStoreFor(config, redis);
   const memory = conversationMemoryFor(config, { redis, history, client, logger, metrics });
   const summaries = createSummaryStore({ redis, prefix: config.KEY_PREFIX, ttlSeconds: config.HISTORY_TTL_SECONDS });
@@ -106,7 +128,14 @@ export async function startMemoryHarness(opts: { env?: Record<string, string>; l
         ...(askOpts.replyTo ? { replyTo: askOpts.replyTo } : {}),
         receivedAt: Date.now(),
       };
-      const ctx: JobContext = { jobId: `discord-100-${id}`, attempt: 1, isFinalAttempt: true, signal: new AbortController().signal, journal: createMemoryReplyJournal(), markAnswered: async () => undefined };
+      const ctx: JobContext = {
+        jobId: `discord-100-${id}`,
+        attempt: 1,
+        isFinalAttempt: true,
+        signal: new AbortController().signal,
+        journal: createMemoryReplyJournal(),
+        markAnswered: async () => undefined,
+      };
       await process(message, ctx);
       return port;
     },

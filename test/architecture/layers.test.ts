@@ -10,20 +10,33 @@ const root = fileURLToPath(new URL("../../", import.meta.url));
 
 describe("architecture", () => {
   it("src/ keeps the dependency rules (dependency-cruiser)", () => {
-    const run = spawnSync(process.execPath, ["node_modules/dependency-cruiser/bin/dependency-cruise.mjs", "src", "--config", ".dependency-cruiser.cjs"], {
-      cwd: root,
-      encoding: "utf8",
-    });
+    const run = spawnSync(
+      process.execPath,
+      ["node_modules/dependency-cruiser/bin/dependency-cruise.mjs", "src", "--config", ".dependency-cruiser.cjs"],
+      {
+        cwd: root,
+        encoding: "utf8",
+      },
+    );
     expect(run.stdout + run.stderr).toContain("no dependency violations found");
     expect(run.status).toBe(0);
   }, 60_000);
 
   it("the checker refuses a wrong import (it is not vacuous)", () => {
     // A tiny src/ tree with two wrong imports, cruised with the same rules.
-    const run = spawnSync(process.execPath, [`${root}node_modules/dependency-cruiser/bin/dependency-cruise.mjs`, "src", "--config", `${root}.dependency-cruiser.cjs`], {
-      cwd: `${root}test/architecture/fixtures`,
-      encoding: "utf8",
-    });
+    const run = spawnSync(
+      process.execPath,
+      [
+        `${root}node_modules/dependency-cruiser/bin/dependency-cruise.mjs`,
+        "src",
+        "--config",
+        `${root}.dependency-cruiser.cjs`,
+      ],
+      {
+        cwd: `${root}test/architecture/fixtures`,
+        encoding: "utf8",
+      },
+    );
     const output = run.stdout + run.stderr;
     expect(output).toMatch(/platform-libraries-only-in-adapters: src\/reply\/wrong-import\.ts/);
     expect(output).toMatch(/layer-history: src\/history\/uses-reply\.ts → src\/reply\/wrong-import\.ts/);

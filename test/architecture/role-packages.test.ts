@@ -18,7 +18,16 @@ import { e2eTest } from "../support/fixtures.js";
 const RECORDER = new URL("../support/package-recorder.mjs", import.meta.url).href;
 
 /** Loaded on first use only, in whichever role uses them. */
-const FIRST_USE_ONLY = ["linkedom", "@mozilla/readability", "unpdf", "sharp", "@modelcontextprotocol/sdk", "@bull-board/api", "@bull-board/express", "express"];
+const FIRST_USE_ONLY = [
+  "linkedom",
+  "@mozilla/readability",
+  "unpdf",
+  "sharp",
+  "@modelcontextprotocol/sdk",
+  "@bull-board/api",
+  "@bull-board/express",
+  "express",
+];
 
 type SpawnRole = (role: "bots" | "worker", env: Record<string, string>) => Promise<unknown>;
 
@@ -35,7 +44,12 @@ async function packagesOf(
   const dir = mkdtempSync(join(tmpdir(), "role-packages-"));
   try {
     const log = join(dir, "packages.log");
-    const env = { REDIS_URL: deps.redis.url, KEY_PREFIX: deps.redis.prefix, OPENAI_BASE_URL: deps.model.url, ...platforms };
+    const env = {
+      REDIS_URL: deps.redis.url,
+      KEY_PREFIX: deps.redis.prefix,
+      OPENAI_BASE_URL: deps.model.url,
+      ...platforms,
+    };
     await spawnRole(role, { ...env, NODE_OPTIONS: `--import=${RECORDER}`, PACKAGES_LOG: log });
     await sleep(500);
     return readFileSync(log, "utf8").split("\n").filter(Boolean).sort();
@@ -46,29 +60,58 @@ async function packagesOf(
 
 type FakePlatform = { token: string };
 /** The environment that configures both platforms against their fakes. */
-function bothPlatforms(tg: FakePlatform & { apiRoot: string }, discord: FakePlatform & { apiBase: string }): Record<string, string> {
-  return { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot, DISCORD_BOT_TOKEN: discord.token, DISCORD_API_BASE: discord.apiBase };
+function bothPlatforms(
+  tg: FakePlatform & { apiRoot: string },
+  discord: FakePlatform & { apiBase: string },
+): Record<string, string> {
+  return {
+    TELEGRAM_BOT_TOKEN: tg.token,
+    TELEGRAM_API_ROOT: tg.apiRoot,
+    DISCORD_BOT_TOKEN: discord.token,
+    DISCORD_API_BASE: discord.apiBase,
+  };
 }
 
 describe("the libraries each role loads", () => {
-  e2eTest("bots: the platforms' libraries and the queue; no model client, tools, attachments or dashboard", async ({ fakeTelegram, fakeDiscord, model, testRedis, spawnRole }) => {
-    const [tg, discord] = await Promise.all([fakeTelegram(), fakeDiscord()]);
-    const packages = await packagesOf(spawnRole, "bots", { redis: testRedis("role-packages-bots"), model }, bothPlatforms(tg, discord));
-    expect(packages).toEqual(expect.arrayContaining(["grammy", "discord.js", "bullmq", "ioredis"]));
-    for (const name of ["openai", ...FIRST_USE_ONLY]) expect(packages, name).not.toContain(name);
-  });
+  e2eTest(
+    "bots: the platforms' libraries and the queue; no model client, tools, attachments or dashboard",
+    async ({ fakeTelegram, fakeDiscord, model, testRedis, spawnRole }) => {
+      const [tg, discord] = await Promise.all([fakeTelegram(), fakeDiscord()]);
+      const packages = await packagesOf(
+        spawnRole,
+        "bots",
+        { redis: testRedis("role-packages-bots"), model },
+        bothPlatforms(tg, discord),
+      );
+      expect(packages).toEqual(expect.arrayContaining(["grammy", "discord.js", "bullmq", "ioredis"]));
+      for (const name of ["openai", ...FIRST_USE_ONLY]) expect(packages, name).not.toContain(name);
+    },
+  );
 
   e2eTest("bots on Telegram alone: no discord.js", async ({ fakeTelegram, model, testRedis, spawnRole }) => {
     const tg = await fakeTelegram();
-    const packages = await packagesOf(spawnRole, "bots", { redis: testRedis("role-packages-tg"), model }, { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot });
+    const packages = await packagesOf(
+      spawnRole,
+      "bots",
+      { redis: testRedis("role-packages-tg"), model },
+      { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot },
+    );
     expect(packages).toContain("grammy");
     expect(packages).not.toContain("discord.js");
   });
 
-  e2eTest("worker: the model client and grammY's REST client; no discord.js and nothing only a first use needs", async ({ fakeTelegram, fakeDiscord, model, testRedis, spawnRole }) => {
-    const [tg, discord] = await Promise.all([fakeTelegram(), fakeDiscord()]);
-    const packages = await packagesOf(spawnRole, "worker", { redis: testRedis("role-packages-worker"), model }, bothPlatforms(tg, discord));
-    expect(packages).toEqual(expect.arrayContaining(["openai", "grammy", "bullmq", "ioredis"]));
-    for (const name of ["discord.js", ...FIRST_USE_ONLY]) expect(packages, name).not.toContain(name);
-  });
+  e2eTest(
+    "worker: the model client and grammY's REST client; no discord.js and nothing only a first use needs",
+    async ({ fakeTelegram, fakeDiscord, model, testRedis, spawnRole }) => {
+      const [tg, discord] = await Promise.all([fakeTelegram(), fakeDiscord()]);
+      const packages = await packagesOf(
+        spawnRole,
+        "worker",
+        { redis: testRedis("role-packages-worker"), model },
+        bothPlatforms(tg, discord),
+      );
+      expect(packages).toEqual(expect.arrayContaining(["openai", "grammy", "bullmq", "ioredis"]));
+      for (const name of ["discord.js", ...FIRST_USE_ONLY]) expect(packages, name).not.toContain(name);
+    },
+  );
 });

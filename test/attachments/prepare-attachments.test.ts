@@ -11,7 +11,14 @@ import { createAttachmentPreparer, NO_VISION_NOTICE } from "../../src/attachment
 import { prepareImage } from "../../src/attachments/prepare-image.js";
 import { attachmentKind } from "../../src/attachments/attachment-kind.js";
 import { inboundMessage } from "../support/inbound-message.js";
-import { decodeDataUrl, noisePng, onePagePdf, pngBomb, transparentPng, twoColourPhoto } from "../support/test-images.js";
+import {
+  decodeDataUrl,
+  noisePng,
+  onePagePdf,
+  pngBomb,
+  transparentPng,
+  twoColourPhoto,
+} from "../support/test-images.js";
 
 /** A file source over an in-memory map that keeps to the byte limit like the real ones. */
 function memorySource(files: Record<string, Buffer>): FileSource & { asked: string[] } {
@@ -32,7 +39,12 @@ function messageWith(attachments: AttachmentRef[], text = "what is this?"): Inbo
   return inboundMessage({ text, attachments });
 }
 
-const ref = (id: string, name: string, contentType: string, size?: number): AttachmentRef => ({ ref: id, name, contentType, ...(size !== undefined ? { size } : {}) });
+const ref = (id: string, name: string, contentType: string, size?: number): AttachmentRef => ({
+  ref: id,
+  name,
+  contentType,
+  ...(size !== undefined ? { size } : {}),
+});
 
 describe("prepareImage", () => {
   it("scales a large photo to 1024 px on its longer side as JPEG, keeping what it shows", async () => {
@@ -53,13 +65,17 @@ describe("prepareImage", () => {
   });
 
   it("refuses a corrupt file and a 30000×30000 bomb with a clear reason", async () => {
-    await expect(prepareImage("broken.jpg", Buffer.from("this is not a jpeg at all"))).rejects.toThrow(/broken\.jpg could not be read as a picture/);
+    await expect(prepareImage("broken.jpg", Buffer.from("this is not a jpeg at all"))).rejects.toThrow(
+      /broken\.jpg could not be read as a picture/,
+    );
     const bomb = pngBomb(30_000, 30_000);
     expect(bomb.length).toBeLessThan(100_000);
     await expect(prepareImage("bomb.png", bomb)).rejects.toThrow(/bomb\.png is too big to open \(30000×30000 pixels\)/);
     // A truncated JPEG (the header is fine, the pixels are not) is refused too, not half-decoded.
     const photo = await twoColourPhoto(800, 600);
-    await expect(prepareImage("cut.jpg", photo.subarray(0, Math.floor(photo.length / 2)))).rejects.toBeInstanceOf(AttachmentError);
+    await expect(prepareImage("cut.jpg", photo.subarray(0, Math.floor(photo.length / 2)))).rejects.toBeInstanceOf(
+      AttachmentError,
+    );
   });
 });
 
@@ -79,7 +95,11 @@ describe("createAttachmentPreparer", () => {
 
   it("gives the model image parts and markers, and the history only the markers", async () => {
     const source = memorySource({ p1: await twoColourPhoto(2000, 1000) });
-    const preparer = createAttachmentPreparer({ sources: { telegram: source }, visionFor: async () => true, ...limits });
+    const preparer = createAttachmentPreparer({
+      sources: { telegram: source },
+      visionFor: async () => true,
+      ...limits,
+    });
     const prepared = await preparer.prepare(messageWith([ref("p1", "photo-5.jpg", "image/jpeg")]));
     expect(prepared.images).toHaveLength(1);
     expect(prepared.images[0]?.mediaType).toBe("image/jpeg");
@@ -93,8 +113,14 @@ describe("createAttachmentPreparer", () => {
       t: Buffer.from("line one\nthe answer is 42\n"),
       d: onePagePdf("Invoice total: 99 euros"),
     });
-    const preparer = createAttachmentPreparer({ sources: { telegram: source }, visionFor: async () => false, ...limits });
-    const prepared = await preparer.prepare(messageWith([ref("t", "notes.txt", "text/plain"), ref("d", "invoice.pdf", "application/pdf")]));
+    const preparer = createAttachmentPreparer({
+      sources: { telegram: source },
+      visionFor: async () => false,
+      ...limits,
+    });
+    const prepared = await preparer.prepare(
+      messageWith([ref("t", "notes.txt", "text/plain"), ref("d", "invoice.pdf", "application/pdf")]),
+    );
     expect(prepared.forModel).toContain("[file: notes.txt]\n[file: invoice.pdf]");
     expect(prepared.forModel).toContain("File notes.txt:\n```\nline one\nthe answer is 42\n```");
     expect(prepared.forModel).toContain("File invoice.pdf:\n```\nInvoice total: 99 euros\n```");
@@ -104,7 +130,11 @@ describe("createAttachmentPreparer", () => {
 
   it("without vision: no download, no image, and the notice says how to get a model that sees", async () => {
     const source = memorySource({ p1: await twoColourPhoto(100, 100) });
-    const preparer = createAttachmentPreparer({ sources: { telegram: source }, visionFor: async () => false, ...limits });
+    const preparer = createAttachmentPreparer({
+      sources: { telegram: source },
+      visionFor: async () => false,
+      ...limits,
+    });
     const prepared = await preparer.prepare(messageWith([ref("p1", "photo-5.jpg", "image/jpeg")]));
     expect(prepared.images).toEqual([]);
     expect(source.asked).toEqual([]);
@@ -119,7 +149,12 @@ describe("createAttachmentPreparer", () => {
       bomb: pngBomb(30_000, 30_000),
       ok: await twoColourPhoto(300, 200),
     });
-    const preparer = createAttachmentPreparer({ sources: { telegram: source }, visionFor: async () => true, maxFileBytes: 200_000, maxImages: 3 });
+    const preparer = createAttachmentPreparer({
+      sources: { telegram: source },
+      visionFor: async () => true,
+      maxFileBytes: 200_000,
+      maxImages: 3,
+    });
     const prepared = await preparer.prepare(
       messageWith([
         ref("big", "big.png", "image/png", 480_000),

@@ -26,7 +26,12 @@ let browser: TestBrowser | undefined;
 let base = "";
 
 function message(chat: number, messageId: number, text: string): InboundMessage {
-  return inboundMessage({ chatId: String(chat), messageId: String(messageId), author: { id: String(chat), displayName: `User ${chat}` }, text });
+  return inboundMessage({
+    chatId: String(chat),
+    messageId: String(messageId),
+    author: { id: String(chat), displayName: `User ${chat}` },
+    text,
+  });
 }
 
 beforeEach(async () => {
@@ -34,7 +39,12 @@ beforeEach(async () => {
   connection = new Redis(testRedis.url, { maxRetriesPerRequest: null });
   queue = createMessageQueue({ connection, prefix: testRedis.prefix });
   // Three conversations (each head is a BullMQ job) and a second message queued behind the first.
-  for (const m of [message(501, 11, "weather in Paris?"), message(502, 12, "news about rust"), message(503, 13, "what time is it"), message(501, 14, "and tomorrow?")]) {
+  for (const m of [
+    message(501, 11, "weather in Paris?"),
+    message(502, 12, "news about rust"),
+    message(503, 13, "what time is it"),
+    message(501, 14, "and tomorrow?"),
+  ]) {
     expect((await queue.enqueue(m)).status).toBe("queued");
   }
   server = await startOpsServer({
@@ -70,7 +80,10 @@ describe("queue dashboard in Chromium", () => {
     await card.first().waitFor({ timeout: 10_000 });
     await expect(page.title()).resolves.toBe("chatbot queues");
     // The waiting tab counts the three conversation heads (the fourth message waits behind its conversation).
-    await page.getByRole("link", { name: /waiting\s*3/i }).first().waitFor({ timeout: 10_000 });
+    await page
+      .getByRole("link", { name: /waiting\s*3/i })
+      .first()
+      .waitFor({ timeout: 10_000 });
 
     await page.goto(`${base}/admin/queues/queue/inbound?status=waiting`);
     for (const id of ["telegram-501-11", "telegram-502-12", "telegram-503-13"]) {

@@ -60,7 +60,13 @@ describe("doctor command", { timeout: 60_000 }, () => {
     const report = JSON.parse(stdout) as { ok: boolean; findings: { group: string; check: string; status: string }[] };
     expect(report.findings.filter((f) => f.status !== "pass")).toEqual([]);
     expect(report.ok).toBe(true);
-    expect([...new Set(report.findings.map((f) => f.group))]).toEqual(["Redis", "Model server", "Telegram", "Discord", "MCP servers"]);
+    expect([...new Set(report.findings.map((f) => f.group))]).toEqual([
+      "Redis",
+      "Model server",
+      "Telegram",
+      "Discord",
+      "MCP servers",
+    ]);
     expect(code).toBe(0);
     expect(stdout).not.toContain(tg.token);
     expect(stdout).not.toContain(discord.token);
@@ -88,7 +94,8 @@ describe("doctor command", { timeout: 60_000 }, () => {
   it("--help lists the roles and the commands", async () => {
     const { code, stdout } = await run(["--help"], {});
     expect(code).toBe(0);
-    for (const name of ["all", "bots", "worker", "chat", "doctor"]) expect(stdout).toMatch(new RegExp(`^  ${name} +\\S`, "m"));
+    for (const name of ["all", "bots", "worker", "chat", "doctor"])
+      expect(stdout).toMatch(new RegExp(`^  ${name} +\\S`, "m"));
     expect(stdout).toContain("--json");
     expect(stdout).toContain("ENV_FILE");
   });

@@ -17,8 +17,15 @@ afterEach(async () => {
   fake = undefined;
 });
 
-async function doctorAgainst(server: FakeOpenAIOptions & { understands?: ThinkingSwitch }, env: Record<string, string> = {}): Promise<Map<string, SetupFinding>> {
-  fake = await startFakeOpenAI({ contextTokens: 16384, ...server, handler: qwen3LikeModel(server.understands ? { understands: server.understands } : {}) });
+async function doctorAgainst(
+  server: FakeOpenAIOptions & { understands?: ThinkingSwitch },
+  env: Record<string, string> = {},
+): Promise<Map<string, SetupFinding>> {
+  fake = await startFakeOpenAI({
+    contextTokens: 16384,
+    ...server,
+    handler: qwen3LikeModel(server.understands ? { understands: server.understands } : {}),
+  });
   return byCheck(await checkModelServer(loadConfig({ OPENAI_BASE_URL: fake.url, ...env })));
 }
 
@@ -52,8 +59,13 @@ describe("doctor: model server", () => {
   it("nothing listening: one failure naming the URL and the command that starts a server; the request checks are skipped", async () => {
     const url = await refusedBaseUrl();
     const found = byCheck(await checkModelServer(loadConfig({ OPENAI_BASE_URL: url })));
-    expect(found.get("answers")).toMatchObject({ status: "fail", detail: `no model server answers at ${url} (ECONNREFUSED)` });
-    expect(found.get("answers")!.fix).toBe("start one: llama-server -hf Qwen/Qwen3-1.7B-GGUF:Q8_0 --jinja (or set OPENAI_BASE_URL to your server)");
+    expect(found.get("answers")).toMatchObject({
+      status: "fail",
+      detail: `no model server answers at ${url} (ECONNREFUSED)`,
+    });
+    expect(found.get("answers")!.fix).toBe(
+      "start one: llama-server -hf Qwen/Qwen3-1.7B-GGUF:Q8_0 --jinja (or set OPENAI_BASE_URL to your server)",
+    );
     expect(found.get("requests")!.status).toBe("skip");
     expect([...found.values()].filter((f) => f.status === "fail").map((f) => f.check)).toEqual(["answers"]);
   });
@@ -71,7 +83,10 @@ describe("doctor: model server", () => {
   it("llama.cpp started without --jinja refuses tools: the failure quotes it and says to add --jinja", async () => {
     const found = await doctorAgainst({ toolCalls: "requires-jinja" });
     expect(found.get("streams")!.status).toBe("pass");
-    expect(found.get("tool calls")).toMatchObject({ status: "fail", detail: "the server refuses requests with tools (HTTP 500: tools param requires --jinja flag)" });
+    expect(found.get("tool calls")).toMatchObject({
+      status: "fail",
+      detail: "the server refuses requests with tools (HTTP 500: tools param requires --jinja flag)",
+    });
     expect(found.get("tool calls")!.fix).toMatch(/^start llama-server with --jinja/);
   });
 
@@ -85,8 +100,14 @@ describe("doctor: model server", () => {
   });
 
   it("Ollama's /v1 dropping the tools: the model answers in text, the fix is Ollama's", async () => {
-    const found = await doctorAgainst({ toolCalls: "dropped", understands: "reasoning_effort" }, { MODEL_SERVER: "ollama", MODEL: "qwen3-1.7b-q8_0.gguf" });
-    expect(found.get("tool calls")).toMatchObject({ status: "fail", detail: "the model answered without calling the probe tool: the server ignored the tools it was sent" });
+    const found = await doctorAgainst(
+      { toolCalls: "dropped", understands: "reasoning_effort" },
+      { MODEL_SERVER: "ollama", MODEL: "qwen3-1.7b-q8_0.gguf" },
+    );
+    expect(found.get("tool calls")).toMatchObject({
+      status: "fail",
+      detail: "the model answered without calling the probe tool: the server ignored the tools it was sent",
+    });
     expect(found.get("tool calls")!.fix).toMatch(/^update Ollama/);
     // Ollama's switch (reasoning_effort: "none") was sent and honoured.
     expect(found.get("thinking switch")!.status).toBe("pass");
@@ -149,9 +170,17 @@ describe("doctor: model server", () => {
 
   it("a server (or proxy) that answers a streamed request with one JSON body fails the stream check", async () => {
     fake = await startFakeOpenAI({ contextTokens: 16384 });
-    fake.setHandler(() => ({ kind: "raw", status: 200, headers: [["Content-Type", "application/json"]], body: JSON.stringify({ choices: [{ message: { content: "OK" } }] }) }));
+    fake.setHandler(() => ({
+      kind: "raw",
+      status: 200,
+      headers: [["Content-Type", "application/json"]],
+      body: JSON.stringify({ choices: [{ message: { content: "OK" } }] }),
+    }));
     const found = byCheck(await checkModelServer(loadConfig({ OPENAI_BASE_URL: fake.url })));
-    expect(found.get("streams")).toMatchObject({ status: "fail", detail: "a streamed request got no server-sent events (Content-Type application/json)" });
+    expect(found.get("streams")).toMatchObject({
+      status: "fail",
+      detail: "a streamed request got no server-sent events (Content-Type application/json)",
+    });
     expect(found.get("streams")!.fix).toContain("text/event-stream");
   });
 });

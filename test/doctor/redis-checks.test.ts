@@ -25,7 +25,9 @@ describe("doctor: Redis", () => {
       ["persistence", "pass"],
       ["eviction", "pass"],
     ]);
-    expect(found.get("answers")!.detail).toMatch(new RegExp(`^Redis \\d+\\.\\d+\\.\\d+ answers at redis://127\\.0\\.0\\.1:${server!.port}`));
+    expect(found.get("answers")!.detail).toMatch(
+      new RegExp(`^Redis \\d+\\.\\d+\\.\\d+ answers at redis://127\\.0\\.0\\.1:${server!.port}`),
+    );
   });
 
   it("a Redis that keeps nothing on disk fails persistence, with the flag that fixes it", async () => {
@@ -39,14 +41,18 @@ describe("doctor: Redis", () => {
 
   it("RDB snapshots alone pass, saying what a crash loses", async () => {
     const found = await checksWith(["--appendonly", "no", "--save", "900 1"]);
-    expect(found.get("persistence")).toMatchObject({ status: "pass", detail: 'RDB snapshots only (save "900 1"): a crash loses the writes since the last snapshot' });
+    expect(found.get("persistence")).toMatchObject({
+      status: "pass",
+      detail: 'RDB snapshots only (save "900 1"): a crash loses the writes since the last snapshot',
+    });
   });
 
   it("an evicting Redis (allkeys-lru, a cache's default) fails, with the policy to set", async () => {
     const found = await checksWith(["--maxmemory-policy", "allkeys-lru"]);
     expect(found.get("eviction")).toMatchObject({
       status: "fail",
-      detail: "maxmemory-policy is allkeys-lru: when memory runs short Redis deletes queue and lock keys (lost or doubled answers)",
+      detail:
+        "maxmemory-policy is allkeys-lru: when memory runs short Redis deletes queue and lock keys (lost or doubled answers)",
     });
     expect(found.get("eviction")!.fix).toMatch(/^start redis-server with --maxmemory-policy noeviction/);
   });
@@ -56,7 +62,9 @@ describe("doctor: Redis", () => {
     const findings = await checkRedis(`redis://:hunter2secret@127.0.0.1:${port}`, 1000);
     expect(findings).toHaveLength(1);
     expect(findings[0]).toMatchObject({ check: "answers", status: "fail" });
-    expect(findings[0]!.detail).toBe(`no Redis answers at redis://:***@127.0.0.1:${port} (connect ECONNREFUSED 127.0.0.1:${port})`);
+    expect(findings[0]!.detail).toBe(
+      `no Redis answers at redis://:***@127.0.0.1:${port} (connect ECONNREFUSED 127.0.0.1:${port})`,
+    );
     expect(findings[0]!.fix).toContain("set REDIS_URL");
     expect(JSON.stringify(findings)).not.toContain("hunter2secret");
   });

@@ -7,7 +7,11 @@ import type { DoctorCheckGroup } from "../../src/doctor/check-groups.js";
 const TOKEN = "7000000001:AAsecretSecretSecretSecret";
 
 const groups: DoctorCheckGroup[] = [
-  { name: "Fine", skipReason: () => undefined, run: async () => [{ group: "Fine", check: "one", status: "pass", detail: "all good" }] },
+  {
+    name: "Fine",
+    skipReason: () => undefined,
+    run: async () => [{ group: "Fine", check: "one", status: "pass", detail: "all good" }],
+  },
   { name: "Absent", skipReason: () => "ABSENT_TOKEN is not set", run: async () => [] },
   {
     name: "Leaky",

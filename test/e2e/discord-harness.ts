@@ -5,7 +5,12 @@
  * when, what a model request carried, whether code fences are balanced.
  */
 import type { APIMessage } from "discord.js";
-import { startFakeDiscord, type FakeDiscord, type FakeDiscordOptions, type RecordedRequest } from "../fakes/discord-server.js";
+import {
+  startFakeDiscord,
+  type FakeDiscord,
+  type FakeDiscordOptions,
+  type RecordedRequest,
+} from "../fakes/discord-server.js";
 import { startFakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions } from "../fakes/openai-server.js";
 import { startFakeWeb, type FakeWeb } from "../fakes/web-server.js";
 import { startStack, type Stack } from "../support/stack.js";
@@ -69,7 +74,9 @@ export async function startDiscordE2E(options: DiscordE2EOptions = {}): Promise<
 /** Message writes (sends and edits) the bot made in a channel, in arrival order, any status. */
 export function writesTo(discord: FakeDiscord, channelId: string): RecordedRequest[] {
   return discord.requests.filter(
-    (r) => r.channelId === channelId && (r.route === "POST /channels/:id/messages" || r.route === "PATCH /channels/:id/messages/:id"),
+    (r) =>
+      r.channelId === channelId &&
+      (r.route === "POST /channels/:id/messages" || r.route === "PATCH /channels/:id/messages/:id"),
   );
 }
 

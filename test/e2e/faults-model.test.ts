@@ -5,7 +5,13 @@
  * holding the whole answer (or the "model unavailable" line once retries ran out).
  */
 import { describe, it, type TestContext } from "vitest";
-import { privateChat, startFakeTelegram, type ChatMessageView, type FakeTelegram, type FakeUser } from "../fakes/telegram-server.js";
+import {
+  privateChat,
+  startFakeTelegram,
+  type ChatMessageView,
+  type FakeTelegram,
+  type FakeUser,
+} from "../fakes/telegram-server.js";
 import {
   dropAfter,
   paced,
@@ -22,7 +28,8 @@ import { createTcpRelay, type TcpRelay } from "../support/tcp-relay.js";
 import { FAST_QUEUE, jobCount, waitUntil } from "../support/fault-kit.js";
 
 const alice: FakeUser = { id: 1001, first_name: "Alice" };
-const ANSWER = "The tide turns twice a day, because the Moon pulls the oceans toward it and the Earth spins beneath them.";
+const ANSWER =
+  "The tide turns twice a day, because the Moon pulls the oceans toward it and the Earth spins beneath them.";
 
 /** One test's world: its own fake Telegram, fake model and bot (tests in this file run concurrently). */
 interface World {
@@ -51,7 +58,13 @@ async function world(
   model.script(plans);
   const modelUrl = opts.modelUrl ? await opts.modelUrl(model) : model.url;
   stack = await startStack({
-    env: { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot, OPENAI_BASE_URL: modelUrl, MODEL_TIMEOUT_MS: "2000", ...opts.env },
+    env: {
+      TELEGRAM_BOT_TOKEN: tg.token,
+      TELEGRAM_API_ROOT: tg.apiRoot,
+      OPENAI_BASE_URL: modelUrl,
+      MODEL_TIMEOUT_MS: "2000",
+      ...opts.env,
+    },
     worker: { queue: FAST_QUEUE },
   });
   const running = stack;
@@ -63,8 +76,14 @@ async function world(
       return tg.userSays(privateChat(alice), alice, text).message.message_id as number;
     },
     async answered(text, timeoutMs = 10_000) {
-      await tg.waitFor(() => tg.botMessages(alice.id).some((m) => m.text.includes(text)), { timeoutMs, what: `"${text.slice(0, 30)}…" in the chat` });
-      await waitUntil("the job to finish", async () => (await jobCount(running.metrics, "done")) + (await jobCount(running.metrics, "failed")) >= 1);
+      await tg.waitFor(() => tg.botMessages(alice.id).some((m) => m.text.includes(text)), {
+        timeoutMs,
+        what: `"${text.slice(0, 30)}…" in the chat`,
+      });
+      await waitUntil(
+        "the job to finish",
+        async () => (await jobCount(running.metrics, "done")) + (await jobCount(running.metrics, "failed")) >= 1,
+      );
       return tg.botMessages(alice.id);
     },
   };
@@ -116,7 +135,10 @@ describe.concurrent("model server faults, as the user sees them", () => {
     const shown = await w.answered(ANSWER);
     expect(await w.model.requests[0]!.outcome).toBe("dropped");
     // The user saw the first half streaming before the drop.
-    const drafts = w.tg.calls("sendMessageDraft").filter((c) => c.ok).map((c) => String(c.params.text));
+    const drafts = w.tg
+      .calls("sendMessageDraft")
+      .filter((c) => c.ok)
+      .map((c) => String(c.params.text));
     expect(drafts.some((t) => t.startsWith("The tide turns"))).toBe(true);
     // Exactly one bot message: it kept the half answer, then the retry edited it to the whole answer.
     expect(shown).toHaveLength(1);
@@ -152,7 +174,9 @@ describe.concurrent("model server faults, as the user sees them", () => {
     const asked = w.ask();
 
     await waitUntil("the job to be given up", async () => (await jobCount(w.stack.metrics, "failed")) >= 1, 12_000);
-    await w.tg.waitFor(() => w.tg.botMessages(alice.id).some((m) => m.text.includes(modelUnavailableLine())), { what: "the failure line" });
+    await w.tg.waitFor(() => w.tg.botMessages(alice.id).some((m) => m.text.includes(modelUnavailableLine())), {
+      what: "the failure line",
+    });
     expect(w.model.requests).toHaveLength(3);
     const shown = w.tg.botMessages(alice.id);
     expect(shown).toHaveLength(1);

@@ -6,13 +6,20 @@
  * behaved towards the platform: after a 429 nothing reached that chat before retry_after.
  */
 import { describe, it, type TestContext } from "vitest";
-import { privateChat, startFakeTelegram, type FakeChat, type FakeTelegram, type FakeUser } from "../fakes/telegram-server.js";
+import {
+  privateChat,
+  startFakeTelegram,
+  type FakeChat,
+  type FakeTelegram,
+  type FakeUser,
+} from "../fakes/telegram-server.js";
 import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
 import { paced, startFakeOpenAI, textAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
 import { startStack, type Stack } from "../support/stack.js";
 import { FAST_QUEUE, jobCount, waitUntil } from "../support/fault-kit.js";
 
-const ANSWER = "Bread rises because yeast eats the sugars in the dough and breathes out carbon dioxide, which the gluten traps.";
+const ANSWER =
+  "Bread rises because yeast eats the sugars in the dough and breathes out carbon dioxide, which the gluten traps.";
 const alice: FakeUser = { id: 2001, first_name: "Alice" };
 const WRITES = new Set(["sendmessage", "editmessagetext", "sendmessagedraft"]);
 
@@ -45,7 +52,9 @@ function telegramRetryAfterBreaches(tg: FakeTelegram, chatId: number): string[] 
   const breaches: string[] = [];
   for (const c of limited) {
     const until = c.at + retryAfterOf(c.description) * 1000;
-    for (const r of arrivals) if (r.at > c.at && r.at < until) breaches.push(`${r.method} at +${r.at - c.at} ms after a 429 (${c.description})`);
+    for (const r of arrivals)
+      if (r.at > c.at && r.at < until)
+        breaches.push(`${r.method} at +${r.at - c.at} ms after a 429 (${c.description})`);
   }
   return breaches;
 }
@@ -54,7 +63,12 @@ const retryAfterOf = (description: string | undefined) => Number(/retry after (\
 
 async function telegramWorld(ctx: TestContext, tokensPerSecond?: number) {
   const tg = await startFakeTelegram();
-  const { model, stack } = await bot(ctx, { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot }, () => tg.close(), tokensPerSecond);
+  const { model, stack } = await bot(
+    ctx,
+    { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot },
+    () => tg.close(),
+    tokensPerSecond,
+  );
   return { tg, model, stack };
 }
 
@@ -67,7 +81,10 @@ describe.concurrent("platform faults: waited out, and the final text lands", () 
     tg.failNext("sendMessage", 2, { retryAfter: 2 });
     const asked = tg.userSays(privateChat(alice), alice, "Why does bread rise?").message.message_id;
 
-    await tg.waitFor(() => tg.botMessages(alice.id).some((m) => m.text === ANSWER), { timeoutMs: 12_000, what: "the answer" });
+    await tg.waitFor(() => tg.botMessages(alice.id).some((m) => m.text === ANSWER), {
+      timeoutMs: 12_000,
+      what: "the answer",
+    });
     await waitUntil("the job to finish", async () => (await jobCount(stack.metrics, "done")) >= 1);
     const shown = tg.botMessages(alice.id);
     expect(shown.map((m) => m.text)).toEqual([ANSWER]);
@@ -86,7 +103,10 @@ describe.concurrent("platform faults: waited out, and the final text lands", () 
     tg.failNext("editMessageText", 1, { status: 500 });
     const asked = tg.userSays(group, alice, `@${tg.me.username} why does bread rise?`).message.message_id;
 
-    await tg.waitFor(() => tg.botMessages(group.id).some((m) => m.text === ANSWER), { timeoutMs: 15_000, what: "the answer" });
+    await tg.waitFor(() => tg.botMessages(group.id).some((m) => m.text === ANSWER), {
+      timeoutMs: 15_000,
+      what: "the answer",
+    });
     await waitUntil("the job to finish", async () => (await jobCount(stack.metrics, "done")) >= 1);
     const shown = tg.botMessages(group.id);
     expect(shown.map((m) => m.text)).toEqual([ANSWER]);
@@ -103,11 +123,21 @@ describe.concurrent("platform faults: waited out, and the final text lands", () 
   it("Discord channel: 5xx on the first send, a 429 storm on the edits", async (ctx) => {
     const { expect } = ctx;
     const discord: FakeDiscord = await startFakeDiscord();
-    const { model, stack } = await bot(ctx, { DISCORD_BOT_TOKEN: discord.token, DISCORD_API_BASE: discord.apiBase, SHOW_REASONING: "off" }, () => discord.close());
+    const { model, stack } = await bot(
+      ctx,
+      { DISCORD_BOT_TOKEN: discord.token, DISCORD_API_BASE: discord.apiBase, SHOW_REASONING: "off" },
+      () => discord.close(),
+    );
     const channelId = discord.ids.general;
     discord.failNext({ route: "POST /channels/:id/messages", channelId, status: 502 });
     // retry_after (1.8 s) longer than the channel's pacing (~1 s, from the rate-limit headers).
-    discord.failNext({ route: "PATCH /channels/:id/messages/:id", channelId, status: 429, retryAfterMs: 1800, times: 2 });
+    discord.failNext({
+      route: "PATCH /channels/:id/messages/:id",
+      channelId,
+      status: 429,
+      retryAfterMs: 1800,
+      times: 2,
+    });
     discord.failNext({ route: "PATCH /channels/:id/messages/:id", channelId, status: 503 });
     const asked = discord.userSays({ channelId, content: "why does bread rise?", mentionsBot: true });
 
@@ -119,7 +149,9 @@ describe.concurrent("platform faults: waited out, and the final text lands", () 
     expect(discord.botMessages(channelId).map((m) => m.content)).toEqual([ANSWER]);
     expect(last.message_reference?.message_id).toBe(asked.id);
     const writes = discord.requests.filter(
-      (r) => r.channelId === channelId && (r.route === "POST /channels/:id/messages" || r.route === "PATCH /channels/:id/messages/:id"),
+      (r) =>
+        r.channelId === channelId &&
+        (r.route === "POST /channels/:id/messages" || r.route === "PATCH /channels/:id/messages/:id"),
     );
     expect(writes.filter((r) => r.status >= 500).map((r) => r.status)).toEqual([502, 503]);
     const limited = writes.filter((r) => r.status === 429);

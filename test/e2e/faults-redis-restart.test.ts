@@ -16,58 +16,77 @@ import { allAnsweredOnce, auditAnswers, FAST_QUEUE, waitUntil, type Asked } from
 const answerTo = (question: string) => `Answer to ${question}: all present and accounted for.`;
 
 describe("Redis restarted under load", () => {
-  e2eTest("answers every message exactly once, and confirms an update only once it is enqueued", async ({ privateRedis, fakeTelegram, fakeModel, startStack }) => {
-    const redis = await privateRedis();
-    const tg = await fakeTelegram();
-    // Answers asked before the crash stream for ~4 s (they outlive the outage); later ones are quick.
-    let slow = true;
-    const model = await fakeModel((request) => {
-      const question = String(request.body.messages?.at(-1)?.content ?? "");
-      return paced(textAnswer(answerTo(question)), slow ? 3 : 40);
-    });
-    // One worker slot per chat in each worker: every conversation streams at once.
-    const env = { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot, OPENAI_BASE_URL: model.url, WORKER_CONCURRENCY: "12" };
-    const first = await startStack({ redis: redis.testRedis("faults-redis"), env, worker: { queue: FAST_QUEUE } });
-    await startStack({ redis: redis.testRedis(first.redis.prefix), roles: ["worker"], env, worker: { queue: FAST_QUEUE } });
+  e2eTest(
+    "answers every message exactly once, and confirms an update only once it is enqueued",
+    async ({ privateRedis, fakeTelegram, fakeModel, startStack }) => {
+      const redis = await privateRedis();
+      const tg = await fakeTelegram();
+      // Answers asked before the crash stream for ~4 s (they outlive the outage); later ones are quick.
+      let slow = true;
+      const model = await fakeModel((request) => {
+        const question = String(request.body.messages?.at(-1)?.content ?? "");
+        return paced(textAnswer(answerTo(question)), slow ? 3 : 40);
+      });
+      // One worker slot per chat in each worker: every conversation streams at once.
+      const env = {
+        TELEGRAM_BOT_TOKEN: tg.token,
+        TELEGRAM_API_ROOT: tg.apiRoot,
+        OPENAI_BASE_URL: model.url,
+        WORKER_CONCURRENCY: "12",
+      };
+      const first = await startStack({ redis: redis.testRedis("faults-redis"), env, worker: { queue: FAST_QUEUE } });
+      await startStack({
+        redis: redis.testRedis(first.redis.prefix),
+        roles: ["worker"],
+        env,
+        worker: { queue: FAST_QUEUE },
+      });
 
-    const users: FakeUser[] = Array.from({ length: 10 }, (_, i) => ({ id: 3001 + i, first_name: `User${i + 1}` }));
-    const asked: Asked[] = [];
-    const say = (user: FakeUser, question: string) => {
-      const { message, updateId } = tg!.userSays(privateChat(user), user, question);
-      asked.push({ chatId: user.id, messageId: message.message_id as number, expected: answerTo(question) });
-      return updateId as number;
-    };
-    for (let n = 1; n <= 2; n++) for (const user of users) say(user, `u${user.id} q${n}`);
+      const users: FakeUser[] = Array.from({ length: 10 }, (_, i) => ({ id: 3001 + i, first_name: `User${i + 1}` }));
+      const asked: Asked[] = [];
+      const say = (user: FakeUser, question: string) => {
+        const { message, updateId } = tg!.userSays(privateChat(user), user, question);
+        asked.push({ chatId: user.id, messageId: message.message_id as number, expected: answerTo(question) });
+        return updateId as number;
+      };
+      for (let n = 1; n <= 2; n++) for (const user of users) say(user, `u${user.id} q${n}`);
 
-    // Answers are streaming (their text shows in drafts) in most chats.
-    const streaming = () => users.filter((u) => tg!.draft(u.id)?.text.startsWith("Answer to")).length;
-    await tg.waitFor(() => streaming() >= 6, { timeoutMs: 10_000, what: "answers streaming" });
+      // Answers are streaming (their text shows in drafts) in most chats.
+      const streaming = () => users.filter((u) => tg!.draft(u.id)?.text.startsWith("Answer to")).length;
+      await tg.waitFor(() => streaming() >= 6, { timeoutMs: 10_000, what: "answers streaming" });
 
-    await redis.stop("SIGKILL"); // a crash
-    const late: FakeUser = { id: 3099, first_name: "Late" };
-    const lateUpdate = say(late, `u${late.id} q1`);
-    // The adapter gets the update (a long poll needs no Redis) but cannot enqueue it: Telegram must keep it.
-    const delivered = () =>
-      tg!.calls("getUpdates").some((c) => Array.isArray(c.result) && c.result.some((u: { update_id?: number }) => u.update_id === lateUpdate));
-    await tg.waitFor(delivered, { timeoutMs: 3000, what: "the adapter to receive the late update" });
-    // Down for longer than the queue's lock (2 s here, 30 s by default): the running jobs look stalled afterwards.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
-    expect(tg.pendingUpdateIds()).toContain(lateUpdate);
-    expect(Math.max(...tg.getUpdatesOffsets())).toBeLessThanOrEqual(lateUpdate);
-    expect(auditAnswers(tg, asked).lost.length).toBeGreaterThanOrEqual(10); // nothing of the second round yet
+      await redis.stop("SIGKILL"); // a crash
+      const late: FakeUser = { id: 3099, first_name: "Late" };
+      const lateUpdate = say(late, `u${late.id} q1`);
+      // The adapter gets the update (a long poll needs no Redis) but cannot enqueue it: Telegram must keep it.
+      const delivered = () =>
+        tg!
+          .calls("getUpdates")
+          .some(
+            (c) => Array.isArray(c.result) && c.result.some((u: { update_id?: number }) => u.update_id === lateUpdate),
+          );
+      await tg.waitFor(delivered, { timeoutMs: 3000, what: "the adapter to receive the late update" });
+      // Down for longer than the queue's lock (2 s here, 30 s by default): the running jobs look stalled afterwards.
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(tg.pendingUpdateIds()).toContain(lateUpdate);
+      expect(Math.max(...tg.getUpdatesOffsets())).toBeLessThanOrEqual(lateUpdate);
+      expect(auditAnswers(tg, asked).lost.length).toBeGreaterThanOrEqual(10); // nothing of the second round yet
 
-    slow = false;
-    await redis.start();
-    await waitUntil("every question answered", () => auditAnswers(tg!, asked).lost.length === 0, 20_000);
-    await tg.waitFor(() => tg!.getUpdatesOffsets().some((o) => o > lateUpdate), { what: "the late update to be confirmed" });
-    // Time for a duplicate to show up, if a recovered job were to answer again.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+      slow = false;
+      await redis.start();
+      await waitUntil("every question answered", () => auditAnswers(tg!, asked).lost.length === 0, 20_000);
+      await tg.waitFor(() => tg!.getUpdatesOffsets().some((o) => o > lateUpdate), {
+        what: "the late update to be confirmed",
+      });
+      // Time for a duplicate to show up, if a recovered job were to answer again.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
 
-    const audit = auditAnswers(tg, asked);
-    expect(audit).toMatchObject({ asked: 21, lost: [], duplicated: [], wrong: [], orphans: [] });
-    expect(allAnsweredOnce(audit)).toBe(true);
-    expect(tg.floodViolations()).toEqual([]);
-    // Every question reached the model (a recovered job may ask again, but never answers twice: above).
-    expect(new Set(model.requests.map((r) => String(r.body.messages?.at(-1)?.content))).size).toBe(21);
-  });
+      const audit = auditAnswers(tg, asked);
+      expect(audit).toMatchObject({ asked: 21, lost: [], duplicated: [], wrong: [], orphans: [] });
+      expect(allAnsweredOnce(audit)).toBe(true);
+      expect(tg.floodViolations()).toEqual([]);
+      // Every question reached the model (a recovered job may ask again, but never answers twice: above).
+      expect(new Set(model.requests.map((r) => String(r.body.messages?.at(-1)?.content))).size).toBe(21);
+    },
+  );
 });

@@ -33,7 +33,9 @@ interface KillWorld {
 /** The fakes, the adapter, and worker process #1 (whose first answer streams slowly: ~5 tokens/s, ~6 s). */
 async function killWorld(ctx: TestContext, env: Record<string, string> = {}): Promise<KillWorld> {
   const tg = await startFakeTelegram();
-  const model = await startFakeOpenAI((request) => (request.index === 0 ? paced(textAnswer(ANSWER), 5) : textAnswer(ANSWER)));
+  const model = await startFakeOpenAI((request) =>
+    request.index === 0 ? paced(textAnswer(ANSWER), 5) : textAnswer(ANSWER),
+  );
   const stacks: Stack[] = [];
   let first: RoleProcess | undefined;
   ctx.onTestFinished(async () => {
@@ -54,11 +56,17 @@ async function killWorld(ctx: TestContext, env: Record<string, string> = {}): Pr
     bots,
     first: running,
     async startSecondWorker() {
-      const second = await startStack({ env: base, redis: bots.redis, roles: ["worker"], worker: { queue: FAST_QUEUE } });
+      const second = await startStack({
+        env: base,
+        redis: bots.redis,
+        roles: ["worker"],
+        worker: { queue: FAST_QUEUE },
+      });
       stacks.push(second);
       return second;
     },
-    ask: () => tg.userSays(group, bob, `@${tg.me.username} how does a lighthouse reach so far?`).message.message_id as number,
+    ask: () =>
+      tg.userSays(group, bob, `@${tg.me.username} how does a lighthouse reach so far?`).message.message_id as number,
   };
 }
 

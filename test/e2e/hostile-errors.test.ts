@@ -19,43 +19,58 @@ const TRACEBACK = [
 ].join("\n");
 
 /** What a user must never read in an error line. */
-const INTERNALS = /Traceback|File "|\.py\b|https?:\/\/|10\.0\.3\.7|127\.0\.0\.1|Error\b|ECONN|\bat \S+:\d+|sk-|\b(401|500|400)\b/;
+const INTERNALS =
+  /Traceback|File "|\.py\b|https?:\/\/|10\.0\.3\.7|127\.0\.0\.1|Error\b|ECONN|\bat \S+:\d+|sk-|\b(401|500|400)\b/;
 
 describe("model failures, as the user sees them", () => {
-  e2eTest("a 500 with a traceback, a 401 echoing the key and a context overflow each give one short line", async ({ closeAfter }) => {
-    const plans: Record<string, ResponsePlan> = {
-      traceback: httpError(500, TRACEBACK, "server_error"),
-      key: httpError(401, "Incorrect API key provided: sk-live-0000111122223333", "invalid_request_error"),
-      overflow: contextExceeded(9000, 4096),
-    };
-    const rig = closeAfter(await startHostileRig({ platform: "telegram", worker: { queue: { attempts: 2, backoffMs: 50 } } }));
-    const { tg, model } = { tg: rig.tg!, model: rig.model };
-    model.setHandler((request) => {
-      const asked = String(request.body.messages?.at(-1)?.content ?? "");
-      return plans[asked] ?? httpError(500, "unexpected question", "server_error");
-    });
-    const people = Object.keys(plans).map((kind, i) => ({ kind, user: { id: 2001 + i, first_name: kind } }));
-    for (const { kind, user } of people) tg.userSays(privateChat(user), user, kind);
+  e2eTest(
+    "a 500 with a traceback, a 401 echoing the key and a context overflow each give one short line",
+    async ({ closeAfter }) => {
+      const plans: Record<string, ResponsePlan> = {
+        traceback: httpError(500, TRACEBACK, "server_error"),
+        key: httpError(401, "Incorrect API key provided: sk-live-0000111122223333", "invalid_request_error"),
+        overflow: contextExceeded(9000, 4096),
+      };
+      const rig = closeAfter(
+        await startHostileRig({ platform: "telegram", worker: { queue: { attempts: 2, backoffMs: 50 } } }),
+      );
+      const { tg, model } = { tg: rig.tg!, model: rig.model };
+      model.setHandler((request) => {
+        const asked = String(request.body.messages?.at(-1)?.content ?? "");
+        return plans[asked] ?? httpError(500, "unexpected question", "server_error");
+      });
+      const people = Object.keys(plans).map((kind, i) => ({ kind, user: { id: 2001 + i, first_name: kind } }));
+      for (const { kind, user } of people) tg.userSays(privateChat(user), user, kind);
 
-    const expected: Record<string, string> = {
-      traceback: "⚠️ The model is unavailable right now — please try again in a moment.",
-      key: "⚠️ Something went wrong while answering — please try again.",
-      overflow: "⚠️ This conversation is too long for the model — send /reset to start over.",
-    };
-    for (const { kind, user } of people) {
-      await tg.waitFor(() => tg.visibleText(user.id).includes("⚠️"), { timeoutMs: 12_000, what: `the ${kind} failure line` });
-      expect(tg.visibleText(user.id)).toBe(expected[kind]);
-      expect(tg.visibleText(user.id)).not.toMatch(INTERNALS);
-    }
-    // Retryable faults were retried; the others were not sent twice.
-    const asked = model.requests.map((r) => String(r.body.messages?.at(-1)?.content));
-    expect(asked.filter((q) => q === "traceback")).toHaveLength(2);
-    expect(asked.filter((q) => q === "key")).toHaveLength(1);
-    expect(asked.filter((q) => q === "overflow")).toHaveLength(1);
-  });
+      const expected: Record<string, string> = {
+        traceback: "⚠️ The model is unavailable right now — please try again in a moment.",
+        key: "⚠️ Something went wrong while answering — please try again.",
+        overflow: "⚠️ This conversation is too long for the model — send /reset to start over.",
+      };
+      for (const { kind, user } of people) {
+        await tg.waitFor(() => tg.visibleText(user.id).includes("⚠️"), {
+          timeoutMs: 12_000,
+          what: `the ${kind} failure line`,
+        });
+        expect(tg.visibleText(user.id)).toBe(expected[kind]);
+        expect(tg.visibleText(user.id)).not.toMatch(INTERNALS);
+      }
+      // Retryable faults were retried; the others were not sent twice.
+      const asked = model.requests.map((r) => String(r.body.messages?.at(-1)?.content));
+      expect(asked.filter((q) => q === "traceback")).toHaveLength(2);
+      expect(asked.filter((q) => q === "key")).toHaveLength(1);
+      expect(asked.filter((q) => q === "overflow")).toHaveLength(1);
+    },
+  );
 
   e2eTest("a model server that refuses connections: retried, then the same short line", async ({ closeAfter }) => {
-    const rig = closeAfter(await startHostileRig({ platform: "telegram", env: { OPENAI_BASE_URL: await refusedBaseUrl() }, worker: { queue: { attempts: 2, backoffMs: 50 } } }));
+    const rig = closeAfter(
+      await startHostileRig({
+        platform: "telegram",
+        env: { OPENAI_BASE_URL: await refusedBaseUrl() },
+        worker: { queue: { attempts: 2, backoffMs: 50 } },
+      }),
+    );
     const tg = rig.tg!;
     const alice = { id: 1001, first_name: "Alice" };
     tg.userSays(privateChat(alice), alice, "hello?");

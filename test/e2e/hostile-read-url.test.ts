@@ -22,7 +22,9 @@ function watchSockets(): { connected: { port: number; address: string; fromTools
     const socket = (message as { socket: Socket }).socket;
     // The channel fires inside net.connect, so the stack still shows who asked for the socket.
     const fromTools = /[\\/]src[\\/]tools[\\/]/.test(new Error().stack ?? "");
-    socket.once("connect", () => connected.push({ port: socket.remotePort ?? 0, address: socket.remoteAddress ?? "", fromTools }));
+    socket.once("connect", () =>
+      connected.push({ port: socket.remotePort ?? 0, address: socket.remoteAddress ?? "", fromTools }),
+    );
   };
   subscribe("net.client.socket", onSocket);
   return { connected, stop: () => unsubscribe("net.client.socket", onSocket) };
@@ -57,45 +59,53 @@ const PRIVATE_SPELLINGS = [
 ];
 
 describe("read_url against a page that asks for the bot's own network", () => {
-  e2eTest("every private target is refused back to the model, and no socket reaches Redis or the decoy", async ({ closeAfter }) => {
-    const trap = await startDecoy();
-    closeAfter({ close: () => new Promise<void>((resolve) => trap.server.close(() => resolve())) });
-    // The fake web is on 127.0.0.1 too: allow exactly it, as an operator would allow one intranet host.
-    const rig = closeAfter(await startHostileRig({ platform: "telegram", envFor: ({ web }) => ({ READ_URL_ALLOW_HOSTS: web.host }) }));
-    const { tg, model } = { tg: rig.tg!, model: rig.model };
-    const targets = [...PRIVATE_SPELLINGS, trap.url];
-    model.script([
-      toolCallAnswer([{ name: "read_url", arguments: { url: `${rig.web.url}/inject` } }]),
-      (request: RecordedRequest) => {
-        // Obey the page: it asked for 127.0.0.1:6379; try every other way to say it too.
-        const page = String(request.body.messages?.at(-1)?.content ?? "");
-        expect(page).toContain("http://127.0.0.1:6379/");
-        // At most 8 calls run per round (src/agent/run-agent.ts), so the model spreads them over two rounds.
-        return toolCallAnswer(targets.slice(0, 8).map((url) => ({ name: "read_url", arguments: { url } })));
-      },
-      toolCallAnswer(targets.slice(8).map((url) => ({ name: "read_url", arguments: { url } }))),
-      textAnswer("I could not read that address."),
-    ]);
-    const sockets = watchSockets();
-    closeAfter({ close: sockets.stop });
+  e2eTest(
+    "every private target is refused back to the model, and no socket reaches Redis or the decoy",
+    async ({ closeAfter }) => {
+      const trap = await startDecoy();
+      closeAfter({ close: () => new Promise<void>((resolve) => trap.server.close(() => resolve())) });
+      // The fake web is on 127.0.0.1 too: allow exactly it, as an operator would allow one intranet host.
+      const rig = closeAfter(
+        await startHostileRig({ platform: "telegram", envFor: ({ web }) => ({ READ_URL_ALLOW_HOSTS: web.host }) }),
+      );
+      const { tg, model } = { tg: rig.tg!, model: rig.model };
+      const targets = [...PRIVATE_SPELLINGS, trap.url];
+      model.script([
+        toolCallAnswer([{ name: "read_url", arguments: { url: `${rig.web.url}/inject` } }]),
+        (request: RecordedRequest) => {
+          // Obey the page: it asked for 127.0.0.1:6379; try every other way to say it too.
+          const page = String(request.body.messages?.at(-1)?.content ?? "");
+          expect(page).toContain("http://127.0.0.1:6379/");
+          // At most 8 calls run per round (src/agent/run-agent.ts), so the model spreads them over two rounds.
+          return toolCallAnswer(targets.slice(0, 8).map((url) => ({ name: "read_url", arguments: { url } })));
+        },
+        toolCallAnswer(targets.slice(8).map((url) => ({ name: "read_url", arguments: { url } }))),
+        textAnswer("I could not read that address."),
+      ]);
+      const sockets = watchSockets();
+      closeAfter({ close: sockets.stop });
 
-    const alice = { id: 1001, first_name: "Alice" };
-    tg.userSays(privateChat(alice), alice, "Please summarise the page at the link");
-    await tg.waitFor(() => tg.visibleText(alice.id).includes("I could not read that address."), { timeoutMs: 15_000, what: "the final answer" });
+      const alice = { id: 1001, first_name: "Alice" };
+      tg.userSays(privateChat(alice), alice, "Please summarise the page at the link");
+      await tg.waitFor(() => tg.visibleText(alice.id).includes("I could not read that address."), {
+        timeoutMs: 15_000,
+        what: "the final answer",
+      });
 
-    // Nothing connected to Redis or the decoy; the tool's only connection went to the allowed page.
-    const fromTools = sockets.connected.filter((c) => c.fromTools);
-    expect(fromTools.map((c) => c.port)).toEqual([rig.web.port]);
-    expect(sockets.connected.filter((c) => c.port === 6379 && c.fromTools)).toEqual([]);
-    expect(trap.accepted()).toBe(0);
-    // The model's last request carries one refusal per target, paired by call id.
-    const last = model.requests[3]!.body.messages ?? [];
-    const observations = last.filter((m) => m.role === "tool").slice(-targets.length);
-    expect(observations).toHaveLength(targets.length);
-    for (const [i, observation] of observations.entries()) {
-      expect(String(observation.content), targets[i]).toMatch(/refused/i);
-    }
-    // The user sees the tool activity and the model's answer, never a stack trace.
-    expect(tg.visibleText(alice.id)).not.toMatch(/\bat .*\.[jt]s:\d+|Error:/);
-  });
+      // Nothing connected to Redis or the decoy; the tool's only connection went to the allowed page.
+      const fromTools = sockets.connected.filter((c) => c.fromTools);
+      expect(fromTools.map((c) => c.port)).toEqual([rig.web.port]);
+      expect(sockets.connected.filter((c) => c.port === 6379 && c.fromTools)).toEqual([]);
+      expect(trap.accepted()).toBe(0);
+      // The model's last request carries one refusal per target, paired by call id.
+      const last = model.requests[3]!.body.messages ?? [];
+      const observations = last.filter((m) => m.role === "tool").slice(-targets.length);
+      expect(observations).toHaveLength(targets.length);
+      for (const [i, observation] of observations.entries()) {
+        expect(String(observation.content), targets[i]).toMatch(/refused/i);
+      }
+      // The user sees the tool activity and the model's answer, never a stack trace.
+      expect(tg.visibleText(alice.id)).not.toMatch(/\bat .*\.[jt]s:\d+|Error:/);
+    },
+  );
 });

@@ -20,33 +20,44 @@ async function awayFromMinuteBoundary(): Promise<void> {
 }
 
 describe("refusal floods, Telegram", () => {
-  e2eTest("an outsider's ten messages get one 'private' refusal, and none reaches the model", async ({ closeAfter }) => {
-    const rig = closeAfter(await startHostileRig({ platform: "telegram", env: { TELEGRAM_ALLOWED_USERS: String(member.id) } }));
-    const tg = rig.tg!;
-    await awayFromMinuteBoundary();
-    for (let i = 0; i < 10; i++) tg.userSays(privateChat(outsider), outsider, `let me in ${i}`);
-    await tg.waitFor(() => tg.pendingUpdateIds().length === 0, { what: "every update handled" });
-    // Courtesy replies run on their own after the update is handled, paced about one a second.
-    await tg.waitFor(() => tg.botMessages(outsider.id).length >= 1, { what: "the first refusal" });
-    await sleep(2500);
-    const refusals = tg.botMessages(outsider.id).filter((m) => m.text.includes("this bot is private"));
-    expect(refusals).toHaveLength(1);
-    expect(rig.model.requests).toEqual([]);
-  });
+  e2eTest(
+    "an outsider's ten messages get one 'private' refusal, and none reaches the model",
+    async ({ closeAfter }) => {
+      const rig = closeAfter(
+        await startHostileRig({ platform: "telegram", env: { TELEGRAM_ALLOWED_USERS: String(member.id) } }),
+      );
+      const tg = rig.tg!;
+      await awayFromMinuteBoundary();
+      for (let i = 0; i < 10; i++) tg.userSays(privateChat(outsider), outsider, `let me in ${i}`);
+      await tg.waitFor(() => tg.pendingUpdateIds().length === 0, { what: "every update handled" });
+      // Courtesy replies run on their own after the update is handled, paced about one a second.
+      await tg.waitFor(() => tg.botMessages(outsider.id).length >= 1, { what: "the first refusal" });
+      await sleep(2500);
+      const refusals = tg.botMessages(outsider.id).filter((m) => m.text.includes("this bot is private"));
+      expect(refusals).toHaveLength(1);
+      expect(rig.model.requests).toEqual([]);
+    },
+  );
 
-  e2eTest("over-long messages and unknown commands past USER_RATE_LIMIT get no more replies", async ({ closeAfter }) => {
-    const rig = closeAfter(await startHostileRig({ platform: "telegram", env: { USER_RATE_LIMIT: "3", MAX_INPUT_CHARS: "20" } }));
-    const tg = rig.tg!;
-    await awayFromMinuteBoundary();
-    for (let i = 0; i < 4; i++) tg.userSays(privateChat(member), member, `this message is much too long for the bot ${i}`);
-    for (let i = 0; i < 4; i++) tg.userSays(privateChat(member), member, `/nosuchcommand${i}`);
-    await tg.waitFor(() => tg.pendingUpdateIds().length === 0, { what: "every update handled" });
-    // Private-chat pacing sends about one a second: wait for three, then long enough for more to show.
-    await tg.waitFor(() => tg.botMessages(member.id).length >= 3, { what: "three refusals" });
-    await sleep(2500);
-    const replies = tg.botMessages(member.id).map((m) => m.text);
-    expect(replies).toHaveLength(3);
-    expect(replies.every((t) => t.startsWith("Sorry, that message is too long"))).toBe(true);
-    expect(rig.model.requests).toEqual([]);
-  });
+  e2eTest(
+    "over-long messages and unknown commands past USER_RATE_LIMIT get no more replies",
+    async ({ closeAfter }) => {
+      const rig = closeAfter(
+        await startHostileRig({ platform: "telegram", env: { USER_RATE_LIMIT: "3", MAX_INPUT_CHARS: "20" } }),
+      );
+      const tg = rig.tg!;
+      await awayFromMinuteBoundary();
+      for (let i = 0; i < 4; i++)
+        tg.userSays(privateChat(member), member, `this message is much too long for the bot ${i}`);
+      for (let i = 0; i < 4; i++) tg.userSays(privateChat(member), member, `/nosuchcommand${i}`);
+      await tg.waitFor(() => tg.pendingUpdateIds().length === 0, { what: "every update handled" });
+      // Private-chat pacing sends about one a second: wait for three, then long enough for more to show.
+      await tg.waitFor(() => tg.botMessages(member.id).length >= 3, { what: "three refusals" });
+      await sleep(2500);
+      const replies = tg.botMessages(member.id).map((m) => m.text);
+      expect(replies).toHaveLength(3);
+      expect(replies.every((t) => t.startsWith("Sorry, that message is too long"))).toBe(true);
+      expect(rig.model.requests).toEqual([]);
+    },
+  );
 });

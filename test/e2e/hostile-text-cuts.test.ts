@@ -18,12 +18,20 @@ describe("emoji cut in half never reaches the model", () => {
     const tg = rig.tg!;
     echoingModel(rig.model);
     // 1 + 2·40 UTF-16 units: the speaker cut at 64 units falls between the halves of an emoji.
-    const emojiName: FakeUser = { id: 2001, first_name: "A" + "😀".repeat(40) };
+    const emojiName: FakeUser = { id: 2001, first_name: `A${"😀".repeat(40)}` };
     tg.userSays(group, emojiName, "@test_bot how are you?");
-    await tg.waitFor(() => tg.botMessages(group.id).some((m) => m.text.startsWith("answer to: A😀")), { timeoutMs: 10_000, what: "the answer" });
+    await tg.waitFor(() => tg.botMessages(group.id).some((m) => m.text.startsWith("answer to: A😀")), {
+      timeoutMs: 10_000,
+      what: "the answer",
+    });
     expect(rig.model.requests.length).toBeGreaterThan(0);
     expect(rig.model.requests.every((r) => !LONE_HALF.test(JSON.stringify(r.body)))).toBe(true);
-    expect(tg.botMessages(group.id).map((m) => m.text).join("\n")).not.toMatch(/unavailable/i);
+    expect(
+      tg
+        .botMessages(group.id)
+        .map((m) => m.text)
+        .join("\n"),
+    ).not.toMatch(/unavailable/i);
   });
 
   e2eTest("a reply to a long emoji message is quoted with whole characters", async ({ closeAfter }) => {
@@ -32,9 +40,12 @@ describe("emoji cut in half never reaches the model", () => {
     echoingModel(rig.model);
     const bob: FakeUser = { id: 2002, first_name: "Bob" };
     // 1 + 2·400 units: the quote cut at 300 units falls inside an emoji.
-    const { message } = tg.userSays(group, bob, "x" + "🎉".repeat(400));
+    const { message } = tg.userSays(group, bob, `x${"🎉".repeat(400)}`);
     tg.userSays(group, bob, "@test_bot what did I just send?", { replyTo: message.message_id as number });
-    await tg.waitFor(() => tg.botMessages(group.id).some((m) => m.text.includes("what did I just send?")), { timeoutMs: 10_000, what: "the answer" });
+    await tg.waitFor(() => tg.botMessages(group.id).some((m) => m.text.includes("what did I just send?")), {
+      timeoutMs: 10_000,
+      what: "the answer",
+    });
     const last = rig.model.requests[rig.model.requests.length - 1]!;
     const turn = JSON.stringify(last.body.messages);
     expect(turn).toContain("replying to Bob");

@@ -24,60 +24,71 @@ function busiestWindow(times: number[], windowMs: number): number {
   return best;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 describe("one bot-wide budget, shared by two worker processes", () => {
-  e2eTest("answers a hundred private chats streaming at once under 30 messages a second, every final landing", async ({ fakeTelegram, fakeModel, testRedis, startStack }) => {
-    const tg = await fakeTelegram(); // documented flood limits, enforced
-    const modelDoneAt = new Map<number, number>();
-    const model = await fakeModel({
-      handler: (request) => {
-        const asked = JSON.stringify(request.body.messages?.at(-1)?.content ?? "");
-        const n = Number(/question (\d+)/.exec(asked)?.[1]);
-        void request.outcome.then(() => modelDoneAt.set(n, Date.now()));
-        return paced(textAnswer(answerFor(n)), 4); // 8 tokens: about 2 s of streaming each
-      },
-    });
-    const shared = testRedis("shared-private");
-    const env = {
-      TELEGRAM_BOT_TOKEN: tg.token,
-      TELEGRAM_API_ROOT: tg.apiRoot,
-      OPENAI_BASE_URL: model.url,
-      WORKER_CONCURRENCY: String(CHATS / 2),
-    };
-    await startStack({ env, roles: ["worker"], redis: shared });
-    await startStack({ env, roles: ["worker"], redis: shared });
-    await startStack({ env, roles: ["bots"], redis: shared });
+  e2eTest(
+    "answers a hundred private chats streaming at once under 30 messages a second, every final landing",
+    async ({ fakeTelegram, fakeModel, testRedis, startStack }) => {
+      const tg = await fakeTelegram(); // documented flood limits, enforced
+      const modelDoneAt = new Map<number, number>();
+      const model = await fakeModel({
+        handler: (request) => {
+          const asked = JSON.stringify(request.body.messages?.at(-1)?.content ?? "");
+          const n = Number(/question (\d+)/.exec(asked)?.[1]);
+          void request.outcome.then(() => modelDoneAt.set(n, Date.now()));
+          return paced(textAnswer(answerFor(n)), 4); // 8 tokens: about 2 s of streaming each
+        },
+      });
+      const shared = testRedis("shared-private");
+      const env = {
+        TELEGRAM_BOT_TOKEN: tg.token,
+        TELEGRAM_API_ROOT: tg.apiRoot,
+        OPENAI_BASE_URL: model.url,
+        WORKER_CONCURRENCY: String(CHATS / 2),
+      };
+      await startStack({ env, roles: ["worker"], redis: shared });
+      await startStack({ env, roles: ["worker"], redis: shared });
+      await startStack({ env, roles: ["bots"], redis: shared });
 
-    const users: FakeUser[] = Array.from({ length: CHATS }, (_, i) => ({ id: 30_000 + i, first_name: `User${i}` }));
-    users.forEach((user, i) => tg!.userSays(privateChat(user), user, `question ${i}`));
+      const users: FakeUser[] = Array.from({ length: CHATS }, (_, i) => ({ id: 30_000 + i, first_name: `User${i}` }));
+      users.forEach((user, i) => tg!.userSays(privateChat(user), user, `question ${i}`));
 
-    const finalOf = (i: number) => tg!.botMessages(users[i]!.id).find((m) => m.text === answerFor(i));
-    await tg.waitFor(() => users.every((_, i) => finalOf(i)), { timeoutMs: 18_000, what: "every chat's final answer" });
+      const finalOf = (i: number) => tg!.botMessages(users[i]!.id).find((m) => m.text === answerFor(i));
+      await tg.waitFor(() => users.every((_, i) => finalOf(i)), {
+        timeoutMs: 18_000,
+        what: "every chat's final answer",
+      });
 
-    // Nothing Telegram would have refused: no chat over its pace, the bot never over 30 a second.
-    expect(tg.floodViolations()).toEqual([]);
-    const counted = [...tg.calls("sendMessage"), ...tg.calls("editMessageText")].filter((c) => c.ok).map((c) => c.at);
-    const peakPerSecond = busiestWindow(counted, 1000);
-    expect(peakPerSecond).toBeLessThanOrEqual(30);
-    // Each chat got exactly one message (drafts while writing, then the answer), with its whole text.
-    for (const [i, user] of users.entries()) expect(tg.botMessages(user.id).map((m) => m.text)).toEqual([answerFor(i)]);
+      // Nothing Telegram would have refused: no chat over its pace, the bot never over 30 a second.
+      expect(tg.floodViolations()).toEqual([]);
+      const counted = [...tg.calls("sendMessage"), ...tg.calls("editMessageText")].filter((c) => c.ok).map((c) => c.at);
+      const peakPerSecond = busiestWindow(counted, 1000);
+      expect(peakPerSecond).toBeLessThanOrEqual(30);
+      // Each chat got exactly one message (drafts while writing, then the answer), with its whole text.
+      for (const [i, user] of users.entries())
+        expect(tg.botMessages(user.id).map((m) => m.text)).toEqual([answerFor(i)]);
 
-    // No chat starved: a final lands within the time the budget needs for all hundred, after its model finished.
-    const lag = users
-      .map((user, i) => {
-        const sent = tg!.calls("sendMessage").find((c) => c.ok && Number(c.params.chat_id) === user.id);
-        return (sent?.at ?? Infinity) - (modelDoneAt.get(i) ?? Infinity);
-      })
-      .sort((x, y) => x - y);
-    expect(lag.every(Number.isFinite)).toBe(true);
-    const allDrafts = tg.calls("sendMessageDraft").filter((c) => c.ok).map((c) => c.at);
-    console.info(
-      `100 private chats: final after model done ms min ${lag[0]} p50 ${percentile(lag, 50)} p95 ${percentile(lag, 95)} max ${lag.at(-1)}; ` +
-        `peak counted requests ${peakPerSecond}/s, peak incl. drafts ${busiestWindow([...counted, ...allDrafts], 1000)}/s, ` +
-        `${allDrafts.length} drafts, ${counted.length} messages`,
-    );
-    // A hundred finals at the gate's full rate (45 ms apart) take 4.5 s, plus a chat's own 1.1 s spacing.
-    expect(lag.at(-1)!).toBeLessThan(8000);
-  });
+      // No chat starved: a final lands within the time the budget needs for all hundred, after its model finished.
+      const lag = users
+        .map((user, i) => {
+          const sent = tg!.calls("sendMessage").find((c) => c.ok && Number(c.params.chat_id) === user.id);
+          return (sent?.at ?? Infinity) - (modelDoneAt.get(i) ?? Infinity);
+        })
+        .sort((x, y) => x - y);
+      expect(lag.every(Number.isFinite)).toBe(true);
+      const allDrafts = tg
+        .calls("sendMessageDraft")
+        .filter((c) => c.ok)
+        .map((c) => c.at);
+      console.info(
+        `100 private chats: final after model done ms min ${lag[0]} p50 ${percentile(lag, 50)} p95 ${percentile(lag, 95)} max ${lag.at(-1)}; ` +
+          `peak counted requests ${peakPerSecond}/s, peak incl. drafts ${busiestWindow([...counted, ...allDrafts], 1000)}/s, ` +
+          `${allDrafts.length} drafts, ${counted.length} messages`,
+      );
+      // A hundred finals at the gate's full rate (45 ms apart) take 4.5 s, plus a chat's own 1.1 s spacing.
+      expect(lag.at(-1)!).toBeLessThan(8000);
+    },
+  );
 });

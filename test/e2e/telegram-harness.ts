@@ -6,8 +6,18 @@
  * response ended.
  */
 import { expect } from "vitest";
-import { startFakeTelegram, type FakeTelegram, type FakeTelegramOptions, type RecordedCall } from "../fakes/telegram-server.js";
-import { startFakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions, type RecordedRequest } from "../fakes/openai-server.js";
+import {
+  startFakeTelegram,
+  type FakeTelegram,
+  type FakeTelegramOptions,
+  type RecordedCall,
+} from "../fakes/telegram-server.js";
+import {
+  startFakeOpenAI,
+  type FakeOpenAI,
+  type FakeOpenAIOptions,
+  type RecordedRequest,
+} from "../fakes/openai-server.js";
 import { startFakeWeb, type FakeWeb } from "../fakes/web-server.js";
 import { startStack, type Stack, type StackOptions } from "../support/stack.js";
 
@@ -46,7 +56,11 @@ export async function startTelegramE2E(opts: TelegramE2EOptions = {}): Promise<T
   };
   let stack: Stack;
   try {
-    stack = await startStack({ env, ...(opts.worker ? { worker: opts.worker } : {}), ...(opts.roles ? { roles: opts.roles } : {}) });
+    stack = await startStack({
+      env,
+      ...(opts.worker ? { worker: opts.worker } : {}),
+      ...(opts.roles ? { roles: opts.roles } : {}),
+    });
   } catch (error) {
     await Promise.allSettled([tg.close(), model.close(), web.close()]);
     throw error;
@@ -77,7 +91,11 @@ export function callsTo(tg: FakeTelegram, chatId: number, methods?: readonly str
 }
 
 /** Requests as they arrived at the fake for one chat (before any answer), in order. */
-export function arrivalsAt(tg: FakeTelegram, chatId: number, methods: readonly string[]): { at: number; method: string; params: Record<string, unknown> }[] {
+export function arrivalsAt(
+  tg: FakeTelegram,
+  chatId: number,
+  methods: readonly string[],
+): { at: number; method: string; params: Record<string, unknown> }[] {
   const wanted = methods.map((m) => m.toLowerCase());
   return tg.requests().filter((r) => Number(r.params.chat_id) === chatId && wanted.includes(r.method.toLowerCase()));
 }
@@ -85,14 +103,18 @@ export function arrivalsAt(tg: FakeTelegram, chatId: number, methods: readonly s
 /** Smallest gap between consecutive calls (Infinity for fewer than two). */
 export function smallestGapMs(calls: readonly { at: number }[]): number {
   let smallest = Number.POSITIVE_INFINITY;
-  for (let i = 1; i < calls.length; i++) smallest = Math.min(smallest, (calls[i] as { at: number }).at - (calls[i - 1] as { at: number }).at);
+  for (let i = 1; i < calls.length; i++)
+    smallest = Math.min(smallest, (calls[i] as { at: number }).at - (calls[i - 1] as { at: number }).at);
   return smallest;
 }
 
 /** The conversation the model was sent, as `role: content` pairs (system prompt included). */
 export function sentMessages(request: RecordedRequest | undefined): { role: string; content: string }[] {
   expect(request, "a model request").toBeDefined();
-  return (request?.body.messages ?? []).map((m) => ({ role: String(m.role), content: typeof m.content === "string" ? m.content : JSON.stringify(m.content) }));
+  return (request?.body.messages ?? []).map((m) => ({
+    role: String(m.role),
+    content: typeof m.content === "string" ? m.content : JSON.stringify(m.content),
+  }));
 }
 
 /** The conversation without the system prompt. */
@@ -126,7 +148,10 @@ export function expectNoFlood(tg: FakeTelegram): void {
   const timeline = tg
     .calls()
     .filter((c) => chats.has(Number(c.params.chat_id)) && c.at >= start && c.method !== "getUpdates")
-    .map((c) => `${c.at - start}ms ${c.method} ${c.status} ${JSON.stringify(String(c.params.text ?? c.params.action ?? "")).slice(0, 40)}`)
+    .map(
+      (c) =>
+        `${c.at - start}ms ${c.method} ${c.status} ${JSON.stringify(String(c.params.text ?? c.params.action ?? "")).slice(0, 40)}`,
+    )
     .join("\n");
   expect(violations, `flood violations; requests to those chats:\n${timeline}`).toEqual([]);
 }

@@ -7,7 +7,14 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { refusedBaseUrl, serverError, startFakeOpenAI, textAnswer, toolCallAnswer, type FakeOpenAI } from "../fakes/openai-server.js";
+import {
+  refusedBaseUrl,
+  serverError,
+  startFakeOpenAI,
+  textAnswer,
+  toolCallAnswer,
+  type FakeOpenAI,
+} from "../fakes/openai-server.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
 import { runCli, type CliRun } from "../support/run-cli.js";
 import { createTcpRelay } from "../support/tcp-relay.js";
@@ -24,7 +31,11 @@ afterEach(async () => {
   await redis.cleanup();
 });
 
-function chat(input: string, extraEnv: Record<string, string> = {}, more: { flags?: string[]; onStderr?: (soFar: string) => void } = {}): Promise<CliRun> {
+function chat(
+  input: string,
+  extraEnv: Record<string, string> = {},
+  more: { flags?: string[]; onStderr?: (soFar: string) => void } = {},
+): Promise<CliRun> {
   return runCli("src/main.ts", ["chat", ...(more.flags ?? [])], {
     env: { REDIS_URL: redis.url, KEY_PREFIX: redis.prefix, OPENAI_BASE_URL: fake.url, LOG_LEVEL: "warn", ...extraEnv },
     input,
@@ -64,7 +75,9 @@ describe("terminal chat", { timeout: 60_000 }, () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("It is afternoon in Shanghai.");
     expect(run.stdout).toContain("Conversation cleared");
-    const toolMessage = (fake.requests[1]!.body as { messages: { role: string; content: string }[] }).messages.find((m) => m.role === "tool");
+    const toolMessage = (fake.requests[1]!.body as { messages: { role: string; content: string }[] }).messages.find(
+      (m) => m.role === "tool",
+    );
     expect(JSON.parse(toolMessage!.content)).toMatchObject({ timezone: "Asia/Shanghai" });
     // The turn was stored, then /reset removed it.
     const historyKeys = await redis.redis.keys(`${redis.prefix}:history:*`);
@@ -78,7 +91,10 @@ describe("terminal chat", { timeout: 60_000 }, () => {
   it("takes the settings commands: the next request carries the model, thinking, persona and tools chosen, also after a restart", async () => {
     fake.script([textAnswer("Hi!"), textAnswer("Still me.")]);
     const env = { MODEL_CHOICES: "qwen3-1.7b,qwen3-4b" };
-    const run = await chat("/model qwen3-9b\n/model qwen3-4b\n/think off\n/tools off read_url\n/persona Be brief.\nhello\n", env);
+    const run = await chat(
+      "/model qwen3-9b\n/model qwen3-4b\n/think off\n/tools off read_url\n/persona Be brief.\nhello\n",
+      env,
+    );
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("Unknown model “qwen3-9b”. Choose one of: qwen3-1.7b, qwen3-4b.");
     expect(run.stdout).toContain("✅ Model here is now qwen3-4b.");
@@ -87,7 +103,9 @@ describe("terminal chat", { timeout: 60_000 }, () => {
     expect(body.model).toBe("qwen3-4b");
     expect(body.chat_template_kwargs).toEqual({ enable_thinking: false });
     expect((body.tools ?? []).map((t) => t.function.name).sort()).toEqual(["get_news", "get_time", "get_weather"]);
-    expect(String(body.messages?.[0]?.content)).toContain("Your persona in this chat (the rules above still apply): Be brief.");
+    expect(String(body.messages?.[0]?.content)).toContain(
+      "Your persona in this chat (the rules above still apply): Be brief.",
+    );
 
     const again = await chat("/settings\nand now?\n", env);
     expect(again.stdout).toContain("• Model: qwen3-4b\n• Thinking: off\n");
@@ -99,8 +117,10 @@ describe("terminal chat", { timeout: 60_000 }, () => {
     const run = await chat("hi\n", { REDIS_URL: "redis://127.0.0.1:1" });
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("Hello from a private Redis.");
-    expect(run.stderr).toMatch(/^ℹ No Redis answers at redis:\/\/127\.0\.0\.1:1: started a private redis-server on 127\.0\.0\.1:\d+ for this session \(forgotten when you leave\)\.$/m);
-    expect(run.stderr).not.toMatch(/^\{|    at /m);
+    expect(run.stderr).toMatch(
+      /^ℹ No Redis answers at redis:\/\/127\.0\.0\.1:1: started a private redis-server on 127\.0\.0\.1:\d+ for this session \(forgotten when you leave\)\.$/m,
+    );
+    expect(run.stderr).not.toMatch(/^\{| {4}at /m);
   });
 
   it("no Redis and no redis-server on PATH: one line saying how to get one, exit code 1", async () => {
@@ -108,7 +128,10 @@ describe("terminal chat", { timeout: 60_000 }, () => {
     try {
       const run = await chat("hi\n", { REDIS_URL: "redis://127.0.0.1:1", PATH: emptyBin });
       expect(run.code).toBe(1);
-      const lines = run.stderr.trim().split("\n").filter((l) => !l.startsWith("Logs: "));
+      const lines = run.stderr
+        .trim()
+        .split("\n")
+        .filter((l) => !l.startsWith("Logs: "));
       expect(lines).toEqual([
         "✗ No Redis answers at redis://127.0.0.1:1 and there is no redis-server on PATH. Install one (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis), run one (docker run -d -p 6379:6379 redis:7-alpine), or set REDIS_URL.",
       ]);
@@ -119,7 +142,12 @@ describe("terminal chat", { timeout: 60_000 }, () => {
 
   it("model server down: one line with its URL and the command that starts one, and the prompt still answers", async () => {
     const down = await refusedBaseUrl();
-    const run = await chat("hi\n", { OPENAI_BASE_URL: down, QUEUE_ATTEMPTS: "2", QUEUE_RETRY_BACKOFF_MS: "50", LOG_LEVEL: "info" });
+    const run = await chat("hi\n", {
+      OPENAI_BASE_URL: down,
+      QUEUE_ATTEMPTS: "2",
+      QUEUE_RETRY_BACKOFF_MS: "50",
+      LOG_LEVEL: "info",
+    });
     expect(run.code).toBe(0);
     const lines = run.stderr.trim().split("\n");
     expect(lines[0]).toMatch(/^Logs: \S+chat\.log$/);
@@ -128,7 +156,9 @@ describe("terminal chat", { timeout: 60_000 }, () => {
     );
     // The question still gets an answer: the model is unavailable, said in the chat.
     expect(run.stdout.match(/The model is unavailable right now/g)).toHaveLength(1);
-    expect(lines.filter((l) => l.startsWith("⏳"))).toEqual(["⏳ The model did not answer (Cannot reach the model server (fetch failed: ECONNREFUSED)); retrying, attempt 2 of 2…"]);
+    expect(lines.filter((l) => l.startsWith("⏳"))).toEqual([
+      "⏳ The model did not answer (Cannot reach the model server (fetch failed: ECONNREFUSED)); retrying, attempt 2 of 2…",
+    ]);
     // No JSON log lines or stack traces over the conversation: they went to the log file.
     expect(run.stdout + run.stderr).not.toMatch(/^\{"level"|^\s+at /m);
     const logFile = lines[0]!.slice("Logs: ".length);
@@ -141,14 +171,18 @@ describe("terminal chat", { timeout: 60_000 }, () => {
       fake.script([textAnswer("Ready now.")]);
       // The model server comes up once the chat has said it is waiting.
       let started = false;
-      const run = await chat("hi\n", { OPENAI_BASE_URL: `http://127.0.0.1:${relay.port}/v1` }, {
-        flags: ["--wait-for-model"],
-        onStderr: (soFar) => {
-          if (started || !soFar.includes("⏳ Waiting")) return;
-          started = true;
-          void relay.listen();
+      const run = await chat(
+        "hi\n",
+        { OPENAI_BASE_URL: `http://127.0.0.1:${relay.port}/v1` },
+        {
+          flags: ["--wait-for-model"],
+          onStderr: (soFar) => {
+            if (started || !soFar.includes("⏳ Waiting")) return;
+            started = true;
+            void relay.listen();
+          },
         },
-      });
+      );
       expect(run.code).toBe(0);
       expect(run.stderr).toContain(
         `⏳ Waiting for the model server (no model server answers at http://127.0.0.1:${relay.port}/v1 (ECONNREFUSED); 0 s). Its first start downloads the model (about 2 GB): docker compose logs -f model shows the progress.`,

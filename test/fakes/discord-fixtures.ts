@@ -11,7 +11,7 @@ import {
   GuildMFALevel,
   GuildNSFWLevel,
   GuildPremiumTier,
-  GuildSystemChannelFlags,
+  type GuildSystemChannelFlags,
   GuildVerificationLevel,
   Locale,
   ThreadAutoArchiveDuration,
@@ -87,7 +87,13 @@ function user(userId: string, username: string, globalName: string | null, bot =
   };
 }
 
-function role(roleId: string, name: string, position: number, permissions: string, extra: Partial<APIRole> = {}): APIRole {
+function role(
+  roleId: string,
+  name: string,
+  position: number,
+  permissions: string,
+  extra: Partial<APIRole> = {},
+): APIRole {
   return {
     id: roleId,
     name,

@@ -173,11 +173,20 @@ export interface FakeDiscord {
   /** A moderator deletes a message (MESSAGE_DELETE dispatched). */
   deleteMessage(channelId: string, messageId: string): void;
   /** A user presses a button on a message (INTERACTION_CREATE dispatched); returns the interaction's id and token. */
-  clickButton(opts: { channelId: string; messageId: string; customId: string; user?: APIUser }): { id: string; token: string };
+  clickButton(opts: { channelId: string; messageId: string; customId: string; user?: APIUser }): {
+    id: string;
+    token: string;
+  };
   /** A user runs a registered slash command (with option values, as the client sends them); returns the interaction's id and token. */
-  runCommand(opts: { channelId: string; name: string; user?: APIUser; options?: { name: string; value: string }[] }): { id: string; token: string };
+  runCommand(opts: { channelId: string; name: string; user?: APIUser; options?: { name: string; value: string }[] }): {
+    id: string;
+    token: string;
+  };
   /** A user types into an autocomplete option of a registered command; the bot's choices arrive as a type 8 response. */
-  autocomplete(opts: { channelId: string; name: string; option: string; typed: string; user?: APIUser }): { id: string; token: string };
+  autocomplete(opts: { channelId: string; name: string; option: string; typed: string; user?: APIUser }): {
+    id: string;
+    token: string;
+  };
   close(): Promise<void>;
 }
 
@@ -191,7 +200,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     interactionTimeoutMs: options.interactionTimeoutMs ?? 3000,
   });
   const { now, token, world, nextId } = state;
-  const attachments = createFakeAttachments({ origin: () => `http://127.0.0.1:${state.port}`, nextId: () => nextId(), now });
+  const attachments = createFakeAttachments({
+    origin: () => `http://127.0.0.1:${state.port}`,
+    nextId: () => nextId(),
+    now,
+  });
   const gateway = createFakeGateway({
     token,
     privilegedIntents: state.privileged,

@@ -50,22 +50,31 @@ export function propsBody(contextTokens: number, extra: Record<string, unknown> 
 /** Python-style JSON (Jinja's tojson): `", "` and `": "` separators. */
 function pyJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(pyJson).join(", ")}]`;
-  if (value && typeof value === "object") return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${pyJson(v)}`).join(", ")}}`;
+  if (value && typeof value === "object")
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}: ${pyJson(v)}`)
+      .join(", ")}}`;
   return JSON.stringify(value) ?? "null";
 }
 
 /** Qwen3's chat template, for the shapes the bot sends (system first, user/assistant/tool, tools, thinking switch). */
-export function renderQwen3Prompt(body: { messages?: Array<Record<string, any>>; tools?: unknown[]; chat_template_kwargs?: { enable_thinking?: boolean } }): string {
+export function renderQwen3Prompt(body: {
+  messages?: Array<Record<string, any>>;
+  tools?: unknown[];
+  chat_template_kwargs?: { enable_thinking?: boolean };
+}): string {
   const messages = body.messages ?? [];
   const tools = body.tools ?? [];
   let out = "";
   const first = messages[0];
   const system = first?.role === "system" ? String(first.content ?? "") : undefined;
   if (tools.length) {
-    out += "<|im_start|>system\n" + (system !== undefined ? `${system}\n\n` : "");
-    out += "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>";
-    for (const tool of tools) out += "\n" + pyJson(tool);
-    out += '\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n';
+    out += `<|im_start|>system\n${system !== undefined ? `${system}\n\n` : ""}`;
+    out +=
+      "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>";
+    for (const tool of tools) out += `\n${pyJson(tool)}`;
+    out +=
+      '\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n';
   } else if (system !== undefined) out += `<|im_start|>system\n${system}<|im_end|>\n`;
   messages.forEach((m, i) => {
     const content = typeof m.content === "string" ? m.content : "";
@@ -100,7 +109,16 @@ export async function tokenizeBody(rawBody: string): Promise<{ status: number; b
   try {
     parsed = JSON.parse(rawBody) as { content?: unknown };
   } catch (error) {
-    return { status: 500, body: { error: { code: 500, message: `[json.exception.parse_error.101] parse error: ${(error as Error).message}`, type: "server_error" } } };
+    return {
+      status: 500,
+      body: {
+        error: {
+          code: 500,
+          message: `[json.exception.parse_error.101] parse error: ${(error as Error).message}`,
+          type: "server_error",
+        },
+      },
+    };
   }
   if (typeof parsed.content !== "string") return { status: 200, body: { tokens: [] } };
   return { status: 200, body: { tokens: await qwen3.encode(parsed.content) } };

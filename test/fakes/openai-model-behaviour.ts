@@ -32,7 +32,11 @@ export function qwen3LikeModel(opts: { understands?: ThinkingSwitch } = {}): Fak
     const reasoning = thinkingOff(body, understands) ? undefined : "The user wants a short answer.";
     const lastUser = [...(body.messages ?? [])].reverse().find((m) => m.role === "user");
     const asked = (body.tools ?? []).find((t) => String(lastUser?.content ?? "").includes(t.function.name));
-    if (asked) return toolCallAnswer([{ name: asked.function.name, arguments: { word: "ping" } }], reasoning ? { reasoning } : {});
+    if (asked)
+      return toolCallAnswer(
+        [{ name: asked.function.name, arguments: { word: "ping" } }],
+        reasoning ? { reasoning } : {},
+      );
     return textAnswer("OK", reasoning ? { reasoning } : {});
   };
 }

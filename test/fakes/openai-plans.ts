@@ -103,9 +103,11 @@ export function tokenize(text: string): string[] {
 
 /** JSON as a Qwen model writes it: `{"city": "Paris", "n": 1}`. */
 export function modelJson(value: unknown): string {
-  if (Array.isArray(value)) return "[" + value.map(modelJson).join(", ") + "]";
+  if (Array.isArray(value)) return `[${value.map(modelJson).join(", ")}]`;
   if (value !== null && typeof value === "object") {
-    return "{" + Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${modelJson(v)}`).join(", ") + "}";
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}: ${modelJson(v)}`)
+      .join(", ")}}`;
   }
   return JSON.stringify(value) ?? "null";
 }
@@ -339,7 +341,12 @@ export function fragmented<P extends StreamPlan | RawPlan>(plan: P, seed: number
 }
 
 /** An HTTP error in llama.cpp's shape. */
-export function httpError(status: number, message: string, type: string, extra: Record<string, unknown> = {}): ErrorPlan {
+export function httpError(
+  status: number,
+  message: string,
+  type: string,
+  extra: Record<string, unknown> = {},
+): ErrorPlan {
   return { kind: "error", status, error: { code: status, message, type, ...extra } };
 }
 
@@ -355,7 +362,10 @@ export function unavailable(message = "Loading model"): ErrorPlan {
 
 /** HTTP 429 with a Retry-After header (hosted endpoints, vLLM behind a gateway). */
 export function rateLimited(retryAfterSeconds = 2): ErrorPlan {
-  return { ...httpError(429, "Too many requests", "rate_limit_error"), headers: [["Retry-After", String(retryAfterSeconds)]] };
+  return {
+    ...httpError(429, "Too many requests", "rate_limit_error"),
+    headers: [["Retry-After", String(retryAfterSeconds)]],
+  };
 }
 
 /** HTTP 400 context exceeded, exactly as llama.cpp (fixture 26/27), even for `stream:true`. */

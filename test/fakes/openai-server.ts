@@ -39,7 +39,10 @@ export interface FakeChatRequestBody {
   model?: string;
   /** Messages as sent (any shape: tests read them loosely). */
   messages?: Array<Record<string, any>>;
-  tools?: Array<{ type: string; function: { name: string; description?: string; parameters?: Record<string, unknown> } }>;
+  tools?: Array<{
+    type: string;
+    function: { name: string; description?: string; parameters?: Record<string, unknown> };
+  }>;
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
   /** Dialect fields (chat_template_kwargs, enable_thinking, reasoning_effort…). */
@@ -114,7 +117,8 @@ const BASE_HEADERS: [string, string][] = [
 
 /** Starts the fake on 127.0.0.1 with a free port. */
 export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
-  const options: FakeOpenAIOptions = typeof handlerOrOptions === "function" ? { handler: handlerOrOptions } : handlerOrOptions;
+  const options: FakeOpenAIOptions =
+    typeof handlerOrOptions === "function" ? { handler: handlerOrOptions } : handlerOrOptions;
   const modelId = options.modelId ?? "qwen3-1.7b-q8_0.gguf";
   const llama = options.llama ?? {};
   const contextTokens = llama.contextTokens ?? options.contextTokens ?? 16384;
@@ -127,7 +131,10 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
   const server = createServer((req, res) => {
     res.sendDate = false; // llama.cpp sends no Date header
     void route(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { error: { code: 500, message: `fake-openai crashed: ${String(error)}`, type: "server_error" } });
+      if (!res.headersSent)
+        sendJson(res, 500, {
+          error: { code: 500, message: `fake-openai crashed: ${String(error)}`, type: "server_error" },
+        });
       else res.destroy();
     });
   });
@@ -140,14 +147,17 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const rawBody = await readBody(req);
     const path = (req.url ?? "/").split("?")[0] ?? "/";
-    if (req.method === "GET" && (path === "/health" || path === "/v1/health")) return sendJson(res, 200, { status: "ok" });
-    if (req.method === "GET" && (path === "/v1/models" || path === "/models")) return sendJson(res, 200, modelsBody(options.models ?? [modelId], contextTokens));
+    if (req.method === "GET" && (path === "/health" || path === "/v1/health"))
+      return sendJson(res, 200, { status: "ok" });
+    if (req.method === "GET" && (path === "/v1/models" || path === "/models"))
+      return sendJson(res, 200, modelsBody(options.models ?? [modelId], contextTokens));
     // llama.cpp's side endpoints (llama-extras.ts); other fields of /props come in through `props.fields` and `llama.propsFields`.
     if (req.method === "POST" && path === "/tokenize" && llama.tokenize !== false) {
       const answer = await tokenizeBody(rawBody);
       return sendJson(res, answer.status, answer.body);
     }
-    if (req.method === "GET" && path === "/props" && llama.props !== false) return sendJson(res, 200, propsFor(contextTokens, options, llama));
+    if (req.method === "GET" && path === "/props" && llama.props !== false)
+      return sendJson(res, 200, propsFor(contextTokens, options, llama));
     if (req.method !== "POST" || (path !== "/v1/chat/completions" && path !== "/chat/completions")) {
       return sendJson(res, 404, { error: { code: 404, message: "File Not Found", type: "not_found_error" } }, true);
     }
@@ -183,28 +193,46 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
     };
     requests.push(record);
 
-    if (parseError !== undefined) return sendJson(res, 500, { error: { code: 500, message: parseError, type: "server_error" } }, true);
+    if (parseError !== undefined)
+      return sendJson(res, 500, { error: { code: 500, message: parseError, type: "server_error" } }, true);
     if (!Array.isArray(body.messages)) {
-      return sendJson(res, 400, { error: { code: 400, message: "'messages' is required", type: "invalid_request_error" } }, true);
+      return sendJson(
+        res,
+        400,
+        { error: { code: 400, message: "'messages' is required", type: "invalid_request_error" } },
+        true,
+      );
     }
 
     const hasTools = Array.isArray(body.tools) && body.tools.length > 0;
     if (hasTools && options.toolCalls === "requires-jinja") {
-      return sendJson(res, 500, { error: { code: 500, message: "tools param requires --jinja flag", type: "server_error" } }, true);
+      return sendJson(
+        res,
+        500,
+        { error: { code: 500, message: "tools param requires --jinja flag", type: "server_error" } },
+        true,
+      );
     }
-    if (hasTools && options.toolCalls === "dropped") record.body = { ...body, tools: undefined, tool_choice: undefined };
+    if (hasTools && options.toolCalls === "dropped")
+      record.body = { ...body, tools: undefined, tool_choice: undefined };
 
     if (llama.enforceContext) {
       // llama.cpp refuses before generating anything: no scripted plan is used up.
       record.promptTokens = await countPromptTokens(body);
-      if (record.promptTokens > contextTokens) return sendError(res, contextExceeded(record.promptTokens, contextTokens));
+      if (record.promptTokens > contextTokens)
+        return sendError(res, contextExceeded(record.promptTokens, contextTokens));
     }
     let plan: ResponsePlan;
     try {
       plan = await nextPlan(record);
       if (options.toolCalls === "as-text" && plan.kind === "stream") plan = toolCallsAsText(plan);
     } catch (error) {
-      return sendJson(res, 500, { error: { code: 500, message: `fake-openai handler threw: ${String(error)}`, type: "server_error" } }, true);
+      return sendJson(
+        res,
+        500,
+        { error: { code: 500, message: `fake-openai handler threw: ${String(error)}`, type: "server_error" } },
+        true,
+      );
     }
     const ctx: WriteContext = {
       res,
@@ -240,7 +268,11 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
     return {
       kind: "error",
       status: 500,
-      error: { code: 500, message: `fake-openai: no response scripted for chat request #${record.index}`, type: "server_error" },
+      error: {
+        code: 500,
+        message: `fake-openai: no response scripted for chat request #${record.index}`,
+        type: "server_error",
+      },
     };
   }
 
@@ -335,7 +367,9 @@ export function renderStream(plan: StreamPlan, opts: RenderOptions): SseSegment[
     `data: ${JSON.stringify({ choices, created, id, model: modelId, system_fingerprint: FINGERPRINT, object: "chat.completion.chunk", ...extra })}\n\n`;
   const tokenGap = plan.tokensPerSecond ? 1000 / plan.tokensPerSecond : 0;
 
-  const segments: SseSegment[] = [{ bytes: chunk([{ finish_reason: null, index: 0, delta: { role: "assistant", content: null } }]) }];
+  const segments: SseSegment[] = [
+    { bytes: chunk([{ finish_reason: null, index: 0, delta: { role: "assistant", content: null } }]) },
+  ];
   let tokens = 0;
   let elapsedMs = 0.5;
   let sawFinish = false;
@@ -346,7 +380,12 @@ export function renderStream(plan: StreamPlan, opts: RenderOptions): SseSegment[
   };
   const usageChunk = (): string =>
     chunk([], {
-      usage: { completion_tokens: tokens, prompt_tokens: promptTokens, total_tokens: tokens + promptTokens, prompt_tokens_details: { cached_tokens: 0 } },
+      usage: {
+        completion_tokens: tokens,
+        prompt_tokens: promptTokens,
+        total_tokens: tokens + promptTokens,
+        prompt_tokens_details: { cached_tokens: 0 },
+      },
       timings: timings(promptTokens, tokens, elapsedMs),
     });
 
@@ -406,7 +445,11 @@ async function writeCompletion(ctx: WriteContext, plan: StreamPlan): Promise<voi
       content += step.delta.content ?? "";
       reasoning += step.delta.reasoning_content ?? step.delta.reasoning ?? "";
       for (const f of step.delta.tool_calls ?? []) {
-        const call = calls.get(f.index ?? 0) ?? { type: "function" as const, function: { name: "", arguments: "" }, id: "" };
+        const call = calls.get(f.index ?? 0) ?? {
+          type: "function" as const,
+          function: { name: "", arguments: "" },
+          id: "",
+        };
         call.id ||= f.id ?? "";
         call.function.name ||= f.function?.name ?? "";
         call.function.arguments += f.function?.arguments ?? "";
@@ -423,7 +466,11 @@ async function writeCompletion(ctx: WriteContext, plan: StreamPlan): Promise<voi
   if (calls.size) {
     message.tool_calls = [...calls.entries()]
       .sort(([a], [b]) => a - b)
-      .map(([, c]) => ({ type: c.type, function: { name: c.function.name, arguments: c.function.arguments.trim() }, id: c.id || llamaId() }));
+      .map(([, c]) => ({
+        type: c.type,
+        function: { name: c.function.name, arguments: c.function.arguments.trim() },
+        id: c.id || llamaId(),
+      }));
   }
   sendJson(ctx.res, 200, {
     choices: [{ finish_reason: finish ?? "stop", index: 0, message }],
@@ -431,7 +478,12 @@ async function writeCompletion(ctx: WriteContext, plan: StreamPlan): Promise<voi
     model: ctx.modelId,
     system_fingerprint: FINGERPRINT,
     object: "chat.completion",
-    usage: { completion_tokens: tokens, prompt_tokens: ctx.promptTokens, total_tokens: tokens + ctx.promptTokens, prompt_tokens_details: { cached_tokens: 0 } },
+    usage: {
+      completion_tokens: tokens,
+      prompt_tokens: ctx.promptTokens,
+      total_tokens: tokens + ctx.promptTokens,
+      prompt_tokens_details: { cached_tokens: 0 },
+    },
     id: `chatcmpl-${llamaId()}`,
     timings: timings(ctx.promptTokens, tokens, 1),
   });
@@ -444,7 +496,11 @@ async function writeRaw(ctx: WriteContext, plan: RawPlan): Promise<void> {
 }
 
 /** Writes segments in order, honouring delays; with `fragment`, re-cuts the bytes between delays at random points. */
-async function writeSegments(ctx: WriteContext, segments: SseSegment[], fragment: StreamPlan["fragment"]): Promise<void> {
+async function writeSegments(
+  ctx: WriteContext,
+  segments: SseSegment[],
+  fragment: StreamPlan["fragment"],
+): Promise<void> {
   const random = fragment ? seededRandom(fragment.seed) : undefined;
   let pending: Buffer[] = [];
   const flush = async (): Promise<void> => {
@@ -499,7 +555,13 @@ function sendError(res: ServerResponse, plan: ErrorPlan): void {
   sendJson(res, plan.status, { error: plan.error }, true, plan.headers);
 }
 
-function sendJson(res: ServerResponse, status: number, value: unknown, close = false, extra: [string, string][] = []): void {
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  value: unknown,
+  close = false,
+  extra: [string, string][] = [],
+): void {
   const text = JSON.stringify(value);
   const headers: [string, string][] = [
     ...BASE_HEADERS,
@@ -569,7 +631,9 @@ function toolCallsAsText(plan: StreamPlan): StreamPlan {
     }
     if ("finish" in step && step.finish === "tool_calls") {
       for (const call of calls.values()) {
-        steps.push({ delta: { content: `<tool_call>\n{"name": "${call.name}", "arguments": ${call.arguments}}\n</tool_call>` } });
+        steps.push({
+          delta: { content: `<tool_call>\n{"name": "${call.name}", "arguments": ${call.arguments}}\n</tool_call>` },
+        });
       }
       steps.push({ finish: "stop" });
       continue;
@@ -581,8 +645,15 @@ function toolCallsAsText(plan: StreamPlan): StreamPlan {
 
 /** llama.cpp's GET /props, reduced to what clients read (n_ctx per request, the model, the modalities). */
 /** `/props` as llama-server answers it (the captured body with this fake's `n_ctx`), with an mmproj when `props.vision` says so. */
-function propsFor(contextTokens: number, options: FakeOpenAIOptions, llama: LlamaExtrasOptions): Record<string, unknown> {
-  const vision = options.props?.vision !== undefined ? { modalities: { vision: options.props.vision, video: false, audio: false } } : {};
+function propsFor(
+  contextTokens: number,
+  options: FakeOpenAIOptions,
+  llama: LlamaExtrasOptions,
+): Record<string, unknown> {
+  const vision =
+    options.props?.vision !== undefined
+      ? { modalities: { vision: options.props.vision, video: false, audio: false } }
+      : {};
   return propsBody(contextTokens, { ...vision, ...options.props?.fields, ...llama.propsFields });
 }
 
@@ -599,7 +670,14 @@ function modelsBody(modelIds: string[], contextTokens: number): unknown {
       tags: [""],
       capabilities: ["completion"],
       parameters: "",
-      details: { parent_model: "", format: "gguf", family: "", families: [""], parameter_size: "", quantization_level: "" },
+      details: {
+        parent_model: "",
+        format: "gguf",
+        family: "",
+        families: [""],
+        parameter_size: "",
+        quantization_level: "",
+      },
     })),
     object: "list",
     data: modelIds.map((modelId) => ({
@@ -609,7 +687,16 @@ function modelsBody(modelIds: string[], contextTokens: number): unknown {
       object: "model",
       created: Math.floor(Date.now() / 1000),
       owned_by: "llamacpp",
-      meta: { vocab_type: 2, n_vocab: 151936, n_ctx: contextTokens, n_ctx_train: 40960, n_embd: 2048, n_params: 1720574976, size: 1834426368, ftype: "Q8_0" },
+      meta: {
+        vocab_type: 2,
+        n_vocab: 151936,
+        n_ctx: contextTokens,
+        n_ctx_train: 40960,
+        n_embd: 2048,
+        n_params: 1720574976,
+        size: 1834426368,
+        ftype: "Q8_0",
+      },
     })),
   };
 }
@@ -642,8 +729,10 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 /** True when any string in a parsed JSON value holds half of a UTF-16 surrogate pair alone. */
 function holdsLoneSurrogate(value: unknown): boolean {
-  if (typeof value === "string") return /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(value);
+  if (typeof value === "string")
+    return /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(value);
   if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
-  if (typeof value === "object" && value !== null) return Object.entries(value).some(([k, v]) => holdsLoneSurrogate(k) || holdsLoneSurrogate(v));
+  if (typeof value === "object" && value !== null)
+    return Object.entries(value).some(([k, v]) => holdsLoneSurrogate(k) || holdsLoneSurrogate(v));
   return false;
 }

@@ -71,19 +71,35 @@ export class FakeTelegramFiles {
         .jpeg({ quality: 87 })
         .toBuffer({ resolveWithObject: true });
       const file = this.add(data, "photos", "jpg");
-      photo.push({ file_id: file.fileId, file_unique_id: file.fileUniqueId, file_size: data.length, width: info.width, height: info.height });
+      photo.push({
+        file_id: file.fileId,
+        file_unique_id: file.fileUniqueId,
+        file_size: data.length,
+        width: info.width,
+        height: info.height,
+      });
     }
     return { photo };
   }
 
   /** getFile: the File object, or the Bot API error. */
-  getFile(params: Record<string, unknown>): { result: Record<string, unknown> } | { error: { code: number; description: string } } {
+  getFile(
+    params: Record<string, unknown>,
+  ): { result: Record<string, unknown> } | { error: { code: number; description: string } } {
     const id = typeof params.file_id === "string" ? params.file_id : undefined;
     if (!id) return { error: { code: 400, description: "Bad Request: file_id not specified" } };
     const file = this.byId.get(id);
     if (!file) return { error: { code: 400, description: "Bad Request: invalid file_id" } };
-    if (file.bytes.length > BOT_DOWNLOAD_LIMIT) return { error: { code: 400, description: "Bad Request: file is too big" } };
-    return { result: { file_id: file.fileId, file_unique_id: file.fileUniqueId, file_size: file.bytes.length, file_path: file.path } };
+    if (file.bytes.length > BOT_DOWNLOAD_LIMIT)
+      return { error: { code: 400, description: "Bad Request: file is too big" } };
+    return {
+      result: {
+        file_id: file.fileId,
+        file_unique_id: file.fileUniqueId,
+        file_size: file.bytes.length,
+        file_path: file.path,
+      },
+    };
   }
 
   /** Serves `/file/bot<token>/<path>`; false when the URL is not a file URL. */
@@ -94,10 +110,14 @@ export class FakeTelegramFiles {
     const file = route[1] === token ? this.byPath.get(path) : undefined;
     this.downloads.push({ path, status: file ? 200 : 404 });
     if (!file) {
-      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ ok: false, error_code: 404, description: "Not Found" }));
+      res
+        .writeHead(404, { "content-type": "application/json" })
+        .end(JSON.stringify({ ok: false, error_code: 404, description: "Not Found" }));
       return true;
     }
-    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(file.bytes.length) }).end(file.bytes);
+    res
+      .writeHead(200, { "content-type": "application/octet-stream", "content-length": String(file.bytes.length) })
+      .end(file.bytes);
     return true;
   }
 }

@@ -81,7 +81,8 @@ export class FloodControl {
     const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
     const chatWait = (this.floodUntil.get(chatId) ?? 0) - at;
     if (chatWait > 0) return { ok: false, rule: "flood-wait", retryAfter: seconds(chatWait) };
-    if (this.globalFloodUntil - at > 0) return { ok: false, rule: "flood-wait", retryAfter: seconds(this.globalFloodUntil - at) };
+    if (this.globalFloodUntil - at > 0)
+      return { ok: false, rule: "flood-wait", retryAfter: seconds(this.globalFloodUntil - at) };
     const last = this.lastAt.get(chatId);
     if (last !== undefined && at - last < this.limits.perChatIntervalMs) {
       return { ok: false, rule: "per-chat", retryAfter: seconds(last + this.limits.perChatIntervalMs - at) };

@@ -19,13 +19,28 @@ export interface ParsedText {
 }
 
 const ALLOWED_TAGS = new Set([
-  "a", "b", "strong", "i", "em", "s", "strike", "del", "u", "ins",
-  "tg-spoiler", "tg-emoji", "tg-time", "span", "pre", "code", "blockquote",
+  "a",
+  "b",
+  "strong",
+  "i",
+  "em",
+  "s",
+  "strike",
+  "del",
+  "u",
+  "ins",
+  "tg-spoiler",
+  "tg-emoji",
+  "tg-time",
+  "span",
+  "pre",
+  "code",
+  "blockquote",
 ]);
 
 // tdlib's is_space: the C string's terminating NUL counts as space, which is how its loops stop at the end.
 const isSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a || c === 0 || c === 0x0b;
-const isAlpha = (c: number) => ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a);
+const isAlpha = (c: number) => (c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a;
 const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
 const isHex = (c: number) => isDigit(c) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66);
 const isAlnum = (c: number) => isAlpha(c) || isDigit(c);
@@ -107,7 +122,9 @@ function readStartTag(bytes: Uint8Array, begin: number): { tag: string; argument
   let i = begin + 1;
   while (!isSpace(at(i)) && at(i) !== 0x3e) i++;
   if (at(i) === 0 && i >= n) throw new TelegramHtmlError(`Unclosed start tag at byte offset ${begin}`);
-  const tag = Buffer.from(bytes.subarray(begin + 1, i)).toString("utf8").toLowerCase();
+  const tag = Buffer.from(bytes.subarray(begin + 1, i))
+    .toString("utf8")
+    .toLowerCase();
   if (!ALLOWED_TAGS.has(tag)) throw new TelegramHtmlError(`Unsupported start tag "${tag}" at byte offset ${begin}`);
 
   let argument = "";
@@ -132,7 +149,8 @@ function readStartTag(bytes: Uint8Array, begin: number): { tag: string; argument
       const tokenBegin = i;
       while (isAlnum(at(i)) || at(i) === 0x2e || at(i) === 0x2d) i++;
       value = Buffer.from(bytes.subarray(tokenBegin, i)).toString("utf8").toLowerCase();
-      if (!isSpace(at(i)) && at(i) !== 0x3e) throw new TelegramHtmlError(`Unexpected end of name token at byte offset ${tokenBegin}`);
+      if (!isSpace(at(i)) && at(i) !== 0x3e)
+        throw new TelegramHtmlError(`Unexpected end of name token at byte offset ${tokenBegin}`);
     } else {
       const quote = at(i++);
       const valueBytes: number[] = [];
@@ -164,7 +182,13 @@ function readStartTag(bytes: Uint8Array, begin: number): { tag: string; argument
 }
 
 /** The entity a closed tag makes, if any (`<pre><code class="language-x">` merge into one `pre`). */
-function closeEntity(entities: MessageEntity[], top: OpenTag, offset: number, length: number, linkText: () => string): void {
+function closeEntity(
+  entities: MessageEntity[],
+  top: OpenTag,
+  offset: number,
+  length: number,
+  linkText: () => string,
+): void {
   const last = entities[entities.length - 1];
   switch (top.tag) {
     case "b":
@@ -206,7 +230,13 @@ function closeEntity(entities: MessageEntity[], top: OpenTag, offset: number, le
       break;
     }
     case "pre":
-      if (last && last.type === "code" && last.offset === offset && last.length === length && (last as { language?: string }).language) {
+      if (
+        last &&
+        last.type === "code" &&
+        last.offset === offset &&
+        last.length === length &&
+        (last as { language?: string }).language
+      ) {
         const language = (last as { language?: string }).language as string;
         entities[entities.length - 1] = { type: "pre", offset, length, language };
       } else {
@@ -218,7 +248,12 @@ function closeEntity(entities: MessageEntity[], top: OpenTag, offset: number, le
         entities[entities.length - 1] = { type: "pre", offset, length, language: top.argument };
       } else {
         // The language is kept for a moment so an enclosing <pre> can claim it; dropped below otherwise.
-        entities.push({ type: "code", offset, length, ...(top.argument ? { language: top.argument } : {}) } as MessageEntity);
+        entities.push({
+          type: "code",
+          offset,
+          length,
+          ...(top.argument ? { language: top.argument } : {}),
+        } as MessageEntity);
       }
       break;
     case "blockquote":
@@ -273,12 +308,16 @@ export function parseTelegramHtml(html: string): ParsedText {
     // An end tag.
     if (open.length === 0) throw new TelegramHtmlError(`Unexpected end tag at byte offset ${begin}`);
     while (!isSpace(at(i)) && at(i) !== 0x3e) i++;
-    const endTag = Buffer.from(bytes.subarray(begin + 2, i)).toString("utf8").toLowerCase();
+    const endTag = Buffer.from(bytes.subarray(begin + 2, i))
+      .toString("utf8")
+      .toLowerCase();
     while (i < n && isSpace(at(i))) i++;
     if (at(i) !== 0x3e || i >= n) throw new TelegramHtmlError(`Unclosed end tag at byte offset ${begin}`);
     const top = open[open.length - 1] as OpenTag;
     if (endTag !== "" && endTag !== top.tag) {
-      throw new TelegramHtmlError(`Unmatched end tag at byte offset ${begin}, expected "</${top.tag}>", found "</${endTag}>"`);
+      throw new TelegramHtmlError(
+        `Unmatched end tag at byte offset ${begin}, expected "</${top.tag}>", found "</${endTag}>"`,
+      );
     }
     if (utf16 > top.utf16Offset) {
       const offset = top.utf16Offset;
@@ -288,7 +327,9 @@ export function parseTelegramHtml(html: string): ParsedText {
     open.pop();
   }
   if (open.length > 0) {
-    throw new TelegramHtmlError(`Can't find end tag corresponding to start tag "${(open[open.length - 1] as OpenTag).tag}"`);
+    throw new TelegramHtmlError(
+      `Can't find end tag corresponding to start tag "${(open[open.length - 1] as OpenTag).tag}"`,
+    );
   }
   for (const e of entities) if (e.type === "code") delete (e as { language?: string }).language;
   entities.sort((a, b) => a.offset - b.offset || b.length - a.length);

@@ -141,7 +141,6 @@ export interface WebhookAttempt {
   error?: string;
 }
 
-
 /** Builds the private chat of a user. */
 export function privateChat(user: FakeUser): FakeChat {
   return {
@@ -192,7 +191,12 @@ export interface FakeTelegram {
   /** A user edits one of their messages (an `edited_message` update). */
   userEdits(chatId: number, messageId: number, text: string): number | undefined;
   /** A user presses an inline button under a bot message; returns the callback query id. */
-  userPresses(chatId: number, user: FakeUser, messageId: number, data: string): { queryId: string; updateId: number | undefined };
+  userPresses(
+    chatId: number,
+    user: FakeUser,
+    messageId: number,
+    data: string,
+  ): { queryId: string; updateId: number | undefined };
   /** A user presses the stop button of a draft sent with can_stop (a `stopped_message_generation` update). */
   userStopsDraft(chatId: number, draftId: number, threadId?: number): number | undefined;
   /** Creates a forum topic in a forum supergroup; returns its message_thread_id. */
@@ -254,7 +258,12 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   const state = createTelegramState(port, options);
   // The delivery runs methods a webhook answers with, and setWebhook starts the delivery: the dispatcher is looked up late.
   const delivery = createWebhookDelivery(state, (method, p, res) => dispatch(method, p, res));
-  const dispatch = createDispatch(messageMethods(state), updateWebhookMethods(state, delivery), chatMemberCommandMethods(state), fileMethods(state));
+  const dispatch = createDispatch(
+    messageMethods(state),
+    updateWebhookMethods(state, delivery),
+    chatMemberCommandMethods(state),
+    fileMethods(state),
+  );
   const pushUpdate = createPushUpdate(state, () => delivery.kick());
   handle = createRequestHandler(state, dispatch);
   return {

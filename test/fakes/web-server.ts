@@ -199,12 +199,21 @@ function j1(place: Place, lang: string | null): unknown {
   };
   if (lang === "zh") current.lang_zh = [{ value: place.descZh }];
   const day = (offset: number) => ({
-    astronomy: [{ moon_illumination: "52", moon_phase: "Waning Gibbous", moonrise: "11:56 PM", moonset: "10:47 AM", sunrise: "04:45 AM", sunset: "07:45 PM" }],
+    astronomy: [
+      {
+        moon_illumination: "52",
+        moon_phase: "Waning Gibbous",
+        moonrise: "11:56 PM",
+        moonset: "10:47 AM",
+        sunrise: "04:45 AM",
+        sunset: "07:45 PM",
+      },
+    ],
     avgtempC: String(place.tempC - 3 + offset),
     avgtempF: String(Math.round((place.tempC - 3 + offset) * 1.8 + 32)),
     date: `2025-06-${18 + offset}`,
     hourly: [0, 300, 600, 900, 1200, 1500, 1800, 2100].map((time) => ({
-      tempC: String(place.tempC - 5 + (time / 300) % 6),
+      tempC: String(place.tempC - 5 + ((time / 300) % 6)),
       time: String(time),
       weatherCode: place.code,
       weatherDesc: [{ value: place.desc }],
@@ -314,14 +323,18 @@ const ARTICLES: Article[] = [
     source: "Weather Desk",
     sourceUrl: "https://weatherdesk.example",
     published: "Mon, 16 Jun 2025 08:00:00 GMT",
-    paragraphs: ["Forecasters expect temperatures above thirty degrees in the north and steady rain along the southern coast."],
+    paragraphs: [
+      "Forecasters expect temperatures above thirty degrees in the north and steady rain along the southern coast.",
+    ],
   },
   {
     title: "{topic} startups raise record funding in second quarter",
     source: "Venture Notes",
     sourceUrl: "https://venturenotes.example",
     published: "Sun, 15 Jun 2025 18:20:00 GMT",
-    paragraphs: ["Start-ups in the sector raised more money in the second quarter than in any quarter before, according to a tally by an industry newsletter."],
+    paragraphs: [
+      "Start-ups in the sector raised more money in the second quarter than in any quarter before, according to a tally by an industry newsletter.",
+    ],
   },
   {
     title: "Museums use {topic} to restore faded manuscripts",
@@ -339,7 +352,8 @@ const ARTICLES: Article[] = [
   },
 ];
 
-const xmlEscape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+const xmlEscape = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 const htmlEscape = xmlEscape;
 
 function rss(base: string, q: string): string {
@@ -424,7 +438,13 @@ export async function startFakeWeb(options: FakeWebOptions = {}): Promise<FakeWe
     return t;
   };
 
-  const send = (res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}) => {
+  const send = (
+    res: ServerResponse,
+    status: number,
+    type: string,
+    body: string | Buffer,
+    extra: Record<string, string> = {},
+  ) => {
     if (res.destroyed) return;
     res.writeHead(status, { "Content-Type": type, "Content-Length": String(Buffer.byteLength(body)), ...extra });
     res.end(body);
@@ -437,9 +457,20 @@ export async function startFakeWeb(options: FakeWebOptions = {}): Promise<FakeWe
     if (pathname === "/atom") return send(res, 200, "application/atom+xml", atom(base, q.get("q") ?? ""));
     if (articleMatch) {
       const a = ARTICLES[Number(articleMatch[1]) - 1];
-      if (!a) return send(res, 404, "text/html; charset=utf-8", "<!DOCTYPE html><html><head><title>Not found</title></head><body><h1>Page not found</h1></body></html>");
+      if (!a)
+        return send(
+          res,
+          404,
+          "text/html; charset=utf-8",
+          "<!DOCTYPE html><html><head><title>Not found</title></head><body><h1>Page not found</h1></body></html>",
+        );
       const topic = q.get("q") ?? "AI";
-      return send(res, 200, "text/html; charset=utf-8", articlePage(a.title.replace("{topic}", topic), a.source, a.paragraphs));
+      return send(
+        res,
+        200,
+        "text/html; charset=utf-8",
+        articlePage(a.title.replace("{topic}", topic), a.source, a.paragraphs),
+      );
     }
     if (pathname === "/inject") {
       return send(
@@ -461,20 +492,36 @@ export async function startFakeWeb(options: FakeWebOptions = {}): Promise<FakeWe
     if (pathname === "/gbk") {
       // "北京天气" in GBK; the charset is declared only in the page, as many Chinese sites do.
       const beijingWeather = Buffer.from([0xb1, 0xb1, 0xbe, 0xa9, 0xcc, 0xec, 0xc6, 0xf8]);
-      const head = Buffer.from('<!DOCTYPE html><html><head><meta http-equiv="Content-Type" content="text/html; charset=gbk"><title>');
+      const head = Buffer.from(
+        '<!DOCTYPE html><html><head><meta http-equiv="Content-Type" content="text/html; charset=gbk"><title>',
+      );
       const mid = Buffer.from("</title></head><body><article><h1>");
-      const tail = Buffer.from("</h1><p>Sunny and dry, thirty-one degrees in the afternoon with a light south-west wind.</p></article></body></html>");
+      const tail = Buffer.from(
+        "</h1><p>Sunny and dry, thirty-one degrees in the afternoon with a light south-west wind.</p></article></body></html>",
+      );
       return send(res, 200, "text/html", Buffer.concat([head, beijingWeather, mid, beijingWeather, tail]));
     }
-    if (pathname === "/text") return send(res, 200, "text/plain; charset=utf-8", "Plain   text\n\n\n\nwith    extra   spaces.\nSecond line.");
-    if (pathname === "/json") return send(res, 200, "application/json", JSON.stringify({ status: "ok", items: [1, 2, 3], note: "raw JSON" }));
+    if (pathname === "/text")
+      return send(res, 200, "text/plain; charset=utf-8", "Plain   text\n\n\n\nwith    extra   spaces.\nSecond line.");
+    if (pathname === "/json")
+      return send(res, 200, "application/json", JSON.stringify({ status: "ok", items: [1, 2, 3], note: "raw JSON" }));
     if (pathname === "/binary") {
-      return send(res, 200, "image/png", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52]));
+      return send(
+        res,
+        200,
+        "image/png",
+        Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52]),
+      );
     }
-    if (pathname === "/pdf") return send(res, 200, "application/pdf", Buffer.from("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n"));
+    if (pathname === "/pdf")
+      return send(res, 200, "application/pdf", Buffer.from("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n"));
     if (pathname === "/redirect") {
       const to = q.get("to") ?? "/";
-      res.writeHead(Number(q.get("status") ?? 302), { Location: to, "Content-Type": "text/html", "Content-Length": "0" });
+      res.writeHead(Number(q.get("status") ?? 302), {
+        Location: to,
+        "Content-Type": "text/html",
+        "Content-Length": "0",
+      });
       return res.end();
     }
     if (pathname === "/redirect-loop") {
@@ -482,7 +529,9 @@ export async function startFakeWeb(options: FakeWebOptions = {}): Promise<FakeWe
       return res.end();
     }
     if (pathname === "/slow") {
-      later(Number(q.get("ms") ?? 10_000), () => send(res, 200, "text/html; charset=utf-8", articlePage("Slow page", "Slow Site", ["Finally here."])));
+      later(Number(q.get("ms") ?? 10_000), () =>
+        send(res, 200, "text/html; charset=utf-8", articlePage("Slow page", "Slow Site", ["Finally here."])),
+      );
       return;
     }
     if (pathname === "/drip") {
@@ -516,12 +565,19 @@ export async function startFakeWeb(options: FakeWebOptions = {}): Promise<FakeWe
       return send(res, 200, "text/plain", bomb, { "Content-Encoding": "gzip" });
     }
     const status = pathname.match(/^\/status\/(\d{3})$/);
-    if (status) return send(res, Number(status[1]), "text/html; charset=utf-8", `<html><body><h1>${status[1]}</h1></body></html>`);
+    if (status)
+      return send(
+        res,
+        Number(status[1]),
+        "text/html; charset=utf-8",
+        `<html><body><h1>${status[1]}</h1></body></html>`,
+      );
 
     // Everything else is wttr.in: /{location}?format=j1
     const location = pathname.slice(1).replace(/\+/g, " ").trim().toLowerCase();
     if (location === "" || location === "favicon.ico") return send(res, 404, "text/plain", "not found");
-    if (q.get("format") !== "j1") return send(res, 200, "text/plain; charset=utf-8", `Weather report: ${location}\n\n  \\  /  Sunny\n`);
+    if (q.get("format") !== "j1")
+      return send(res, 200, "text/plain; charset=utf-8", `Weather report: ${location}\n\n  \\  /  Sunny\n`);
     if (location === "antarctica") {
       return send(res, 200, "application/json", "Unknown location; please try ~-82.1081821,34.37824");
     }

@@ -7,7 +7,14 @@ const counted = (message: ChatMessage, tokens: number): CountedMessage => ({ mes
 const u = (content: string, tokens = 10) => counted({ role: "user", content }, tokens);
 const a = (content: string, tokens = 10) => counted({ role: "assistant", content }, tokens);
 const call = (id: string, tokens = 10) =>
-  counted({ role: "assistant", content: "", tool_calls: [{ id, type: "function", function: { name: "get_time", arguments: "{}" } }] }, tokens);
+  counted(
+    {
+      role: "assistant",
+      content: "",
+      tool_calls: [{ id, type: "function", function: { name: "get_time", arguments: "{}" } }],
+    },
+    tokens,
+  );
 const result = (id: string, tokens = 10) => counted({ role: "tool", tool_call_id: id, content: "12:00" }, tokens);
 
 const contents = (kept: CountedMessage[]) => kept.map((m) => m.message.content || m.message.role);

@@ -16,22 +16,40 @@ afterEach(async () => {
 
 const user = (content: string, name?: string): ChatMessage => ({ role: "user", content, ...(name ? { name } : {}) });
 const answer = (content: string): ChatMessage => ({ role: "assistant", content });
-const call = (id: string, name: string, args: string): ToolCallRecord => ({ id, type: "function", function: { name, arguments: args } });
+const call = (id: string, name: string, args: string): ToolCallRecord => ({
+  id,
+  type: "function",
+  function: { name, arguments: args },
+});
 
 describe("history store", () => {
   it("does not store a turn whose question was asked before the last /reset", async () => {
-    const store = createHistoryStore({ redis: t.redis, prefix: t.prefix, maxMessages: 40, maxTokens: 6000, ttlSeconds: 3600 });
+    const store = createHistoryStore({
+      redis: t.redis,
+      prefix: t.prefix,
+      maxMessages: 40,
+      maxTokens: 6000,
+      ttlSeconds: 3600,
+    });
     await store.append("dc:9", [user("old question"), answer("old answer")], { askedAt: 1_000 });
     await store.reset("dc:9", 2_000);
     // The answer to a question from before the reset finished streaming afterwards: it must not come back.
-    expect(await store.append("dc:9", [user("asked before reset"), answer("late answer")], { askedAt: 1_500 })).toBe(false);
+    expect(await store.append("dc:9", [user("asked before reset"), answer("late answer")], { askedAt: 1_500 })).toBe(
+      false,
+    );
     expect(await store.load("dc:9")).toEqual([]);
     expect(await store.append("dc:9", [user("asked after reset"), answer("kept")], { askedAt: 2_500 })).toBe(true);
     expect(await store.load("dc:9")).toEqual([user("asked after reset"), answer("kept")]);
   });
 
   it("keeps a conversation across a reconnect (a new connection and a new store see the same history)", async () => {
-    const first = createHistoryStore({ redis: t.redis, prefix: t.prefix, maxMessages: 40, maxTokens: 6000, ttlSeconds: 3600 });
+    const first = createHistoryStore({
+      redis: t.redis,
+      prefix: t.prefix,
+      maxMessages: 40,
+      maxTokens: 6000,
+      ttlSeconds: 3600,
+    });
     const turn: ChatMessage[] = [
       user("Alice: 北京天气怎么样？", "Alice"),
       { role: "assistant", content: "", tool_calls: [call("c1", "get_weather", '{"city":"北京"}')] },
@@ -42,7 +60,13 @@ describe("history store", () => {
 
     const other = new Redis(t.url);
     try {
-      const second = createHistoryStore({ redis: other, prefix: t.prefix, maxMessages: 40, maxTokens: 6000, ttlSeconds: 3600 });
+      const second = createHistoryStore({
+        redis: other,
+        prefix: t.prefix,
+        maxMessages: 40,
+        maxTokens: 6000,
+        ttlSeconds: 3600,
+      });
       expect(await second.load("tg:1")).toEqual(turn);
       await second.append("tg:1", [user("Bob: and tomorrow?", "Bob"), answer("Sunny.")]);
       expect(await first.load("tg:1")).toEqual([...turn, user("Bob: and tomorrow?", "Bob"), answer("Sunny.")]);
@@ -52,7 +76,13 @@ describe("history store", () => {
   });
 
   it("sets the TTL on append and refreshes it on the next append", async () => {
-    const store = createHistoryStore({ redis: t.redis, prefix: t.prefix, maxMessages: 40, maxTokens: 6000, ttlSeconds: 500 });
+    const store = createHistoryStore({
+      redis: t.redis,
+      prefix: t.prefix,
+      maxMessages: 40,
+      maxTokens: 6000,
+      ttlSeconds: 500,
+    });
     await store.append("dc:9", [user("hi"), answer("hello")]);
     const key = `${t.prefix}:history:dc:9`;
     const ttl = await t.redis.ttl(key);
@@ -65,7 +95,13 @@ describe("history store", () => {
   });
 
   it("reset forgets the conversation and only that one", async () => {
-    const store = createHistoryStore({ redis: t.redis, prefix: t.prefix, maxMessages: 40, maxTokens: 6000, ttlSeconds: 60 });
+    const store = createHistoryStore({
+      redis: t.redis,
+      prefix: t.prefix,
+      maxMessages: 40,
+      maxTokens: 6000,
+      ttlSeconds: 60,
+    });
     await store.append("tg:1", [user("a"), answer("b")]);
     await store.append("tg:2", [user("c"), answer("d")]);
     await store.reset("tg:1");
@@ -74,8 +110,20 @@ describe("history store", () => {
   });
 
   it("keeps deployments apart: the same conversation under two prefixes", async () => {
-    const a = createHistoryStore({ redis: t.redis, prefix: `${t.prefix}-a`, maxMessages: 40, maxTokens: 6000, ttlSeconds: 60 });
-    const b = createHistoryStore({ redis: t.redis, prefix: `${t.prefix}-b`, maxMessages: 40, maxTokens: 6000, ttlSeconds: 60 });
+    const a = createHistoryStore({
+      redis: t.redis,
+      prefix: `${t.prefix}-a`,
+      maxMessages: 40,
+      maxTokens: 6000,
+      ttlSeconds: 60,
+    });
+    const b = createHistoryStore({
+      redis: t.redis,
+      prefix: `${t.prefix}-b`,
+      maxMessages: 40,
+      maxTokens: 6000,
+      ttlSeconds: 60,
+    });
     await a.append("tg:1", [user("for a"), answer("A")]);
     expect(await b.load("tg:1")).toEqual([]);
     await b.reset("tg:1");
@@ -83,9 +131,19 @@ describe("history store", () => {
   });
 
   it("trims by message count to whole exchanges, oldest first", async () => {
-    const store = createHistoryStore({ redis: t.redis, prefix: t.prefix, maxMessages: 5, maxTokens: 100_000, ttlSeconds: 60 });
+    const store = createHistoryStore({
+      redis: t.redis,
+      prefix: t.prefix,
+      maxMessages: 5,
+      maxTokens: 100_000,
+      ttlSeconds: 60,
+    });
     const sizes: HistorySize[] = [];
-    for (let i = 1; i <= 4; i++) await store.append("k", [user(`q${i}`), answer(`a${i}`)], { tokens: [3, 2], onStored: (size) => sizes.push(size) });
+    for (let i = 1; i <= 4; i++)
+      await store.append("k", [user(`q${i}`), answer(`a${i}`)], {
+        tokens: [3, 2],
+        onStored: (size) => sizes.push(size),
+      });
     // 8 messages > 5: the longest suffix that starts with a user message and fits is q3..a4.
     expect(await store.load("k")).toEqual([user("q3"), answer("a3"), user("q4"), answer("a4")]);
     // Each append tells the history's size as stored, after the trim.
@@ -98,7 +156,13 @@ describe("history store", () => {
   });
 
   it("trims by the token estimate (CJK counts about a token per character)", async () => {
-    const store = createHistoryStore({ redis: t.redis, prefix: t.prefix, maxMessages: 100, maxTokens: 60, ttlSeconds: 60 });
+    const store = createHistoryStore({
+      redis: t.redis,
+      prefix: t.prefix,
+      maxMessages: 100,
+      maxTokens: 60,
+      ttlSeconds: 60,
+    });
     await store.append("k", [user("北".repeat(40)), answer("ok")]);
     await store.append("k", [user("short"), answer("fine")]);
     // 44 + 5 + 6 + 5 = 60 fits; one more turn must drop the first exchange.
@@ -106,11 +170,19 @@ describe("history store", () => {
     await store.append("k", [user("x"), answer("y")]);
     expect(await store.load("k")).toEqual([user("short"), answer("fine"), user("x"), answer("y")]);
     const total = Number(await t.redis.get(`${t.prefix}:history:k:tokens`));
-    expect(total).toBe([user("short"), answer("fine"), user("x"), answer("y")].reduce((s, m) => s + estimateMessageTokens(m), 0));
+    expect(total).toBe(
+      [user("short"), answer("fine"), user("x"), answer("y")].reduce((s, m) => s + estimateMessageTokens(m), 0),
+    );
   });
 
   it("recounts the earlier messages once when the token total was lost apart from the list, and still trims by it", async () => {
-    const store = createHistoryStore({ redis: t.redis, prefix: t.prefix, maxMessages: 100, maxTokens: 60, ttlSeconds: 60 });
+    const store = createHistoryStore({
+      redis: t.redis,
+      prefix: t.prefix,
+      maxMessages: 100,
+      maxTokens: 60,
+      ttlSeconds: 60,
+    });
     const tokens = (messages: ChatMessage[]) => messages.reduce((sum, m) => sum + estimateMessageTokens(m), 0);
     const first = [user("北".repeat(40)), answer("ok")];
     await store.append("k", first);
@@ -134,17 +206,35 @@ describe("history store", () => {
       answer("both sunny"),
     ];
     // 5 messages, budget 4: no user message can start a fitting history; the whole tool group can.
-    const four = createHistoryStore({ redis: t.redis, prefix: t.prefix, maxMessages: 4, maxTokens: 100_000, ttlSeconds: 60 });
+    const four = createHistoryStore({
+      redis: t.redis,
+      prefix: t.prefix,
+      maxMessages: 4,
+      maxTokens: 100_000,
+      ttlSeconds: 60,
+    });
     await four.append("k4", turn);
     expect(await four.load("k4")).toEqual(turn.slice(1));
     // Budget 3 falls inside the group: the cut moves past the results to the answer, never onto a tool message.
-    const three = createHistoryStore({ redis: t.redis, prefix: t.prefix, maxMessages: 3, maxTokens: 100_000, ttlSeconds: 60 });
+    const three = createHistoryStore({
+      redis: t.redis,
+      prefix: t.prefix,
+      maxMessages: 3,
+      maxTokens: 100_000,
+      ttlSeconds: 60,
+    });
     await three.append("k3", turn);
     expect(await three.load("k3")).toEqual([answer("both sunny")]);
   });
 
   it("drops damaged elements and orphaned tool messages on load", async () => {
-    const store = createHistoryStore({ redis: t.redis, prefix: t.prefix, maxMessages: 40, maxTokens: 6000, ttlSeconds: 60 });
+    const store = createHistoryStore({
+      redis: t.redis,
+      prefix: t.prefix,
+      maxMessages: 40,
+      maxTokens: 6000,
+      ttlSeconds: 60,
+    });
     const key = `${t.prefix}:history:k`;
     await t.redis.rpush(
       key,
@@ -203,10 +293,15 @@ function assertToolGroupsWhole(history: ChatMessage[]): void {
     const m = history[i] as ChatMessage;
     if (m.role === "assistant" && m.tool_calls?.length) {
       const following = history.slice(i + 1, i + 1 + m.tool_calls.length);
-      expect(following.map((f) => (f.role === "tool" ? f.tool_call_id : f.role))).toEqual(m.tool_calls.map((c) => c.id));
+      expect(following.map((f) => (f.role === "tool" ? f.tool_call_id : f.role))).toEqual(
+        m.tool_calls.map((c) => c.id),
+      );
     }
     if (m.role === "tool") {
-      const prev = history.slice(0, i).reverse().find((p) => p.role !== "tool");
+      const prev = history
+        .slice(0, i)
+        .reverse()
+        .find((p) => p.role !== "tool");
       expect(prev?.role === "assistant" && prev.tool_calls?.some((c) => c.id === m.tool_call_id)).toBe(true);
     }
   }
@@ -221,7 +316,13 @@ describe("history trimming (property)", () => {
         fc.integer({ min: 1, max: 14 }),
         fc.integer({ min: 5, max: 300 }),
         async (turns, maxMessages, maxTokens) => {
-          const store = createHistoryStore({ redis: t.redis, prefix: t.prefix, maxMessages, maxTokens, ttlSeconds: 60 });
+          const store = createHistoryStore({
+            redis: t.redis,
+            prefix: t.prefix,
+            maxMessages,
+            maxTokens,
+            ttlSeconds: 60,
+          });
           const key = `prop:${run++}`;
           let expected: ChatMessage[] = [];
           const all: ChatMessage[] = [];

@@ -55,7 +55,12 @@ describe("summary store", () => {
     const ttl = await t.redis.ttl(keys.summary);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(100);
-    expect((await history.load("tg:1")).map((m) => m.content)).toEqual(["question 1", "answer 1", "question 2", "answer 2"]);
+    expect((await history.load("tg:1")).map((m) => m.content)).toEqual([
+      "question 1",
+      "answer 1",
+      "question 2",
+      "answer 2",
+    ]);
     expect(await t.redis.ttl(keys.list)).toBeGreaterThan(590);
   });
 
@@ -64,9 +69,20 @@ describe("summary store", () => {
     const stored = await history.loadStored("tg:1");
     // Someone else folded the first turn in the meantime.
     await t.redis.ltrim(historyKeys(t.prefix, "tg:1").list, 2, -1);
-    const folded = await summaries.fold("tg:1", { count: 4, check: { at: 3, element: stored[3]!.element }, tokens: 24, summary: summary("stale"), startedAt: Date.now() });
+    const folded = await summaries.fold("tg:1", {
+      count: 4,
+      check: { at: 3, element: stored[3]!.element },
+      tokens: 24,
+      summary: summary("stale"),
+      startedAt: Date.now(),
+    });
     expect(folded).toBe(false);
-    expect((await history.load("tg:1")).map((m) => m.content)).toEqual(["question 2", "answer 2", "question 3", "answer 3"]);
+    expect((await history.load("tg:1")).map((m) => m.content)).toEqual([
+      "question 2",
+      "answer 2",
+      "question 3",
+      "answer 3",
+    ]);
     expect(await summaries.read("tg:1")).toBeUndefined();
   });
 
@@ -75,7 +91,13 @@ describe("summary store", () => {
     await history.append("tg:1", turn(2));
     const stored = await history.loadStored("tg:1");
     const startedAt = Date.now() - 1000;
-    await summaries.fold("tg:1", { count: 2, check: { at: 1, element: stored[1]!.element }, tokens: 10, summary: summary("first"), startedAt });
+    await summaries.fold("tg:1", {
+      count: 2,
+      check: { at: 1, element: stored[1]!.element },
+      tokens: 10,
+      summary: summary("first"),
+      startedAt,
+    });
     expect(await summaries.read("tg:1")).toMatchObject({ text: "first" });
 
     await history.reset("tg:1");
@@ -84,7 +106,15 @@ describe("summary store", () => {
     await history.append("tg:1", turn(3));
     await history.append("tg:1", turn(4));
     const again = await history.loadStored("tg:1");
-    expect(await summaries.fold("tg:1", { count: 2, check: { at: 1, element: again[1]!.element }, tokens: 10, summary: summary("late"), startedAt })).toBe(false);
+    expect(
+      await summaries.fold("tg:1", {
+        count: 2,
+        check: { at: 1, element: again[1]!.element },
+        tokens: 10,
+        summary: summary("late"),
+        startedAt,
+      }),
+    ).toBe(false);
     expect(await summaries.read("tg:1")).toBeUndefined();
   });
 

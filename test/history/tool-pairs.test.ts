@@ -12,7 +12,13 @@ const result = (id: string): ChatMessage => ({ role: "tool", tool_call_id: id, c
 
 describe("repairToolPairs", () => {
   it("keeps complete groups, parallel results in any order", () => {
-    const history: ChatMessage[] = [{ role: "user", content: "q" }, calls("a", "b"), result("b"), result("a"), { role: "assistant", content: "done" }];
+    const history: ChatMessage[] = [
+      { role: "user", content: "q" },
+      calls("a", "b"),
+      result("b"),
+      result("a"),
+      { role: "assistant", content: "done" },
+    ];
     expect(repairToolPairs(history)).toEqual(history);
   });
 
@@ -28,7 +34,12 @@ describe("repairToolPairs", () => {
       result("stray"),
       result("c"),
     ];
-    expect(repairToolPairs(history)).toEqual([{ role: "user", content: "q" }, { role: "user", content: "next" }, calls("c"), result("c")]);
+    expect(repairToolPairs(history)).toEqual([
+      { role: "user", content: "q" },
+      { role: "user", content: "next" },
+      calls("c"),
+      result("c"),
+    ]);
   });
 });
 

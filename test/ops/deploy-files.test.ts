@@ -37,7 +37,11 @@ const composeDoc = parseDocument(composeText, { merge: true, prettyErrors: true 
 const compose = composeDoc.toJS() as { services: Record<string, Service>; volumes?: Record<string, unknown> };
 const services = compose.services ?? {};
 const dockerfile = read("Dockerfile");
-const packageJson = JSON.parse(read("package.json")) as { main: string; scripts: Record<string, string>; engines: { node: string } };
+const packageJson = JSON.parse(read("package.json")) as {
+  main: string;
+  scripts: Record<string, string>;
+  engines: { node: string };
+};
 const schemaVariables = new Set(Object.keys(envSchema.shape));
 /** Variables the image may set that Node or its libraries read, not the bot (express renders errors quietly in production). */
 const PLATFORM_VARIABLES = new Set(["NODE_ENV"]);
@@ -45,7 +49,8 @@ const PLATFORM_VARIABLES = new Set(["NODE_ENV"]);
 /** The services that run our image. */
 const ourServices = Object.entries(services).filter(([, s]) => s.build !== undefined);
 
-const asList = (command: Service["command"]): string[] => (Array.isArray(command) ? command : (command ?? "").split(/\s+/).filter(Boolean));
+const asList = (command: Service["command"]): string[] =>
+  Array.isArray(command) ? command : (command ?? "").split(/\s+/).filter(Boolean);
 const environmentOf = (s: Service): Record<string, string> =>
   Array.isArray(s.environment)
     ? Object.fromEntries(s.environment.map((e) => [e.split("=")[0]!, e.split("=").slice(1).join("=")]))
@@ -123,7 +128,10 @@ describe("docker-compose.yml", () => {
     expect(worker.deploy?.replicas).toBeUndefined();
     // "9464" (container port only) scales; "9464:9464" or "127.0.0.1:9464:9464" does not.
     for (const port of worker.ports ?? []) {
-      const published = typeof port === "object" && port !== null ? (port as { published?: unknown }).published : String(port).split(":").length > 1;
+      const published =
+        typeof port === "object" && port !== null
+          ? (port as { published?: unknown }).published
+          : String(port).split(":").length > 1;
       expect(published, `worker port ${JSON.stringify(port)}`).toBeFalsy();
     }
   });
@@ -140,7 +148,9 @@ describe("docker-compose.yml", () => {
 
   it("reads tokens from .env (optional), whose template .env.example exists", () => {
     for (const [name, service] of ourServices) {
-      const files = (Array.isArray(service.env_file) ? service.env_file : [service.env_file]).map((f) => (typeof f === "string" ? f : (f as { path: string }).path));
+      const files = (Array.isArray(service.env_file) ? service.env_file : [service.env_file]).map((f) =>
+        typeof f === "string" ? f : (f as { path: string }).path,
+      );
       expect(files, name).toContain(".env");
     }
     expect(existsSync(new URL(".env.example", root))).toBe(true);
@@ -203,14 +213,21 @@ describe("docker-compose.yml", () => {
       return (test.length > 0 && !s.healthcheck?.disable) || (s.build !== undefined && imageHealthcheck);
     };
     // The interactive chat serves no /healthz and nothing depends on it.
-    for (const name of Object.keys(services).filter((n) => n !== "chat")) expect(healthChecked(name), `${name} has a health check`).toBe(true);
+    for (const name of Object.keys(services).filter((n) => n !== "chat"))
+      expect(healthChecked(name), `${name} has a health check`).toBe(true);
     for (const [name, service] of Object.entries(services)) {
-      for (const [dependency, spec] of Object.entries(Array.isArray(service.depends_on) ? {} : (service.depends_on ?? {}))) {
+      for (const [dependency, spec] of Object.entries(
+        Array.isArray(service.depends_on) ? {} : (service.depends_on ?? {}),
+      )) {
         expect(Object.keys(services), `${name} depends on ${dependency}`).toContain(dependency);
-        if (spec.condition === "service_healthy") expect(healthChecked(dependency), `${dependency} has a health check`).toBe(true);
+        if (spec.condition === "service_healthy")
+          expect(healthChecked(dependency), `${dependency} has a health check`).toBe(true);
       }
     }
-    expect(services.worker!.depends_on).toMatchObject({ redis: { condition: "service_healthy" }, model: { condition: "service_healthy" } });
+    expect(services.worker!.depends_on).toMatchObject({
+      redis: { condition: "service_healthy" },
+      model: { condition: "service_healthy" },
+    });
   });
 });
 
@@ -225,15 +242,23 @@ describe("docker compose run --rm chat", () => {
     expect(chat.restart ?? "no").toBe("no");
     expect(chat.ports ?? []).toEqual([]);
     expect(chat.healthcheck?.disable).toBe(true);
-    for (const [name, service] of Object.entries(services)) expect(Object.keys(service.depends_on ?? {}), `${name} depends on chat`).not.toContain("chat");
+    for (const [name, service] of Object.entries(services))
+      expect(Object.keys(service.depends_on ?? {}), `${name} depends on chat`).not.toContain("chat");
   });
 
   it("needs no token and no .env: the compose file's Redis and model, waiting for the model's first download itself", () => {
     const env = environmentOf(chat);
     expect(Object.keys(env).filter((k) => /TOKEN|KEY/.test(k))).toEqual([]);
-    const envFiles = (Array.isArray(chat.env_file) ? chat.env_file : [chat.env_file]) as ({ path: string; required?: boolean } | string)[];
-    for (const file of envFiles) expect(typeof file === "object" && file.required === false, "an optional .env").toBe(true);
-    expect(chat.depends_on).toEqual({ redis: { condition: "service_healthy" }, model: { condition: "service_started" } });
+    const envFiles = (Array.isArray(chat.env_file) ? chat.env_file : [chat.env_file]) as (
+      | { path: string; required?: boolean }
+      | string
+    )[];
+    for (const file of envFiles)
+      expect(typeof file === "object" && file.required === false, "an optional .env").toBe(true);
+    expect(chat.depends_on).toEqual({
+      redis: { condition: "service_healthy" },
+      model: { condition: "service_started" },
+    });
     // The wait happens in the chat (a status line), so the flag must be one main.ts knows.
     expect(read("src/app/chat-command.ts")).toContain('"--wait-for-model"');
   });
@@ -254,7 +279,9 @@ describe("Dockerfile", () => {
   });
 
   it("starts what package.json builds and starts: dist/main.js", () => {
-    const cmd = instructions().filter((i) => i.op === "CMD").at(-1);
+    const cmd = instructions()
+      .filter((i) => i.op === "CMD")
+      .at(-1);
     expect(JSON.parse(cmd!.args)).toEqual(["node", packageJson.main]);
     expect(packageJson.main).toBe("dist/main.js");
     expect(packageJson.scripts.start).toBe(`node ${packageJson.main}`);
@@ -276,7 +303,10 @@ describe("Dockerfile", () => {
     expect(sources.length).toBeGreaterThan(0);
     for (const source of sources) {
       expect(existsSync(new URL(source, root)), source).toBe(true);
-      expect(ignored.some((pattern) => source === pattern || source.startsWith(`${pattern}/`)), `${source} is in .dockerignore`).toBe(false);
+      expect(
+        ignored.some((pattern) => source === pattern || source.startsWith(`${pattern}/`)),
+        `${source} is in .dockerignore`,
+      ).toBe(false);
     }
   });
 
@@ -285,7 +315,8 @@ describe("Dockerfile", () => {
     for (const ins of instructions()) {
       // ENV K=V [K2=V2…] or the old ENV K V; ARG K[=default].
       if (ins.op === "ENV" && !ins.args.includes("=")) named.add(ins.args.split(/\s+/)[0]!);
-      else if (ins.op === "ENV" || ins.op === "ARG") for (const m of ins.args.matchAll(/(?:^|\s)([A-Za-z_][A-Za-z0-9_]*)(?==|\s|$)/g)) named.add(m[1]!);
+      else if (ins.op === "ENV" || ins.op === "ARG")
+        for (const m of ins.args.matchAll(/(?:^|\s)([A-Za-z_][A-Za-z0-9_]*)(?==|\s|$)/g)) named.add(m[1]!);
       for (const m of ins.args.matchAll(/process\.env\.([A-Za-z_][A-Za-z0-9_]*)/g)) named.add(m[1]!);
     }
     expect([...named].filter((v) => !schemaVariables.has(v) && !PLATFORM_VARIABLES.has(v))).toEqual([]);

@@ -9,7 +9,12 @@ import { createLogger } from "../../src/observability/logger.js";
 import { createMetrics, type Metrics } from "../../src/observability/metrics.js";
 import { createCancelBus } from "../../src/queue/cancel-bus.js";
 import { createMessageQueue, type MessageQueue } from "../../src/queue/message-queue.js";
-import { createMessageWorker, type GiveUpHandler, type MessageProcessor, type MessageWorker } from "../../src/queue/message-worker.js";
+import {
+  createMessageWorker,
+  type GiveUpHandler,
+  type MessageProcessor,
+  type MessageWorker,
+} from "../../src/queue/message-worker.js";
 import { ModelError } from "../../src/agent/model-error.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
 import { message, waitFor } from "../queue/support/queue-test-kit.js";
@@ -49,7 +54,11 @@ function setup(process: MessageProcessor, opts: { attempts?: number; onGiveUp?: 
     onOutcome: createJobOutcomes({ logger: createLogger({ level: "info", destination }), metrics }),
   });
   workers.push(worker);
-  const lines = () => text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = () =>
+    text
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   return { worker, metrics, lines };
 }
 
@@ -68,7 +77,14 @@ describe("job outcomes", () => {
     await queue.enqueue(m);
     await waitFor("the outcome line", () => s.lines().length > 0);
     expect(s.lines()).toEqual([
-      expect.objectContaining({ level: 30, msg: "job outcome", conversation: "dc:42", platform: "terminal", attempt: 1, outcome: "answered" }),
+      expect.objectContaining({
+        level: 30,
+        msg: "job outcome",
+        conversation: "dc:42",
+        platform: "terminal",
+        attempt: 1,
+        outcome: "answered",
+      }),
     ]);
     const [line] = s.lines();
     expect(line!.ms as number).toBeGreaterThanOrEqual(250);
@@ -86,7 +102,12 @@ describe("job outcomes", () => {
     await queue.enqueue(message("dc:42", "7", "hi"));
     await waitFor("two outcome lines", () => s.lines().length >= 2);
     expect(s.lines()).toEqual([
-      expect.objectContaining({ level: 40, outcome: "failed", attempt: 1, err: expect.objectContaining({ message: "model down" }) }),
+      expect.objectContaining({
+        level: 40,
+        outcome: "failed",
+        attempt: 1,
+        err: expect.objectContaining({ message: "model down" }),
+      }),
       expect.objectContaining({ level: 30, outcome: "answered", attempt: 2 }),
     ]);
     expect(await jobs(s.metrics)).toEqual({ retried: 1, done: 1 });
@@ -109,7 +130,9 @@ describe("job outcomes", () => {
       ["failed", 1],
       ["given_up", 2],
     ]);
-    expect(lines[1]).toEqual(expect.objectContaining({ level: 40, err: expect.objectContaining({ message: "still down" }) }));
+    expect(lines[1]).toEqual(
+      expect.objectContaining({ level: 40, err: expect.objectContaining({ message: "still down" }) }),
+    );
     expect(lines[1]!.ms as number).toBeGreaterThanOrEqual(60);
     expect(await jobs(s.metrics)).toEqual({ retried: 1, failed: 1 });
   });
@@ -118,7 +141,9 @@ describe("job outcomes", () => {
     let seen: unknown;
     const s = setup(
       async () => {
-        throw new ModelError("context-exceeded", "the request exceeds the available context size", { retryable: false });
+        throw new ModelError("context-exceeded", "the request exceeds the available context size", {
+          retryable: false,
+        });
       },
       { onGiveUp: async (_m, _ctx, error) => void (seen = error) },
     );

@@ -58,7 +58,9 @@ describe("ops HTTP server", () => {
     const base = await start();
     const refused = await fetch(`${base}/admin/queues`, { headers: { cookie: "admin_token=%E0%A4%A" } });
     expect(refused.status).toBe(401);
-    expect((await fetch(`${base}/admin/queues`, { headers: { authorization: "Bearer the-admin-token" } })).status).toBe(200);
+    expect((await fetch(`${base}/admin/queues`, { headers: { authorization: "Bearer the-admin-token" } })).status).toBe(
+      200,
+    );
   });
 
   it("names a check that does not answer in time, and the one that threw", async () => {
@@ -72,7 +74,10 @@ describe("ops HTTP server", () => {
     expect(Date.now() - started).toBeLessThan(2000);
     expect(res.status).toBe(503);
     // Only the failing parts' names: their error texts may hold internal addresses (they go to the log).
-    expect(await res.json()).toEqual({ status: "unhealthy", checks: { redis: "unavailable", model: "unavailable", disk: "ok" } });
+    expect(await res.json()).toEqual({
+      status: "unhealthy",
+      checks: { redis: "unavailable", model: "unavailable", disk: "ok" },
+    });
   });
 
   it("answers 404 elsewhere", async () => {

@@ -24,7 +24,9 @@ afterEach(async () => {
 
 async function counts(metrics: Metrics): Promise<Record<string, number>> {
   const metric = await metrics.platformRequests.get();
-  return Object.fromEntries(metric.values.map((v) => [`${v.labels.platform}/${v.labels.kind}/${v.labels.outcome}`, v.value]));
+  return Object.fromEntries(
+    metric.values.map((v) => [`${v.labels.platform}/${v.labels.kind}/${v.labels.outcome}`, v.value]),
+  );
 }
 
 describe("Telegram request meter (grammY transformer)", () => {
@@ -72,20 +74,34 @@ describe("Discord request meter (fetch of the REST client)", () => {
   it("counts message sends, edits and typing by outcome as the fake recorded them", async () => {
     discord = await startFakeDiscord();
     const metrics = createMetrics();
-    const rest = createDiscordRestClient({ token: discord.token, apiBase: discord.apiBase, fetch: meteredDiscordFetch(metrics) });
+    const rest = createDiscordRestClient({
+      token: discord.token,
+      apiBase: discord.apiBase,
+      fetch: meteredDiscordFetch(metrics),
+    });
     const channel = discord.ids.general;
 
-    const sent = await rest.request<{ id: string }>("POST", `/channels/${channel}/messages`, { body: { content: "one" } });
+    const sent = await rest.request<{ id: string }>("POST", `/channels/${channel}/messages`, {
+      body: { content: "one" },
+    });
     await rest.request("PATCH", `/channels/${channel}/messages/${sent.id}`, { body: { content: "two" } });
     await rest.request("POST", `/channels/${channel}/typing`);
     discord.failNext({ route: "PATCH /channels/:id/messages/:id", status: 429, retryAfterMs: 10 });
-    await expect(rest.request("PATCH", `/channels/${channel}/messages/${sent.id}`, { body: { content: "three" } })).rejects.toBeInstanceOf(RateLimitedError);
+    await expect(
+      rest.request("PATCH", `/channels/${channel}/messages/${sent.id}`, { body: { content: "three" } }),
+    ).rejects.toBeInstanceOf(RateLimitedError);
     // After the 429 the client holds the channel back itself: that refusal never reaches Discord, and is not counted.
-    await expect(rest.request("PATCH", `/channels/${channel}/messages/${sent.id}`, { body: { content: "held" } })).rejects.toBeInstanceOf(RateLimitedError);
+    await expect(
+      rest.request("PATCH", `/channels/${channel}/messages/${sent.id}`, { body: { content: "held" } }),
+    ).rejects.toBeInstanceOf(RateLimitedError);
     const other = discord.ids.random;
     discord.failNext({ route: "POST /channels/:id/messages", status: 503 });
-    await expect(rest.request("POST", `/channels/${other}/messages`, { body: { content: "lost" } })).rejects.toThrow(/503/);
-    await expect(rest.request("POST", `/channels/${other}/messages`, { body: { content: "never" }, signal: AbortSignal.abort() })).rejects.toThrow();
+    await expect(rest.request("POST", `/channels/${other}/messages`, { body: { content: "lost" } })).rejects.toThrow(
+      /503/,
+    );
+    await expect(
+      rest.request("POST", `/channels/${other}/messages`, { body: { content: "never" }, signal: AbortSignal.abort() }),
+    ).rejects.toThrow();
     await rest.request("GET", "/users/@me");
 
     expect(await counts(metrics)).toEqual({
@@ -97,7 +113,9 @@ describe("Discord request meter (fetch of the REST client)", () => {
       "discord/send/aborted": 1,
       "discord/other/ok": 1,
     });
-    expect(discord.requests.filter((r) => r.route === "PATCH /channels/:id/messages/:id").map((r) => r.status)).toEqual([200, 429]);
+    expect(discord.requests.filter((r) => r.route === "PATCH /channels/:id/messages/:id").map((r) => r.status)).toEqual(
+      [200, 429],
+    );
   });
 
   it("reads the kind from the route", () => {

@@ -4,12 +4,17 @@
  * head job, a job BullMQ failed by itself, and prefix isolation.
  */
 import { Queue, UnrecoverableError, Worker } from "bullmq";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cancelKindOf, createCancelBus } from "../../src/queue/cancel-bus.js";
 import { jobIdFor } from "../../src/contracts/inbound-message.js";
 import { createMessageQueue, type MessageQueue } from "../../src/queue/message-queue.js";
-import { createMessageWorker, type JobContext, type MessageWorker, type MessageWorkerOptions } from "../../src/queue/message-worker.js";
+import {
+  createMessageWorker,
+  type JobContext,
+  type MessageWorker,
+  type MessageWorkerOptions,
+} from "../../src/queue/message-worker.js";
 import { QUEUE_NAME } from "../../src/redis/keys.js";
 import { createReplyJournalStore } from "../../src/queue/reply-journal-store.js";
 import { createHistoryStore } from "../../src/history/history-store.js";
@@ -41,7 +46,10 @@ interface Logged {
   ctx: JobContext;
 }
 
-function startWorker(overrides: Partial<MessageWorkerOptions> & Pick<MessageWorkerOptions, "process">, prefix = t.prefix): MessageWorker {
+function startWorker(
+  overrides: Partial<MessageWorkerOptions> & Pick<MessageWorkerOptions, "process">,
+  prefix = t.prefix,
+): MessageWorker {
   const worker = createMessageWorker({
     connection: t.url,
     prefix,
@@ -101,7 +109,9 @@ describe("message queue + worker (one process)", () => {
     await waitFor("8 answers", () => log.filter((e) => e.kind === "end").length === 8);
     for (const conv of ["a", "b"] as const) {
       const events = log.filter((e) => e.conv === conv);
-      expect(events.map((e) => `${e.kind}:${e.jobId}`)).toEqual(sent[conv].flatMap((id) => [`start:${id}`, `end:${id}`]));
+      expect(events.map((e) => `${e.kind}:${e.jobId}`)).toEqual(
+        sent[conv].flatMap((id) => [`start:${id}`, `end:${id}`]),
+      );
     }
     const overlapped = log.some((e, i) => e.kind === "start" && log[i + 1]?.kind === "start");
     expect(overlapped).toBe(true);
@@ -179,7 +189,13 @@ describe("message queue + worker (one process)", () => {
   });
 
   it("/stop aborts the running answer, is not retried, and the next message runs", async () => {
-    const history = createHistoryStore({ redis: t.redis, prefix: t.prefix, maxMessages: 10, maxTokens: 1000, ttlSeconds: 60 });
+    const history = createHistoryStore({
+      redis: t.redis,
+      prefix: t.prefix,
+      maxMessages: 10,
+      maxTokens: 1000,
+      ttlSeconds: 60,
+    });
     const bus = createCancelBus({ redis: t.redis, prefix: t.prefix });
     extraClosers.push(() => bus.close());
     const gateway = createBotGateway({ queue, history, cancelBus: bus });
@@ -281,7 +297,11 @@ describe("message queue + worker (one process)", () => {
     await queue.enqueue(m1);
     await queue.enqueue(m2);
     // A foreign consumer takes the job and BullMQ fails it (as when a job stalls too often).
-    const raw = new Worker(QUEUE_NAME, null, { connection: t.redis.duplicate({ maxRetriesPerRequest: null }), prefix: t.prefix, autorun: false });
+    const raw = new Worker(QUEUE_NAME, null, {
+      connection: t.redis.duplicate({ maxRetriesPerRequest: null }),
+      prefix: t.prefix,
+      autorun: false,
+    });
     extraClosers.push(async () => {
       await raw.close();
       await (raw.opts.connection as Redis).quit();

@@ -15,7 +15,6 @@ import { createMessageWorker, type MessageWorker } from "../../src/queue/message
 import { message, waitFor } from "./support/queue-test-kit.js";
 import { freePort } from "../support/free-port.js";
 
-
 let server: ChildProcess | undefined;
 let dir: string | undefined;
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
@@ -30,7 +29,20 @@ afterEach(async () => {
 async function startRedis(port: number): Promise<void> {
   server = spawn(
     "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", dir as string],
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "yes",
+      "--appendfsync",
+      "always",
+      "--dir",
+      dir as string,
+    ],
     { stdio: "ignore" },
   );
   const probe = new Redis(port, "127.0.0.1", { lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: 1 });

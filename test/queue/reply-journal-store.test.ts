@@ -47,7 +47,11 @@ describe("reply journal store", () => {
       expect(retry).toMatchObject({ final: false, failures: 2, journal: { messageIds: ["200"] } });
       await retry.journal.record(["200", "201"]);
       await store.markFinal("job-3");
-      expect(await store.open("job-3")).toMatchObject({ final: true, failures: 2, journal: { messageIds: ["200", "201"] } });
+      expect(await store.open("job-3")).toMatchObject({
+        final: true,
+        failures: 2,
+        journal: { messageIds: ["200", "201"] },
+      });
       expect(await store.open("job-4")).toMatchObject({ final: false, failures: 0 });
     } finally {
       redis.disconnect();

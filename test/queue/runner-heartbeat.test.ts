@@ -39,7 +39,11 @@ describe("runner heartbeat", () => {
 
     const beats = await keysUnder("beat:*");
     expect(beats).toHaveLength(1);
-    expect(await keysUnder("runner:*")).toEqual([`${t.prefix}:runner:j1`, `${t.prefix}:runner:j2`, `${t.prefix}:runner:j3`]);
+    expect(await keysUnder("runner:*")).toEqual([
+      `${t.prefix}:runner:j1`,
+      `${t.prefix}:runner:j2`,
+      `${t.prefix}:runner:j3`,
+    ]);
     const first = Number(await t.redis.get(beats[0]!));
     await new Promise((resolve) => setTimeout(resolve, BEAT_MS * 5));
     // About one INCR per beat for the three runs together, not three.
@@ -90,7 +94,12 @@ describe("runner heartbeat", () => {
 
   it("keeps the record in a hash it shares (the job's journal): gives it its lifetime, and releases by blanking the id", async () => {
     const shared = (redis: Redis) =>
-      createRunnerHeartbeat({ redis, prefix: t.prefix, beatMs: BEAT_MS, sharedRecord: { key: (job) => `${t.prefix}:journal:${job}`, ttlMs: 86_400_000 } });
+      createRunnerHeartbeat({
+        redis,
+        prefix: t.prefix,
+        beatMs: BEAT_MS,
+        sharedRecord: { key: (job) => `${t.prefix}:journal:${job}`, ttlMs: 86_400_000 },
+      });
     const redisA = new Redis(t.url, { maxRetriesPerRequest: null });
     const redisB = new Redis(t.url, { maxRetriesPerRequest: null });
     connections.push(redisA, redisB);

@@ -42,15 +42,21 @@ describe("worker processes", () => {
         expect((await queue.enqueue(m)).status).toBe("queued");
       }
     }
-    const events = await waitFor("12 answers", async () => {
-      const all = await readEvents(t.redis, t.prefix);
-      return of(all, "end").length >= 12 ? all : undefined;
-    }, 15_000);
+    const events = await waitFor(
+      "12 answers",
+      async () => {
+        const all = await readEvents(t.redis, t.prefix);
+        return of(all, "end").length >= 12 ? all : undefined;
+      },
+      15_000,
+    );
 
     for (const conv of convs) {
       const mine = events.filter((e) => e.conv === conv && (e.kind === "start" || e.kind === "end"));
       // start(1) end(1) start(2) end(2) …: never two of one conversation at once, always in arrival order.
-      expect(mine.map((e) => `${e.kind}:${e.jobId}`)).toEqual((sent.get(conv) ?? []).flatMap((id) => [`start:${id}`, `end:${id}`]));
+      expect(mine.map((e) => `${e.kind}:${e.jobId}`)).toEqual(
+        (sent.get(conv) ?? []).flatMap((id) => [`start:${id}`, `end:${id}`]),
+      );
     }
     // Some answer of one conversation started while another conversation's answer was running.
     let running = 0;
@@ -72,7 +78,10 @@ describe("worker processes", () => {
       const m2 = message("tg:5", "2", "sleep:10");
       await queue.enqueue(m1);
       await queue.enqueue(m2);
-      await waitFor("the answer to start", async () => of(await readEvents(t.redis, t.prefix), "start", jobIdFor(m1)).length === 1);
+      await waitFor(
+        "the answer to start",
+        async () => of(await readEvents(t.redis, t.prefix), "start", jobIdFor(m1)).length === 1,
+      );
       await waitFor("the running marker", () => t.redis.exists(`${t.prefix}:running:tg:5`));
       expect(await bus.stop("tg:5")).toBe(true);
       const events = await waitFor("the next message", async () => {
@@ -98,7 +107,10 @@ describe("worker processes", () => {
     const m2 = message("dc:7", "2", "sleep:10");
     await queue.enqueue(m1);
     await queue.enqueue(m2);
-    await waitFor("the reply message to be recorded", async () => (await t.redis.hget(`${t.prefix}:journal:${jobIdFor(m1)}`, "ids")) !== null);
+    await waitFor(
+      "the reply message to be recorded",
+      async () => (await t.redis.hget(`${t.prefix}:journal:${jobIdFor(m1)}`, "ids")) !== null,
+    );
     const takenBy = of(await readEvents(t.redis, t.prefix), "start", jobIdFor(m1))[0]?.pid;
     const doomed = pair.find((w) => w.pid === takenBy);
     const rescuer = pair.find((w) => w.pid !== takenBy);
@@ -128,7 +140,13 @@ describe("worker processes", () => {
 
   it("SIGTERM: finishes what fits in the grace period, hands the rest over at once, exits 0; one answer each", async () => {
     // A 20 s lock: if the hand-over relied on stall detection, this test would time out.
-    const settings = { url: t.url, prefix: t.prefix, concurrency: 2, lockDurationMs: 20_000, stalledIntervalMs: 20_000 };
+    const settings = {
+      url: t.url,
+      prefix: t.prefix,
+      concurrency: 2,
+      lockDurationMs: 20_000,
+      stalledIntervalMs: 20_000,
+    };
     const leaving = await spawnWorker({ ...settings, graceMs: 700 });
     const quick = message("tg:1", "1", "sleep:300");
     const next = message("tg:1", "2", "sleep:10");
@@ -159,7 +177,9 @@ describe("worker processes", () => {
     );
     const stayingPid = (await staying).pid;
     for (const m of [quick, next, long]) expect(of(events, "end", jobIdFor(m))).toHaveLength(1);
-    expect(of(events, "end", jobIdFor(long)).map((e) => [e.pid, e.messageIds])).toEqual([[stayingPid, [`msg-${leaving.pid}-${jobIdFor(long)}`]]]);
+    expect(of(events, "end", jobIdFor(long)).map((e) => [e.pid, e.messageIds])).toEqual([
+      [stayingPid, [`msg-${leaving.pid}-${jobIdFor(long)}`]],
+    ]);
     expect(of(events, "end", jobIdFor(next)).map((e) => e.pid)).toEqual([stayingPid]);
     expect(of(events, "giveup")).toHaveLength(0);
   });

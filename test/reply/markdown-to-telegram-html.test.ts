@@ -14,7 +14,9 @@ describe("markdownToTelegramHtml", () => {
     expect(render("**bold** and *italic* and ~~gone~~ and `x < y`")).toBe(
       "<b>bold</b> and <i>italic</i> and <s>gone</s> and <code>x &lt; y</code>",
     );
-    expect(render("__also bold__ _also italic_ ||secret||")).toBe("<b>also bold</b> <i>also italic</i> <tg-spoiler>secret</tg-spoiler>");
+    expect(render("__also bold__ _also italic_ ||secret||")).toBe(
+      "<b>also bold</b> <i>also italic</i> <tg-spoiler>secret</tg-spoiler>",
+    );
     expect(render("***both***")).toBe("<i><b>both</b></i>");
     expect(render("# Weather in 北京\nSunny")).toBe("<b>Weather in 北京</b>\nSunny");
   });
@@ -31,7 +33,9 @@ describe("markdownToTelegramHtml", () => {
     expect(render('[the "docs"](https://example.com/a?b=1&c=2)')).toBe(
       '<a href="https://example.com/a?b=1&amp;c=2">the "docs"</a>',
     );
-    expect(render("[mail](mailto:a@b.c) <https://x.org/y>")).toBe('<a href="mailto:a@b.c">mail</a> <a href="https://x.org/y">https://x.org/y</a>');
+    expect(render("[mail](mailto:a@b.c) <https://x.org/y>")).toBe(
+      '<a href="mailto:a@b.c">mail</a> <a href="https://x.org/y">https://x.org/y</a>',
+    );
     expect(render("[click](javascript:alert(1))")).toBe("click");
     expect(render("[me](tg://user?id=42)")).toBe("me");
     expect(render("[file](file:///etc/passwd)")).toBe("file");
@@ -41,7 +45,9 @@ describe("markdownToTelegramHtml", () => {
     expect(render("- one\n- **two**\n  - nested\n1. first\n- [x] done")).toBe(
       "• one\n• <b>two</b>\n  • nested\n1. first\n☑ done",
     );
-    expect(render("> quoted **bold**\n> more\n\nafter")).toBe("<blockquote>quoted <b>bold</b>\nmore</blockquote>\n\nafter");
+    expect(render("> quoted **bold**\n> more\n\nafter")).toBe(
+      "<blockquote>quoted <b>bold</b>\nmore</blockquote>\n\nafter",
+    );
     expect(render("a\n\n---\n\nb")).toBe("a\n\n——————\n\nb");
   });
 
@@ -90,10 +96,52 @@ describe("markdownToTelegramHtml", () => {
 
 // Property tests: Markdown assembled from the pieces models write (and break).
 const tokens = [
-  "**", "*", "__", "_", "~~", "~", "||", "`", "```", "```ts\n", "\n```\n", "~~~\n", "[", "]", "(", ")",
-  "](", "](https://ex.com/?a=1&b=2)", "](javascript:x)", "<", ">", "&", "&amp;", '"', "\\", "\\*",
-  "# ", "## ", "> ", "- ", "1. ", "---", "\n", "\n\n", " ", "  ", "word", "北京", "😀", "x_y", "<https://a.b>",
-  "<b>", "</i>", "@everyone", "|", "\t",
+  "**",
+  "*",
+  "__",
+  "_",
+  "~~",
+  "~",
+  "||",
+  "`",
+  "```",
+  "```ts\n",
+  "\n```\n",
+  "~~~\n",
+  "[",
+  "]",
+  "(",
+  ")",
+  "](",
+  "](https://ex.com/?a=1&b=2)",
+  "](javascript:x)",
+  "<",
+  ">",
+  "&",
+  "&amp;",
+  '"',
+  "\\",
+  "\\*",
+  "# ",
+  "## ",
+  "> ",
+  "- ",
+  "1. ",
+  "---",
+  "\n",
+  "\n\n",
+  " ",
+  "  ",
+  "word",
+  "北京",
+  "😀",
+  "x_y",
+  "<https://a.b>",
+  "<b>",
+  "</i>",
+  "@everyone",
+  "|",
+  "\t",
 ];
 const markdownArb = fc.array(fc.constantFrom(...tokens), { maxLength: 60 }).map((parts) => parts.join(""));
 
@@ -128,12 +176,15 @@ describe("markdownToTelegramHtml properties", () => {
 
   it("loses no visible word: plain words survive rendering in order", () => {
     fc.assert(
-      fc.property(fc.array(fc.constantFrom("alpha", "beta", "北京", "x1", "**", "`", "_", "\n", " "), { maxLength: 40 }), (parts) => {
-        const md = parts.join(" ");
-        const visible = telegramVisibleText(render(md));
-        const words = (s: string) => s.split(/[^A-Za-z0-9\u4e00-\u9fff]+/).filter(Boolean);
-        expect(words(visible)).toEqual(words(md));
-      }),
+      fc.property(
+        fc.array(fc.constantFrom("alpha", "beta", "北京", "x1", "**", "`", "_", "\n", " "), { maxLength: 40 }),
+        (parts) => {
+          const md = parts.join(" ");
+          const visible = telegramVisibleText(render(md));
+          const words = (s: string) => s.split(/[^A-Za-z0-9\u4e00-\u9fff]+/).filter(Boolean);
+          expect(words(visible)).toEqual(words(md));
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -156,6 +207,10 @@ describe("the strict validator used above", () => {
       '<code class="language-ts">x</code>',
     ];
     for (const html of bad) expect(validateTelegramHtml(html), html).not.toEqual([]);
-    expect(validateTelegramHtml('<pre><code class="language-ts">a &lt; b</code></pre> <a href="https://x.org/?a=1&amp;b">l</a>')).toEqual([]);
+    expect(
+      validateTelegramHtml(
+        '<pre><code class="language-ts">a &lt; b</code></pre> <a href="https://x.org/?a=1&amp;b">l</a>',
+      ),
+    ).toEqual([]);
   });
 });

@@ -47,7 +47,7 @@ describe("splitMarkdown", () => {
   });
 
   it("closes a code fence at the cut and reopens it with its language", () => {
-    const md = "Intro\n```python\n" + Array.from({ length: 12 }, (_, i) => `print(${i})`).join("\n") + "\n```\nOutro";
+    const md = `Intro\n\`\`\`python\n${Array.from({ length: 12 }, (_, i) => `print(${i})`).join("\n")}\n\`\`\`\nOutro`;
     const pieces = splitMarkdown(md, { limit: 60, measure: plain });
     expect(pieces.length).toBeGreaterThan(1);
     expect(pieces[0]).toMatch(/\n```$/);
@@ -70,8 +70,27 @@ describe("splitMarkdown", () => {
 });
 
 const tokens = [
-  "word ", "北京", "😀", ". ", "。", "\n", "\n\n", "```js\n", "```\n", "\n```\n", "~~~\n", "**", "`", "[a](https://x.org)",
-  "- item\n", "> quote\n", "<", "&", "long-token-without-spaces", "  ", "# Title\n",
+  "word ",
+  "北京",
+  "😀",
+  ". ",
+  "。",
+  "\n",
+  "\n\n",
+  "```js\n",
+  "```\n",
+  "\n```\n",
+  "~~~\n",
+  "**",
+  "`",
+  "[a](https://x.org)",
+  "- item\n",
+  "> quote\n",
+  "<",
+  "&",
+  "long-token-without-spaces",
+  "  ",
+  "# Title\n",
 ];
 const markdownArb = fc.array(fc.constantFrom(...tokens), { maxLength: 200 }).map((parts) => parts.join(""));
 

@@ -45,12 +45,19 @@ describe("pacing of drafts", () => {
 
 describe("Telegram port limits", () => {
   const api = new Api("123:token", { apiRoot: "http://127.0.0.1:9" }); // never called: only the limits are read
-  const message = (chatType: "private" | "group", chatId: string): InboundMessage => inboundMessage({ chatType, chatId, receivedAt: 0 });
+  const message = (chatType: "private" | "group", chatId: string): InboundMessage =>
+    inboundMessage({ chatType, chatId, receivedAt: 0 });
 
   it("advertises the draft interval the gate uses, only where drafts are streamed", () => {
     const withDrafts = createTelegramReplyPortFactory({ api, useDrafts: true });
-    expect(withDrafts(message("private", "1001")).limits).toEqual({ maxLength: 4096, minEditIntervalMs: TELEGRAM_PRIVATE_INTERVAL_MS, draftIntervalMs: TELEGRAM_DRAFT_INTERVAL_MS });
+    expect(withDrafts(message("private", "1001")).limits).toEqual({
+      maxLength: 4096,
+      minEditIntervalMs: TELEGRAM_PRIVATE_INTERVAL_MS,
+      draftIntervalMs: TELEGRAM_DRAFT_INTERVAL_MS,
+    });
     expect(withDrafts(message("group", "-100200")).limits.draftIntervalMs).toBeUndefined();
-    expect(createTelegramReplyPortFactory({ api, useDrafts: false })(message("private", "1001")).limits.draftIntervalMs).toBeUndefined();
+    expect(
+      createTelegramReplyPortFactory({ api, useDrafts: false })(message("private", "1001")).limits.draftIntervalMs,
+    ).toBeUndefined();
   });
 });

@@ -72,16 +72,17 @@ export interface RecordingReplyPort extends ReplyPort {
   failNext(count: number, make: () => Error): void;
 }
 
-
 /** What a user sees of rendered content (Telegram counts the text after entity parsing). */
-const visibleText = (content: RenderedText): string => (content.parseMode === "HTML" ? telegramVisibleText(content.text) : content.text);
+const visibleText = (content: RenderedText): string =>
+  content.parseMode === "HTML" ? telegramVisibleText(content.text) : content.text;
 
 /** Creates the recording port (see the module comment). */
 export function createRecordingReplyPort(opts: RecordingPortOptions = {}): RecordingReplyPort {
   const limits: ReplyLimits = { maxLength: 4096, minEditIntervalMs: 1000, ...opts.limits };
   const flavour = opts.flavour ?? "telegram";
   const now = opts.now ?? Date.now;
-  const latency = typeof opts.latencyMs === "function" ? opts.latencyMs : () => (opts.latencyMs as number | undefined) ?? 0;
+  const latency =
+    typeof opts.latencyMs === "function" ? opts.latencyMs : () => (opts.latencyMs as number | undefined) ?? 0;
   const requests: RecordedRequest[] = [];
   const violations: string[] = [];
   const chat = new Map<string, VisibleMessage>();
@@ -103,10 +104,14 @@ export function createRecordingReplyPort(opts: RecordingPortOptions = {}): Recor
     new Promise<void>((resolve, reject) => {
       if (ms <= 0) return resolve();
       const timer = setTimeout(resolve, ms);
-      signal?.addEventListener("abort", () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      }, { once: true });
+      signal?.addEventListener(
+        "abort",
+        () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
     });
 
   /** Runs one request the way the platform would: interval check, failure injection, content checks, latency. */
@@ -120,7 +125,8 @@ export function createRecordingReplyPort(opts: RecordingPortOptions = {}): Recor
         throw signal.reason;
       }
       const lane = request.kind === "draft" ? "draft" : "message";
-      const interval = lane === "draft" ? (limits.draftIntervalMs ?? limits.minEditIntervalMs) : limits.minEditIntervalMs;
+      const interval =
+        lane === "draft" ? (limits.draftIntervalMs ?? limits.minEditIntervalMs) : limits.minEditIntervalMs;
       const previous = lastStart.get(lane);
       const since = previous === undefined ? Infinity : request.start - previous;
       lastStart.set(lane, request.start);
@@ -138,7 +144,12 @@ export function createRecordingReplyPort(opts: RecordingPortOptions = {}): Recor
       const failure = failures.shift();
       if (failure) {
         const error = failure();
-        request.outcome = error instanceof RateLimitedError ? "rate-limited" : error instanceof RejectedContentError ? "rejected" : "failed";
+        request.outcome =
+          error instanceof RateLimitedError
+            ? "rate-limited"
+            : error instanceof RejectedContentError
+              ? "rejected"
+              : "failed";
         throw error;
       }
       const length = visibleText(request.content).length;
@@ -195,7 +206,13 @@ export function createRecordingReplyPort(opts: RecordingPortOptions = {}): Recor
       return perform(request, o.signal, () => {
         const id = `m${nextId++}`;
         request.messageId = id;
-        chat.set(id, { id, text: content.text, ...(content.parseMode ? { parseMode: content.parseMode } : {}), final: request.final, continuation: request.continuation });
+        chat.set(id, {
+          id,
+          text: content.text,
+          ...(content.parseMode ? { parseMode: content.parseMode } : {}),
+          final: request.final,
+          continuation: request.continuation,
+        });
         return id;
       });
     },
@@ -211,7 +228,8 @@ export function createRecordingReplyPort(opts: RecordingPortOptions = {}): Recor
       await perform(request, o.signal, () => {
         const message = chat.get(messageId);
         if (!message) throw new Error(`Bad Request: message to edit not found (${messageId})`);
-        if (message.text === content.text && message.parseMode === content.parseMode && message.final === request.final) noOpEdits++;
+        if (message.text === content.text && message.parseMode === content.parseMode && message.final === request.final)
+          noOpEdits++;
         message.text = content.text;
         message.final = request.final;
         if (content.parseMode) message.parseMode = content.parseMode;
@@ -251,7 +269,14 @@ export function createRecordingReplyPort(opts: RecordingPortOptions = {}): Recor
   };
   if (opts.drafts) {
     port.draft = async (draftId, content, o) => {
-      const request: RecordedRequest = { kind: "draft", start: now(), draftId, content, final: false, continuation: false };
+      const request: RecordedRequest = {
+        kind: "draft",
+        start: now(),
+        draftId,
+        content,
+        final: false,
+        continuation: false,
+      };
       await perform(request, o.signal, () => {
         drafts.push(content);
       });

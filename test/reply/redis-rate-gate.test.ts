@@ -62,7 +62,10 @@ describe("createRedisRateGate: one chat, two processes", () => {
     await a.gate.acquire("tg:1", "intermediate"); // the chat is busy for 150 ms
     const order: string[] = [];
     const track = (label: string, p: Promise<void>) => p.then(() => order.push(label));
-    const asks = [track("a-i1", a.gate.acquire("tg:1", "intermediate")), track("a-i2", a.gate.acquire("tg:1", "intermediate"))];
+    const asks = [
+      track("a-i1", a.gate.acquire("tg:1", "intermediate")),
+      track("a-i2", a.gate.acquire("tg:1", "intermediate")),
+    ];
     await new Promise((r) => setTimeout(r, 20));
     asks.push(track("b-f1", b.gate.acquire("tg:1", "final")));
     await new Promise((r) => setTimeout(r, 5));
@@ -156,12 +159,15 @@ describe("createRedisRateGate with the throttled editors of several answers in o
     expect(grants.map((g) => g.kind)).toEqual(["intermediate", "final", "final", "final"]);
   });
 
-
   it("lets a cancelled draft editor stop waiting at once, so the answer's final is not held behind its slot", async () => {
     const { a } = twoProcesses({ intervalFor: () => 1000 });
     const sent: string[] = [];
     await a.gate.acquire("telegram:7", "intermediate");
-    const drafts = createThrottledEditor<string>({ chatKey: "telegram:7", gate: a.gate, apply: async (c) => void sent.push(c) });
+    const drafts = createThrottledEditor<string>({
+      chatKey: "telegram:7",
+      gate: a.gate,
+      apply: async (c) => void sent.push(c),
+    });
     drafts.update("draft");
     await new Promise((r) => setTimeout(r, 30));
     const started = Date.now();
@@ -200,7 +206,8 @@ describe("createRedisRateGate: many chats, one bot-wide budget", () => {
     // 20 chats streaming: each asks again as soon as it got a slot, until the finals are through.
     const streamers = Array.from({ length: 20 }, async (_, chat) => {
       const gate = chat % 2 === 0 ? a.gate : b.gate;
-      while (!streaming.signal.aborted) await gate.acquire(`telegram:s${chat}`, "intermediate", streaming.signal).catch(() => undefined);
+      while (!streaming.signal.aborted)
+        await gate.acquire(`telegram:s${chat}`, "intermediate", streaming.signal).catch(() => undefined);
     });
     await new Promise((r) => setTimeout(r, 600));
     // Ten answers end in other chats at once, then one more every 80 ms (12.5/s, more than the
@@ -231,7 +238,10 @@ describe("createRedisRateGate: many chats, one bot-wide budget", () => {
   });
 
   it("spaces reserved finals that fell due together while their process stalled", async () => {
-    const { a, grants } = twoProcesses({ intervalFor: () => 50, globalFor: () => ({ key: "telegram", perSecond: 20 }) });
+    const { a, grants } = twoProcesses({
+      intervalFor: () => 50,
+      globalFor: () => ({ key: "telegram", perSecond: 20 }),
+    });
     const finals = Array.from({ length: 12 }, (_, chat) => a.gate.acquire(`telegram:${chat}`, "final"));
     await new Promise((r) => setTimeout(r, 40)); // every final has its reservation (70 ms apart)
     const stallUntil = Date.now() + 400;
@@ -245,13 +255,24 @@ describe("createRedisRateGate: many chats, one bot-wide budget", () => {
   });
 
   it("lets no chat wait on another: a chat blocked for seconds holds nobody else back", async () => {
-    const { a, b, grants } = twoProcesses({ intervalFor: (key) => (key.includes("-") ? 500 : 100), globalFor: () => ({ key: "telegram", perSecond: 30 }) });
+    const { a, b, grants } = twoProcesses({
+      intervalFor: (key) => (key.includes("-") ? 500 : 100),
+      globalFor: () => ({ key: "telegram", perSecond: 30 }),
+    });
     await a.gate.acquire("telegram:-1", "intermediate");
     a.gate.backoff("telegram:-1", 1000);
-    const slow = [a.gate.acquire("telegram:-1", "final"), b.gate.acquire("telegram:-1", "final"), b.gate.acquire("telegram:-1", "intermediate")];
+    const slow = [
+      a.gate.acquire("telegram:-1", "final"),
+      b.gate.acquire("telegram:-1", "final"),
+      b.gate.acquire("telegram:-1", "intermediate"),
+    ];
     await new Promise((r) => setTimeout(r, 50));
     const started = Date.now();
-    await Promise.all([b.gate.acquire("telegram:7", "intermediate"), a.gate.acquire("telegram:8", "final"), b.gate.acquire("telegram:9", "final")]);
+    await Promise.all([
+      b.gate.acquire("telegram:7", "intermediate"),
+      a.gate.acquire("telegram:8", "final"),
+      b.gate.acquire("telegram:9", "final"),
+    ]);
     expect(Date.now() - started).toBeLessThan(300);
     await Promise.all(slow);
     const group = grants.filter((g) => g.chatKey === "telegram:-1").map((g) => g.kind);
@@ -259,7 +280,10 @@ describe("createRedisRateGate: many chats, one bot-wide budget", () => {
   });
 
   it("blocks the whole platform when 429s hit several chats at once (Telegram's global flood)", async () => {
-    const { a, b, grants } = twoProcesses({ intervalFor: () => 10, globalFor: () => ({ key: "telegram", perSecond: 30 }) });
+    const { a, b, grants } = twoProcesses({
+      intervalFor: () => 10,
+      globalFor: () => ({ key: "telegram", perSecond: 30 }),
+    });
     a.gate.backoff("telegram:1", 700);
     b.gate.backoff("telegram:2", 700);
     a.gate.backoff("telegram:3", 700);
@@ -341,7 +365,11 @@ describe("createRedisRateGate: the gate's clock", () => {
 describe("createRedisRateGate: Redis unreachable", () => {
   it("fails open to in-process pacing and logs it once", async () => {
     const warn = vi.fn();
-    const redis = new Redis("redis://127.0.0.1:1", { lazyConnect: true, maxRetriesPerRequest: null, retryStrategy: () => 50 });
+    const redis = new Redis("redis://127.0.0.1:1", {
+      lazyConnect: true,
+      maxRetriesPerRequest: null,
+      retryStrategy: () => 50,
+    });
     redis.on("error", () => undefined);
     connections.push(redis);
     const grants: RateGrant[] = [];
@@ -354,7 +382,11 @@ describe("createRedisRateGate: Redis unreachable", () => {
       onGrant: (g) => grants.push(g),
     });
     const started = Date.now();
-    await Promise.all([gate.acquire("tg:1", "intermediate"), gate.acquire("tg:1", "final"), gate.acquire("tg:2", "intermediate")]);
+    await Promise.all([
+      gate.acquire("tg:1", "intermediate"),
+      gate.acquire("tg:1", "final"),
+      gate.acquire("tg:2", "intermediate"),
+    ]);
     expect(Date.now() - started).toBeLessThan(1500);
     expect(grants.every((g) => !g.shared)).toBe(true);
     const chat1 = grants.filter((g) => g.chatKey === "tg:1").map((g) => g.at);
@@ -426,7 +458,13 @@ describe("createRedisRateGate: the Redis work of a streamed reply", () => {
     monitor.on("monitor", (_time: string, args: string[]) => {
       if (args.some((a) => a.startsWith(prefix))) seen.push(args);
     });
-    const gate = createRedisRateGate({ redis, prefix, now: Date.now, intervalFor: () => 30, globalFor: () => ({ key: "telegram", perSecond: 30 }) });
+    const gate = createRedisRateGate({
+      redis,
+      prefix,
+      now: Date.now,
+      intervalFor: () => 30,
+      globalFor: () => ({ key: "telegram", perSecond: 30 }),
+    });
     await gate.acquire("tg:9", "intermediate"); // loads the script (NOSCRIPT, then EVAL): not counted
     gate.settled("tg:9");
     await new Promise((r) => setTimeout(r, 100));
@@ -467,7 +505,10 @@ describe("createRedisRateGate: the Redis work of a streamed reply", () => {
 });
 
 describe("createRedisRateGate: lanes paced in the process at its share of the budget (drafts)", () => {
-  const drafts = { processShareFor: (key: string) => key.endsWith(":draft"), globalFor: () => ({ key: "telegram-draft", perSecond: 40 }) };
+  const drafts = {
+    processShareFor: (key: string) => key.endsWith(":draft"),
+    globalFor: () => ({ key: "telegram-draft", perSecond: 40 }),
+  };
 
   it("paces a chat at its interval with no round trip per request, and lets the share go when the stream ends", async () => {
     const { a, grants } = twoProcesses({ intervalFor: () => 100, ...drafts });
@@ -490,7 +531,11 @@ describe("createRedisRateGate: lanes paced in the process at its share of the bu
 
   it("keeps every window under the bot-wide budget while 30 chats of two processes stream, each chat getting its turns", async () => {
     const perSecond = 40;
-    const { a, b, grants } = twoProcesses({ intervalFor: () => 250, ...drafts, globalFor: () => ({ key: "telegram-draft", perSecond }) });
+    const { a, b, grants } = twoProcesses({
+      intervalFor: () => 250,
+      ...drafts,
+      globalFor: () => ({ key: "telegram-draft", perSecond }),
+    });
     const streaming = new AbortController();
     const streamers = Array.from({ length: 30 }, async (_, chat) => {
       const gate = chat % 2 === 0 ? a.gate : b.gate;
@@ -535,14 +580,20 @@ describe("createRedisRateGate: lanes paced in the process at its share of the bu
     const started = Date.now();
     await b.gate.acquire("telegram:2:draft", "intermediate");
     expect(Date.now() - started).toBeLessThan(100);
-    const published = Object.fromEntries(Object.entries(await testRedis!.redis.hgetall(shares)).map(([k, v]) => [k, v.split("|").map(Number)]));
+    const published = Object.fromEntries(
+      Object.entries(await testRedis!.redis.hgetall(shares)).map(([k, v]) => [k, v.split("|").map(Number)]),
+    );
     expect(Object.values(published).map((f) => f[0])).toEqual([5, 5]);
     expect(Object.values(published).reduce((sum, f) => sum + f[1]!, 0)).toBeLessThanOrEqual(40);
     expect(grants.every((g) => g.shared)).toBe(true);
   });
 
   it("blocks a chat after its 429, and the whole lane when several chats get one at once", async () => {
-    const { a } = twoProcesses({ intervalFor: () => 50, ...drafts, globalFor: () => ({ key: "telegram-draft", perSecond: 200 }) });
+    const { a } = twoProcesses({
+      intervalFor: () => 50,
+      ...drafts,
+      globalFor: () => ({ key: "telegram-draft", perSecond: 200 }),
+    });
     await a.gate.acquire("telegram:1:draft", "intermediate");
     a.gate.backoff("telegram:1:draft", 400);
     let started = Date.now();

@@ -8,7 +8,11 @@ import { createMemoryReplyJournal, type ReplyJournal } from "../../src/contracts
 import { showFailure, streamReply, SUPERSEDED_TEXT, type StreamReplyOptions } from "../../src/reply/reply-stream.js";
 import { modelUnavailableLine } from "../../src/reply/reply-view.js";
 import { RateLimitedError } from "../../src/contracts/reply-port.js";
-import { createRecordingReplyPort, type RecordingPortOptions, type RecordingReplyPort } from "./recording-reply-port.js";
+import {
+  createRecordingReplyPort,
+  type RecordingPortOptions,
+  type RecordingReplyPort,
+} from "./recording-reply-port.js";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -30,7 +34,8 @@ const finish = (text: string, reason: "stop" | "length" | "aborted" = "stop"): A
 /** The answer as text deltas of `chunk` characters (a token stream), then `finish`. */
 function answer(text: string, chunk = 24, round = 1): AgentEvent[] {
   const events: AgentEvent[] = [];
-  for (let i = 0; i < text.length; i += chunk) events.push({ type: "text-delta", round, text: text.slice(i, i + chunk) });
+  for (let i = 0; i < text.length; i += chunk)
+    events.push({ type: "text-delta", round, text: text.slice(i, i + chunk) });
   events.push(finish(text));
   return events;
 }
@@ -54,9 +59,13 @@ function longAnswer(chars: number): string {
   while (paragraphs.join("\n\n").length < chars) {
     n++;
     if (n % 7 === 0) {
-      paragraphs.push("```python\n" + Array.from({ length: 18 }, (_, i) => `print("line ${n}.${i}")  # comment`).join("\n") + "\n```");
+      paragraphs.push(
+        `\`\`\`python\n${Array.from({ length: 18 }, (_, i) => `print("line ${n}.${i}")  # comment`).join("\n")}\n\`\`\``,
+      );
     } else {
-      paragraphs.push(`Paragraph ${n}: ` + "The weather in 北京 is **sunny** and mild today, with a light breeze. ".repeat(3).trim());
+      paragraphs.push(
+        `Paragraph ${n}: ${"The weather in 北京 is **sunny** and mild today, with a light breeze. ".repeat(3).trim()}`,
+      );
     }
   }
   return paragraphs.join("\n\n");
@@ -133,7 +142,11 @@ describe("streamReply", () => {
   });
 
   it("splits a 6000-character answer into ≥3 messages, each within 2000, fences balanced, nothing lost", async () => {
-    const port = createRecordingReplyPort({ flavour: "discord", limits: { maxLength: 2000, minEditIntervalMs: 1000 }, latencyMs: 80 });
+    const port = createRecordingReplyPort({
+      flavour: "discord",
+      limits: { maxLength: 2000, minEditIntervalMs: 1000 },
+      latencyMs: 80,
+    });
     const text = longAnswer(6000);
     const { promise, journal } = run(port, timed(answer(text, 30), { gapMs: 20 }));
     const result = await settle(promise);
@@ -158,7 +171,11 @@ describe("streamReply", () => {
 
   it("fills a long reply from the top: no continuation shows text before the message above it has its final text", async () => {
     // A slow platform: the placeholder is still on its way when the whole answer is ready.
-    const port = createRecordingReplyPort({ flavour: "discord", limits: { maxLength: 2000, minEditIntervalMs: 1000 }, latencyMs: 1500 });
+    const port = createRecordingReplyPort({
+      flavour: "discord",
+      limits: { maxLength: 2000, minEditIntervalMs: 1000 },
+      latencyMs: 1500,
+    });
     // The model writes far faster than the chat's pace, so several messages' worth is ready at once.
     const { promise } = run(port, timed(answer(longAnswer(8000), 200), { gapMs: 5 }));
     await settle(promise);
@@ -169,13 +186,18 @@ describe("streamReply", () => {
       const aboveFinal = ok.find((r) => r.messageId === ids[i - 1] && r.final);
       const firstHere = ok.find((r) => r.messageId === ids[i]);
       expect(aboveFinal, `final text of message ${i - 1}`).toBeDefined();
-      expect(firstHere!.start, `message ${i} appears only after message ${i - 1} is complete`).toBeGreaterThanOrEqual(aboveFinal!.end!);
+      expect(firstHere!.start, `message ${i} appears only after message ${i - 1} is complete`).toBeGreaterThanOrEqual(
+        aboveFinal!.end!,
+      );
     }
     expect(port.violations).toEqual([]);
   });
 
   it("splits by Telegram's visible length, never producing HTML Telegram rejects", async () => {
-    const port = createRecordingReplyPort({ flavour: "telegram", limits: { maxLength: 4096, minEditIntervalMs: 1000 } });
+    const port = createRecordingReplyPort({
+      flavour: "telegram",
+      limits: { maxLength: 4096, minEditIntervalMs: 1000 },
+    });
     const text = longAnswer(10_000);
     const { promise } = run(port, timed(answer(text, 40), { gapMs: 15 }));
     await settle(promise);
@@ -187,10 +209,17 @@ describe("streamReply", () => {
   });
 
   it("resumes a retried job by editing its recorded messages instead of answering twice", async () => {
-    const port = createRecordingReplyPort({ flavour: "plain", limits: { maxLength: 2000, minEditIntervalMs: 500 }, existing: ["old part 1", "old part 2"] });
+    const port = createRecordingReplyPort({
+      flavour: "plain",
+      limits: { maxLength: 2000, minEditIntervalMs: 500 },
+      existing: ["old part 1", "old part 2"],
+    });
     const journal = createMemoryReplyJournal(["m1", "m2"]);
     let visible = 0;
-    const { promise } = run(port, timed(answer("A short answer this time.")), { journal, onFirstVisible: () => visible++ });
+    const { promise } = run(port, timed(answer("A short answer this time.")), {
+      journal,
+      onFirstVisible: () => visible++,
+    });
     const result = await settle(promise);
     expect(visible).toBe(1);
     expect(port.requests.filter((r) => r.kind === "send")).toEqual([]);
@@ -201,7 +230,11 @@ describe("streamReply", () => {
     expect(result.messageIds).toEqual(["m1", "m2"]);
 
     // A longer answer on retry: the recorded messages are reused in order, a third one is sent beyond them.
-    const port2 = createRecordingReplyPort({ flavour: "plain", limits: { maxLength: 2000, minEditIntervalMs: 500 }, existing: ["old 1", "old 2"] });
+    const port2 = createRecordingReplyPort({
+      flavour: "plain",
+      limits: { maxLength: 2000, minEditIntervalMs: 500 },
+      existing: ["old 1", "old 2"],
+    });
     const journal2 = createMemoryReplyJournal(["m1", "m2"]);
     const text = longAnswer(5000);
     const second = run(port2, timed(answer(text, 50), { gapMs: 10 }), { journal: journal2 });
@@ -210,12 +243,25 @@ describe("streamReply", () => {
     expect(sends.every((r) => r.continuation)).toBe(true);
     expect(journal2.messageIds.slice(0, 2)).toEqual(["m1", "m2"]);
     expect(journal2.messageIds.length).toBe(port2.messages().length);
-    expect(squash(port2.messages().map((m) => m.text).join("").replace(/```(python)?/g, ""))).toBe(squash(text.replace(/```(python)?/g, "")));
+    expect(
+      squash(
+        port2
+          .messages()
+          .map((m) => m.text)
+          .join("")
+          .replace(/```(python)?/g, ""),
+      ),
+    ).toBe(squash(text.replace(/```(python)?/g, "")));
     expectNoEditAfterFinal(port2);
   });
 
   it("streams drafts in private chats, keeps them alive while tools run, then sends the answer", async () => {
-    const port = createRecordingReplyPort({ flavour: "telegram", drafts: true, limits: { minEditIntervalMs: 1000 }, latencyMs: 900 });
+    const port = createRecordingReplyPort({
+      flavour: "telegram",
+      drafts: true,
+      limits: { minEditIntervalMs: 1000 },
+      latencyMs: 900,
+    });
     const events: AgentEvent[] = [
       { type: "tool-call", round: 1, id: "c1", name: "get_weather", arguments: '{"city":"北京"}' },
       { type: "tool-result", round: 1, id: "c1", name: "get_weather", ok: true, output: "{}", durationMs: 65_000 },
@@ -252,14 +298,24 @@ describe("streamReply", () => {
     const port = createRecordingReplyPort({ flavour: "plain", limits: { minEditIntervalMs: 1000 } });
     const events: AgentEvent[] = [
       { type: "tool-call", round: 1, id: "c1", name: "get_weather", arguments: '{"city":"北京"}' },
-      { type: "tool-result", round: 1, id: "c1", name: "get_weather", ok: false, output: "timeout after 15000 ms", durationMs: 15_000 },
+      {
+        type: "tool-result",
+        round: 1,
+        id: "c1",
+        name: "get_weather",
+        ok: false,
+        output: "timeout after 15000 ms",
+        durationMs: 15_000,
+      },
       ...answer("Sorry, the weather service timed out.", 8, 2),
     ];
     const { promise } = run(port, timed(events, { pauseAt: 1, pauseMs: 15_000 }));
     await vi.advanceTimersByTimeAsync(5_000);
     expect(port.messages()[0]!.text).toBe("🔧 get\\_weather(北京)…");
     await settle(promise);
-    expect(port.messages()[0]!.text).toBe("⚠️ get\\_weather(北京): timeout after 15000 ms\n\nSorry, the weather service timed out.");
+    expect(port.messages()[0]!.text).toBe(
+      "⚠️ get\\_weather(北京): timeout after 15000 ms\n\nSorry, the weather service timed out.",
+    );
   });
 
   it("stops on abort: flushes what is there with a stopped note, as the final text", async () => {
@@ -377,7 +433,12 @@ describe("streamReply freshness and render cost", () => {
   });
 
   it("paces drafts on the chat's own draft key at the port's draft interval, apart from the messages", async () => {
-    const port = createRecordingReplyPort({ flavour: "telegram", drafts: true, limits: { minEditIntervalMs: 1100, draftIntervalMs: 250 }, latencyMs: 10 });
+    const port = createRecordingReplyPort({
+      flavour: "telegram",
+      drafts: true,
+      limits: { minEditIntervalMs: 1100, draftIntervalMs: 250 },
+      latencyMs: 10,
+    });
     const acquired: string[] = [];
     const local = createLocalRateGate({ minIntervalMs: (key) => (key.endsWith(":draft") ? 250 : 1100) });
     const gate: RateGate = {
@@ -407,7 +468,23 @@ describe("streamReply freshness and render cost", () => {
 });
 
 describe("streamReply properties", () => {
-  const tokens = ["word ", "北京 ", "😀", ". ", "\n", "\n\n", "```js\n", "\n```\n", "**", "`", "<", "&", "@everyone ", "[a](https://x.org) ", "- item\n"];
+  const tokens = [
+    "word ",
+    "北京 ",
+    "😀",
+    ". ",
+    "\n",
+    "\n\n",
+    "```js\n",
+    "\n```\n",
+    "**",
+    "`",
+    "<",
+    "&",
+    "@everyone ",
+    "[a](https://x.org) ",
+    "- item\n",
+  ];
   const flavours: RecordingPortOptions["flavour"][] = ["telegram", "discord", "plain"];
 
   it("whatever the answer, pace and 429s: messages fit, nothing is lost, nothing is edited after its final text", async () => {

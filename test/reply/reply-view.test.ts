@@ -12,7 +12,8 @@ import {
 } from "../../src/reply/reply-view.js";
 
 const fold = (events: AgentEvent[], from: ReplyViewState = emptyReplyView()) => events.reduce(applyAgentEvent, from);
-const show = (state: ReplyViewState, showReasoning: ShowReasoning = "collapsed") => renderReplyView(state, { showReasoning });
+const show = (state: ReplyViewState, showReasoning: ShowReasoning = "collapsed") =>
+  renderReplyView(state, { showReasoning });
 const finish = (reason: "stop" | "length" | "max-rounds" | "aborted", text = ""): AgentEvent => ({
   type: "finish",
   reason,
@@ -32,17 +33,35 @@ describe("reply view", () => {
     const done = fold(
       [
         { type: "tool-result", round: 1, id: "a", name: "get_weather", ok: true, output: "{}", durationMs: 5 },
-        { type: "tool-result", round: 1, id: "b", name: "get_time", ok: false, output: '{"error":"unknown timezone \\"Mars/Base\\"\\nstack"}', durationMs: 1 },
+        {
+          type: "tool-result",
+          round: 1,
+          id: "b",
+          name: "get_time",
+          ok: false,
+          output: '{"error":"unknown timezone \\"Mars/Base\\"\\nstack"}',
+          durationMs: 1,
+        },
         { type: "text-delta", round: 2, text: "\n\n北京今天晴，25°C。" },
         finish("stop", "北京今天晴，25°C。"),
       ],
       running,
     );
-    expect(show(done)).toBe('✅ get\\_weather(北京)\n⚠️ get\\_time(): unknown timezone "Mars/Base"\n\n北京今天晴，25°C。');
+    expect(show(done)).toBe(
+      '✅ get\\_weather(北京)\n⚠️ get\\_time(): unknown timezone "Mars/Base"\n\n北京今天晴，25°C。',
+    );
   });
 
   it("truncates long arguments and keeps Markdown in them inert", () => {
-    const state = fold([{ type: "tool-call", round: 1, id: "a", name: "read_url", arguments: JSON.stringify({ url: `https://example.com/${"x".repeat(80)}*_[` }) }]);
+    const state = fold([
+      {
+        type: "tool-call",
+        round: 1,
+        id: "a",
+        name: "read_url",
+        arguments: JSON.stringify({ url: `https://example.com/${"x".repeat(80)}*_[` }),
+      },
+    ]);
     const line = show(state);
     expect(line.startsWith("🔧 read\\_url(https://example.com/xxxx")).toBe(true);
     expect(line.endsWith("…)…")).toBe(true);

@@ -106,7 +106,9 @@ describe("createShareLane", () => {
     shared = false;
     const started = Date.now();
     expect((await settledAt(lane.acquire("telegram:1:draft"))) - started).toBe(250);
-    const others = await Promise.all(["telegram:2:draft", "telegram:3:draft", "telegram:4:draft"].map((key) => settledAt(lane.acquire(key))));
+    const others = await Promise.all(
+      ["telegram:2:draft", "telegram:3:draft", "telegram:4:draft"].map((key) => settledAt(lane.acquire(key))),
+    );
     expect(others.map((at) => at - started)).toEqual([250, 250, 250]);
   });
 

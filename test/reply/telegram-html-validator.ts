@@ -53,7 +53,10 @@ export function validateTelegramHtml(html: string): string[] {
         else if (top.text === 0) problems.push(`empty <${name}>`);
         continue;
       }
-      const attrs = [...attrText.matchAll(/([a-z-]+)="([^"]*)"/g)].map((a) => ({ key: a[1] as string, value: decode(a[2] as string) }));
+      const attrs = [...attrText.matchAll(/([a-z-]+)="([^"]*)"/g)].map((a) => ({
+        key: a[1] as string,
+        value: decode(a[2] as string),
+      }));
       const parent = stack[stack.length - 1];
       const names = stack.map((o) => o.name);
       if (name === "a") {
@@ -69,7 +72,10 @@ export function validateTelegramHtml(html: string): string[] {
         if (names.includes("a")) problems.push("link inside a link");
       } else if (name === "code") {
         const inPre = parent?.name === "pre" && parent.text === 0 && parent.children === 0;
-        if (attrs.length > 0 && !(inPre && attrs.length === 1 && attrs[0]?.key === "class" && /^language-[\w+#.-]+$/.test(attrs[0].value))) {
+        if (
+          attrs.length > 0 &&
+          !(inPre && attrs.length === 1 && attrs[0]?.key === "class" && /^language-[\w+#.-]+$/.test(attrs[0].value))
+        ) {
           problems.push("bad attributes on <code>");
         }
         if (names.some((n) => INLINE_STYLES.has(n))) problems.push("<code> inside formatting");

@@ -63,7 +63,10 @@ describe("throttled editor properties", () => {
           interval: fc.integer({ min: 50, max: 3000 }),
           latency: fc.integer({ min: 0, max: 1500 }),
           updates: fc.array(
-            fc.record({ delay: fc.integer({ min: 0, max: 1200 }), text: fc.constantFrom("a", "ab", "abc", "abcd", "initial", "x") }),
+            fc.record({
+              delay: fc.integer({ min: 0, max: 1200 }),
+              text: fc.constantFrom("a", "ab", "abc", "abcd", "initial", "x"),
+            }),
             { maxLength: 25 },
           ),
           limited: fc.integer({ min: 0, max: 4 }),
@@ -73,7 +76,11 @@ describe("throttled editor properties", () => {
           pull: fc.boolean(),
         }),
         async (c) => {
-          const { port, editor, update, staleSends } = setup({ interval: c.interval, latency: c.latency, pull: c.pull });
+          const { port, editor, update, staleSends } = setup({
+            interval: c.interval,
+            latency: c.latency,
+            pull: c.pull,
+          });
           const driver = (async () => {
             for (const [i, u] of c.updates.entries()) {
               if (i === c.limitedAfter) port.failNext(c.limited, () => new RateLimitedError(c.retryAfterMs));
@@ -206,7 +213,10 @@ describe("throttled editor", () => {
     const second = setup({ interval: 10, latency: 0, maxTransientRetries: 2 });
     second.port.failNext(3, () => new Error("socket hang up"));
     const failed = second.editor.flush("final");
-    const outcome = failed.then(() => "landed", (e: Error) => e.message);
+    const outcome = failed.then(
+      () => "landed",
+      (e: Error) => e.message,
+    );
     await vi.runAllTimersAsync();
     expect(await outcome).toBe("socket hang up");
     expect(second.port.requests).toHaveLength(3);
@@ -223,7 +233,10 @@ describe("throttled editor", () => {
 
     port.failNext(1, () => new RejectedContentError("can't parse entities"));
     const done = editor.flush("also bad");
-    const outcome = done.then(() => "landed", (e: unknown) => (e instanceof RejectedContentError ? "rejected" : "other"));
+    const outcome = done.then(
+      () => "landed",
+      (e: unknown) => (e instanceof RejectedContentError ? "rejected" : "other"),
+    );
     await vi.runAllTimersAsync();
     expect(await outcome).toBe("rejected");
     expect(port.requests).toHaveLength(2);
@@ -242,7 +255,12 @@ describe("throttled editor", () => {
 describe("throttled editor, pull mode (invalidate + produce)", () => {
   /** An editor whose owner only invalidates; `produce` hands over the model's text as it is at that moment. */
   function pullSetup(opts: { interval: number; latency: number }) {
-    const port = createRecordingReplyPort({ flavour: "plain", limits: { minEditIntervalMs: opts.interval }, latencyMs: opts.latency, existing: ["initial"] });
+    const port = createRecordingReplyPort({
+      flavour: "plain",
+      limits: { minEditIntervalMs: opts.interval },
+      latencyMs: opts.latency,
+      existing: ["initial"],
+    });
     const gate = createLocalRateGate({ minIntervalMs: opts.interval });
     const model = { text: "" };
     let produced = 0;

@@ -29,7 +29,9 @@ function questionName(query: Buffer): { name: string; end: number } {
 }
 
 /** A DNS server on loopback: `answer` gives an IPv4 address for an A query (undefined: stay silent). */
-async function startDnsServer(answer: (name: string) => string | undefined): Promise<{ server: string; asked: string[] }> {
+async function startDnsServer(
+  answer: (name: string) => string | undefined,
+): Promise<{ server: string; asked: string[] }> {
   const socket = createSocket("udp4");
   sockets.push(socket);
   const asked: string[] = [];
@@ -73,7 +75,12 @@ describe("DNS that never answers", () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     // While they hang: the process's own lookups and compression run at once.
     const probe = Date.now();
-    await Promise.all([lookup("localhost"), promisify(gzip)(Buffer.alloc(64 * 1024, 1)), lookup("localhost"), promisify(gzip)(Buffer.from("x"))]);
+    await Promise.all([
+      lookup("localhost"),
+      promisify(gzip)(Buffer.alloc(64 * 1024, 1)),
+      lookup("localhost"),
+      promisify(gzip)(Buffer.from("x")),
+    ]);
     expect(Date.now() - probe).toBeLessThan(500);
 
     const outcomes = await Promise.all(calls);

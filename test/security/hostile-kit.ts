@@ -56,7 +56,14 @@ export async function startHostileRig(opts: HostileRigOptions): Promise<HostileR
   let stack: Stack;
   try {
     stack = await startStack({
-      env: { ...platformEnv, OPENAI_BASE_URL: model.url, WEATHER_API_BASE: web.url, SHOW_REASONING: "off", ...opts.env, ...opts.envFor?.({ web }) },
+      env: {
+        ...platformEnv,
+        OPENAI_BASE_URL: model.url,
+        WEATHER_API_BASE: web.url,
+        SHOW_REASONING: "off",
+        ...opts.env,
+        ...opts.envFor?.({ web }),
+      },
       ...(opts.worker ? { worker: opts.worker } : {}),
       ...(opts.logLevel ? { logLevel: opts.logLevel } : {}),
     });
@@ -87,5 +94,7 @@ export function telegramTextsSent(tg: FakeTelegram): string[] {
 
 /** Every message body the bot sent to Discord (creates and edits), as JSON text. */
 export function discordBodiesSent(discord: FakeDiscord): string[] {
-  return discord.requests.filter((r) => r.method === "POST" || r.method === "PATCH").map((r) => JSON.stringify(r.body ?? {}));
+  return discord.requests
+    .filter((r) => r.method === "POST" || r.method === "PATCH")
+    .map((r) => JSON.stringify(r.body ?? {}));
 }

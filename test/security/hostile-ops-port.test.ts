@@ -41,7 +41,9 @@ describe("the ops port against an outsider", () => {
   it("/healthz names the failing part and keeps its error text (an internal address) for the log", async () => {
     const logged: { check?: string; err?: Error }[] = [];
     const base = await start({
-      checks: [{ name: "redis", check: async () => Promise.reject(new Error("connect ECONNREFUSED 10.20.30.40:6379")) }],
+      checks: [
+        { name: "redis", check: async () => Promise.reject(new Error("connect ECONNREFUSED 10.20.30.40:6379")) },
+      ],
       logger: { warn: (obj) => void logged.push(obj) },
     });
     const res = await fetch(`${base}/healthz`);
@@ -64,7 +66,8 @@ describe("the ops port against an outsider", () => {
   it("after 5 wrong tokens in a minute an address gets 429 (even with the right token) until the minute is over", async () => {
     let clock = 1_000_000;
     const base = await start({ adminThrottle: createFailedLoginThrottle({ now: () => clock }) });
-    const tryToken = (token: string) => fetch(`${base}/admin/queues`, { headers: { authorization: `Bearer ${token}` } });
+    const tryToken = (token: string) =>
+      fetch(`${base}/admin/queues`, { headers: { authorization: `Bearer ${token}` } });
     for (let i = 0; i < 5; i++) expect((await tryToken(`guess-${i}`)).status).toBe(401);
     const throttled = await tryToken("guess-5");
     expect(throttled.status).toBe(429);

@@ -11,7 +11,8 @@ import { createReadUrlTool, type PageText } from "../../src/tools/read-url.js";
 const PAGES: Record<string, string> = {
   "/fragment": "<p>The harbour bridge reopened on Monday after repairs.</p><p>Traffic is back to normal.</p>",
   "/doctype-only": "<!DOCTYPE html><p>Rain is expected in the north this afternoon.</p>",
-  "/no-head": "<html><title>Council votes on the budget</title><body><p>The council approved the budget by nine votes to four.</p>",
+  "/no-head":
+    "<html><title>Council votes on the budget</title><body><p>The council approved the budget by nine votes to four.</p>",
   "/plain": "Just a line of text served as HTML, with no markup at all.",
 };
 
@@ -37,7 +38,10 @@ afterAll(async () => {
 });
 
 const read = async (path: string) =>
-  (await createReadUrlTool({ allowHosts: [host], extractor, timeoutMs: 3_000 }).execute({ url: `${base}${path}` }, { signal: new AbortController().signal })) as PageText;
+  (await createReadUrlTool({ allowHosts: [host], extractor, timeoutMs: 3_000 }).execute(
+    { url: `${base}${path}` },
+    { signal: new AbortController().signal },
+  )) as PageText;
 
 describe("read_url on pages without head or body", () => {
   it("a bare fragment gives its paragraphs", async () => {

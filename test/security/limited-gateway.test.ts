@@ -38,12 +38,22 @@ describe("per-user rate limit", () => {
     const inner = createRecordingGateway();
     const metrics = createMetrics();
     let clock = Date.UTC(2025, 5, 3, 6, 5, 10); // 10 s into a minute
-    const gateway = createLimitedGateway({ inner, redis: redis.redis, prefix: redis.prefix, perUserPerMinute: 3, metrics, now: () => clock });
+    const gateway = createLimitedGateway({
+      inner,
+      redis: redis.redis,
+      prefix: redis.prefix,
+      perUserPerMinute: 3,
+      metrics,
+      now: () => clock,
+    });
 
     const results = [];
     for (let i = 0; i < 6; i++) results.push(await gateway.enqueue(message("1001")));
     expect(results.map((r) => r.status)).toEqual(["queued", "queued", "queued", "refused", "refused", "refused"]);
-    expect(results[3]).toEqual({ status: "refused", reason: "You are sending messages faster than I can answer — please wait about 50 s and try again." });
+    expect(results[3]).toEqual({
+      status: "refused",
+      reason: "You are sending messages faster than I can answer — please wait about 50 s and try again.",
+    });
     expect(results.slice(4)).toEqual([{ status: "refused" }, { status: "refused" }]);
     // Nothing refused reached the queue.
     expect(inner.offered.map((m) => m.text)).toEqual(["question 1", "question 2", "question 3"]);
@@ -63,8 +73,20 @@ describe("per-user rate limit", () => {
   it("counts across adapter processes (two gateways on one Redis share the budget), and the key expires", async () => {
     redis = createTestRedis("limit");
     const clock = () => Date.UTC(2025, 5, 3, 6, 7, 1);
-    const a = createLimitedGateway({ inner: createRecordingGateway(), redis: redis.redis, prefix: redis.prefix, perUserPerMinute: 2, now: clock });
-    const b = createLimitedGateway({ inner: createRecordingGateway(), redis: redis.redis, prefix: redis.prefix, perUserPerMinute: 2, now: clock });
+    const a = createLimitedGateway({
+      inner: createRecordingGateway(),
+      redis: redis.redis,
+      prefix: redis.prefix,
+      perUserPerMinute: 2,
+      now: clock,
+    });
+    const b = createLimitedGateway({
+      inner: createRecordingGateway(),
+      redis: redis.redis,
+      prefix: redis.prefix,
+      perUserPerMinute: 2,
+      now: clock,
+    });
     expect((await a.enqueue(message("3003"))).status).toBe("queued");
     expect((await b.enqueue(message("3003"))).status).toBe("queued");
     expect((await a.enqueue(message("3003"))).status).toBe("refused");
@@ -78,7 +100,13 @@ describe("per-user rate limit", () => {
   it("passes /reset and /stop through unlimited (they are how a user calms a runaway answer)", async () => {
     redis = createTestRedis("limit");
     const inner = createRecordingGateway();
-    const gateway = createLimitedGateway({ inner, redis: redis.redis, prefix: redis.prefix, perUserPerMinute: 1, now: () => 0 });
+    const gateway = createLimitedGateway({
+      inner,
+      redis: redis.redis,
+      prefix: redis.prefix,
+      perUserPerMinute: 1,
+      now: () => 0,
+    });
     await gateway.enqueue(message("4004"));
     expect((await gateway.enqueue(message("4004"))).status).toBe("refused");
     await gateway.reset("tg:4004");

@@ -33,9 +33,13 @@ describe("log redaction", () => {
     );
     expect(httpError).toBeInstanceOf(HttpError);
 
-    const modelError = new ModelError("auth", `The model server refused the key: 401 Incorrect API key provided: ${API_KEY}`, {
-      cause: new Error(`POST with Authorization: Bearer ${API_KEY}`),
-    });
+    const modelError = new ModelError(
+      "auth",
+      `The model server refused the key: 401 Incorrect API key provided: ${API_KEY}`,
+      {
+        cause: new Error(`POST with Authorization: Bearer ${API_KEY}`),
+      },
+    );
     const encodedToken = encodeURIComponent(tg.token); // "7000000001%3AAAFake…": the secret half survives encoding
     const write = (log: pino.Logger) => {
       log.warn({ err: httpError }, "job outcome");
@@ -53,12 +57,15 @@ describe("log redaction", () => {
     expect(control.text()).toContain(JSON.stringify(ADMIN_TOKEN).slice(1, -1));
 
     const out = logSink();
-    write(createLogger({ level: "info", secrets: [API_KEY, tg.token, undefined, ADMIN_TOKEN], destination: out.stream }));
+    write(
+      createLogger({ level: "info", secrets: [API_KEY, tg.token, undefined, ADMIN_TOKEN], destination: out.stream }),
+    );
     const text = out.text();
     expect(text.split("\n").filter(Boolean)).toHaveLength(5);
     const secretHalf = tg.token.split(":")[1]!;
     for (const secret of [tg.token, secretHalf, API_KEY, ADMIN_TOKEN, JSON.stringify(ADMIN_TOKEN).slice(1, -1)]) {
-      for (let i = 0; i + 12 <= secret.length; i++) expect(text, `piece of ${secret}`).not.toContain(secret.slice(i, i + 12));
+      for (let i = 0; i + 12 <= secret.length; i++)
+        expect(text, `piece of ${secret}`).not.toContain(secret.slice(i, i + 12));
     }
     // The URL-encoded form is a secret as a whole, like the token it encodes.
     expect(text).toContain("hook?t=[redacted] with admin [redacted]");

@@ -13,7 +13,10 @@ const TOKEN = "7000000001:AAGuardTestTokenValue_12345";
 
 /** An error shaped like grammY's BotError: its context holds the API client and so the token. */
 function botError(): Error {
-  return Object.assign(new Error("READONLY You can't write against a read only replica."), { name: "BotError", ctx: { api: { token: TOKEN } } });
+  return Object.assign(new Error("READONLY You can't write against a read only replica."), {
+    name: "BotError",
+    ctx: { api: { token: TOKEN } },
+  });
 }
 
 describe("process guards", () => {
@@ -22,7 +25,9 @@ describe("process guards", () => {
     const proc = new EventEmitter() as unknown as NodeJS.Process;
     let exited = false;
     (proc as unknown as { exit: () => void }).exit = () => void (exited = true);
-    const remove = installProcessGuards(createLogger({ level: "info", secrets: [], destination: out.stream }), { process: proc });
+    const remove = installProcessGuards(createLogger({ level: "info", secrets: [], destination: out.stream }), {
+      process: proc,
+    });
     (proc as unknown as EventEmitter).emit("unhandledRejection", botError());
     remove();
     expect(exited).toBe(false);

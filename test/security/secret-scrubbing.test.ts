@@ -20,7 +20,9 @@ const scrubber = createSecretScrubber([TG_TOKEN, DC_TOKEN, API_KEY, undefined, "
 describe("secret scrubber", () => {
   it("replaces whole secrets wherever they appear", () => {
     expect(scrubber.scrub(`token=${TG_TOKEN}; key "${API_KEY}"`)).toBe(`token=${REDACTED}; key "${REDACTED}"`);
-    expect(scrubber.scrub(`https://api.telegram.org/bot${TG_TOKEN}/getMe`)).toBe(`https://api.telegram.org/bot${REDACTED}/getMe`);
+    expect(scrubber.scrub(`https://api.telegram.org/bot${TG_TOKEN}/getMe`)).toBe(
+      `https://api.telegram.org/bot${REDACTED}/getMe`,
+    );
   });
 
   it("catches a secret cut short, or only its secret half, or split in two by markup", () => {
@@ -44,7 +46,10 @@ describe("secret scrubber", () => {
 
   it("property: no run of 12+ secret characters survives, and text without secrets is unchanged", () => {
     const secrets = [TG_TOKEN, DC_TOKEN, API_KEY];
-    const filler = fc.string({ unit: fc.constantFrom("a", "b", " ", "\n", "*", "北", "😀", ":", "-", "_"), maxLength: 30 });
+    const filler = fc.string({
+      unit: fc.constantFrom("a", "b", " ", "\n", "*", "北", "😀", ":", "-", "_"),
+      maxLength: 30,
+    });
     const piece = fc.tuple(fc.constantFrom(...secrets), fc.nat(), fc.nat()).map(([s, a, b]) => {
       const from = a % s.length;
       return s.slice(from, from + 12 + (b % (s.length - from + 1)));
@@ -55,7 +60,9 @@ describe("secret scrubber", () => {
         const out = scrubber.scrub(text);
         // Matching ignores ASCII case (an upper-cased token is as good as the token), and so does this oracle: two
         // pieces may join into a run of a secret in another case ("…dEF" + "5e4d…" holds the API key's "f5e4d…").
-        const grams = secrets.flatMap((s) => Array.from({ length: s.length - 11 }, (_, i) => s.slice(i, i + 12).toLowerCase()));
+        const grams = secrets.flatMap((s) =>
+          Array.from({ length: s.length - 11 }, (_, i) => s.slice(i, i + 12).toLowerCase()),
+        );
         for (const gram of grams) expect(out.toLowerCase().includes(gram)).toBe(false);
         if (!grams.some((gram) => text.toLowerCase().includes(gram))) expect(out).toBe(text);
       }),
@@ -91,7 +98,9 @@ describe("a port wrapped with the scrubber", () => {
 
   it("catches a secret that only markup joins together (each piece too short to notice)", () => {
     const port = withSecretsScrubbed(telegramLikePort(), scrubber);
-    const chopped = TG_TOKEN.match(/.{1,6}/g)!.map((p, i) => (i % 2 ? `**${p}**` : p)).join("");
+    const chopped = TG_TOKEN.match(/.{1,6}/g)!
+      .map((p, i) => (i % 2 ? `**${p}**` : p))
+      .join("");
     const rendered = port.format(`here: ${chopped}`);
     const visible = parseTelegramHtml(rendered.text).text;
     expect(scrubber.hasLoosely(visible)).toBe(false);

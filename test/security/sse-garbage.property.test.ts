@@ -15,7 +15,14 @@ import { createModelClient } from "../../src/agent/model-client.js";
 import { ModelError } from "../../src/agent/model-error.js";
 import { createStreamAccumulator, type RoundOutcome } from "../../src/agent/stream-accumulator.js";
 import { streamRound } from "../../src/agent/stream-round.js";
-import { modelJson, renderSseText, startFakeOpenAI, type FakeOpenAI, type StreamPlan, type StreamStep } from "../fakes/openai-server.js";
+import {
+  modelJson,
+  renderSseText,
+  startFakeOpenAI,
+  type FakeOpenAI,
+  type StreamPlan,
+  type StreamStep,
+} from "../fakes/openai-server.js";
 import { cutAt } from "../support/cut-points.js";
 import { parseSse } from "../agent/agent-harness.js";
 
@@ -25,7 +32,25 @@ interface Answer {
   calls: { name: string; args: Record<string, string> }[];
 }
 
-const word = fc.constantFrom("北京", "天气", "😀", " ", "\n", "a", "b1", '"', "\\", "{", "}", ",", "é", "data:", ":", "[DONE]", "\r");
+const word = fc.constantFrom(
+  "北京",
+  "天气",
+  "😀",
+  " ",
+  "\n",
+  "a",
+  "b1",
+  '"',
+  "\\",
+  "{",
+  "}",
+  ",",
+  "é",
+  "data:",
+  ":",
+  "[DONE]",
+  "\r",
+);
 const textArb = fc.array(word, { maxLength: 20 }).map((w) => w.join(""));
 const answerArb: fc.Arbitrary<Answer> = fc.record({
   reasoning: textArb,
@@ -65,13 +90,27 @@ const IGNORABLE_JSON = [
 ];
 
 /** Lines an SSE parser must skip: comments, empty events, fields without data. */
-const IGNORABLE_LINES = [": keep-alive\n\n", ":\n\n", "\n", "retry: 3000\n\n", "id: 17\n\n", "event: ping\ndata: {}\n\n", ": OPENROUTER PROCESSING\n\n"];
+const IGNORABLE_LINES = [
+  ": keep-alive\n\n",
+  ":\n\n",
+  "\n",
+  "retry: 3000\n\n",
+  "id: 17\n\n",
+  "event: ping\ndata: {}\n\n",
+  ": OPENROUTER PROCESSING\n\n",
+];
 
 /**
  * Data that is not JSON at all (a proxy's error page, a truncated chunk), and a named event without
  * data: the SSE spec says to drop it, but openai-node's decoder hands it on and JSON.parse("") throws.
  */
-const NOT_JSON = ["event: ping\n\n", "data: hello\n\n", 'data: {"choices":[{"delta":{"content":"x"\n\n', "data: <html><body>502 Bad Gateway</body></html>\n\n", "data: undefined\n\n"];
+const NOT_JSON = [
+  "event: ping\n\n",
+  "data: hello\n\n",
+  'data: {"choices":[{"delta":{"content":"x"\n\n',
+  "data: <html><body>502 Bad Gateway</body></html>\n\n",
+  "data: undefined\n\n",
+];
 
 type Garbage = { kind: "json"; raw: string } | { kind: "line"; raw: string } | { kind: "vendor-delta" };
 const ignorableArb: fc.Arbitrary<Garbage> = fc.oneof(
@@ -80,15 +119,27 @@ const ignorableArb: fc.Arbitrary<Garbage> = fc.oneof(
   fc.constant<Garbage>({ kind: "vendor-delta" }),
 );
 
-
 /** The answer as llama.cpp would stream it, with `garbage` spliced in between the steps (vendor-delta turns the next content delta into a chunk with unknown fields). */
 function planFor(a: Answer, seeds: readonly number[], garbage: readonly { at: number; g: Garbage }[]): StreamPlan {
   const steps: StreamStep[] = [];
   for (const p of cutAt(a.reasoning, seeds)) steps.push({ delta: { reasoning_content: p } });
-  for (const p of cutAt(a.text, seeds.map((n) => n * 7 + 1))) steps.push({ delta: { content: p } });
+  for (const p of cutAt(
+    a.text,
+    seeds.map((n) => n * 7 + 1),
+  ))
+    steps.push({ delta: { content: p } });
   a.calls.forEach((c, index) => {
-    const [first = "", ...rest] = cutAt(modelJson(c.args), seeds.map((n) => n * 5 + index));
-    steps.push({ delta: { tool_calls: [{ index, id: `call_${index}abcdefgh`, type: "function", function: { name: c.name, arguments: first } }] } });
+    const [first = "", ...rest] = cutAt(
+      modelJson(c.args),
+      seeds.map((n) => n * 5 + index),
+    );
+    steps.push({
+      delta: {
+        tool_calls: [
+          { index, id: `call_${index}abcdefgh`, type: "function", function: { name: c.name, arguments: first } },
+        ],
+      },
+    });
     for (const r of rest) steps.push({ delta: { tool_calls: [{ index, function: { arguments: r } }] } });
   });
   steps.push({ finish: a.calls.length > 0 ? "tool_calls" : "stop" });
@@ -97,14 +148,27 @@ function planFor(a: Answer, seeds: readonly number[], garbage: readonly { at: nu
   let g = 0;
   steps.forEach((step, i) => {
     let vendorize = false;
-    while (g < byPosition.length && (byPosition[g]!.at % (steps.length + 1)) <= i) {
+    while (g < byPosition.length && byPosition[g]!.at % (steps.length + 1) <= i) {
       const item = byPosition[g++]!.g;
       if (item.kind === "vendor-delta") vendorize = true;
       else out.push({ raw: item.kind === "json" ? `data: ${item.raw}\n\n` : item.raw });
     }
     if (vendorize && "delta" in step) {
       // The same delta, wrapped in fields no schema knows (OpenRouter, Groq and vLLM all add some).
-      const chunk = { id: "x", object: "chat.completion.chunk", x_groq: { id: "req_1" }, provider: "Fake", choices: [{ index: 0, delta: { ...step.delta, refusal: null, annotations: [] }, logprobs: null, native_finish_reason: null }] };
+      const chunk = {
+        id: "x",
+        object: "chat.completion.chunk",
+        x_groq: { id: "req_1" },
+        provider: "Fake",
+        choices: [
+          {
+            index: 0,
+            delta: { ...step.delta, refusal: null, annotations: [] },
+            logprobs: null,
+            native_finish_reason: null,
+          },
+        ],
+      };
       out.push({ raw: `data: ${JSON.stringify(chunk)}\n\n` });
     } else out.push(step);
   });
@@ -120,7 +184,9 @@ function expectMeaning(a: Answer, outcome: RoundOutcome, shownText: string, show
   expect(shownText.trim()).toBe(a.text.trim());
   expect(outcome.reasoning).toBe(a.reasoning);
   expect(shownReasoning).toBe(a.reasoning);
-  expect(outcome.toolCalls.map((c) => ({ name: c.function.name, args: JSON.parse(c.function.arguments) as unknown }))).toEqual(a.calls.map((c) => ({ name: c.name, args: c.args })));
+  expect(
+    outcome.toolCalls.map((c) => ({ name: c.function.name, args: JSON.parse(c.function.arguments) as unknown })),
+  ).toEqual(a.calls.map((c) => ({ name: c.name, args: c.args })));
   expect(outcome.toolCalls.map((c) => c.id)).toEqual(a.calls.map((_, i) => `call_${i}abcdefgh`));
   expect(outcome.finishReason).toBe(a.calls.length > 0 ? "tool_calls" : "stop");
   expect(outcome.droppedToolCalls).toBe(0);
@@ -134,7 +200,14 @@ describe("the stream accumulator fed garbage chunks", () => {
     fc.assert(
       fc.property(answerArb, seedsArb, garbageArb, (a, seeds, garbage) => {
         // SSE-level lines never reach the accumulator (the SDK's parser drops them); JSON garbage does.
-        const text = renderSseText(planFor(a, seeds, garbage.filter((x) => x.g.kind !== "line")), { includeUsage: true });
+        const text = renderSseText(
+          planFor(
+            a,
+            seeds,
+            garbage.filter((x) => x.g.kind !== "line"),
+          ),
+          { includeUsage: true },
+        );
         const chunks = text
           .split("\n\n")
           .map((e) => e.replace(/^data: /, ""))
@@ -143,7 +216,8 @@ describe("the stream accumulator fed garbage chunks", () => {
         const acc = createStreamAccumulator();
         let shown = "";
         let thought = "";
-        const take = (d: { type: string; text: string }) => (d.type === "text" ? (shown += d.text) : (thought += d.text));
+        const take = (d: { type: string; text: string }) =>
+          d.type === "text" ? (shown += d.text) : (thought += d.text);
         for (const c of chunks) acc.push(c).forEach(take);
         const { deltas, outcome } = acc.end();
         deltas.forEach(take);
@@ -185,7 +259,9 @@ describe("garbage on the wire, through the openai SDK and streamRound", () => {
     await fake.close();
   });
 
-  async function run(plan: StreamPlan): Promise<{ text: string; reasoning: string; result?: Awaited<ReturnType<typeof finishRound>>; error?: unknown }> {
+  async function run(
+    plan: StreamPlan,
+  ): Promise<{ text: string; reasoning: string; result?: Awaited<ReturnType<typeof finishRound>>; error?: unknown }> {
     fake.script([plan]);
     const client = createModelClient({ baseURL: fake.url, apiKey: "sk-test", timeoutMs: 5_000 });
     const round = streamRound(
@@ -213,29 +289,44 @@ describe("garbage on the wire, through the openai SDK and streamRound", () => {
 
   it("ignorable garbage, cut into random byte pieces, changes nothing", async () => {
     await fc.assert(
-      fc.asyncProperty(answerArb, seedsArb, garbageArb, fc.integer({ min: 2, max: 48 }), fc.nat(), async (a, seeds, garbage, maxBytes, byteSeed) => {
-        const got = await run({ ...planFor(a, seeds, garbage), fragment: { seed: byteSeed, maxBytes } });
-        expect(got.error).toBeUndefined();
-        expect(got.result?.aborted).toBe(false);
-        expectMeaning(a, got.result!, got.text, got.reasoning);
-      }),
+      fc.asyncProperty(
+        answerArb,
+        seedsArb,
+        garbageArb,
+        fc.integer({ min: 2, max: 48 }),
+        fc.nat(),
+        async (a, seeds, garbage, maxBytes, byteSeed) => {
+          const got = await run({ ...planFor(a, seeds, garbage), fragment: { seed: byteSeed, maxBytes } });
+          expect(got.error).toBeUndefined();
+          expect(got.result?.aborted).toBe(false);
+          expectMeaning(a, got.result!, got.text, got.reasoning);
+        },
+      ),
       { numRuns: 25 },
     );
   });
 
   it("a data line that is not JSON ends the round with a typed ModelError, after a prefix of the answer", async () => {
     await fc.assert(
-      fc.asyncProperty(answerArb, seedsArb, garbageArb, fc.constantFrom(...NOT_JSON), fc.nat({ max: 1000 }), fc.nat(), async (a, seeds, garbage, bad, at, byteSeed) => {
-        const plan = planFor(a, seeds, garbage);
-        const position = at % (plan.steps.length + 1);
-        plan.steps.splice(position, 0, { raw: bad });
-        const got = await run({ ...plan, fragment: { seed: byteSeed, maxBytes: 16 } });
-        expect(got.error).toBeInstanceOf(ModelError);
-        expect((got.error as ModelError).code).toBe("bad-response");
-        expect((got.error as ModelError).retryable).toBe(true);
-        expect(a.text.startsWith(got.text) || a.text.trimStart().startsWith(got.text.trimStart())).toBe(true);
-        expect(a.reasoning.startsWith(got.reasoning)).toBe(true);
-      }),
+      fc.asyncProperty(
+        answerArb,
+        seedsArb,
+        garbageArb,
+        fc.constantFrom(...NOT_JSON),
+        fc.nat({ max: 1000 }),
+        fc.nat(),
+        async (a, seeds, garbage, bad, at, byteSeed) => {
+          const plan = planFor(a, seeds, garbage);
+          const position = at % (plan.steps.length + 1);
+          plan.steps.splice(position, 0, { raw: bad });
+          const got = await run({ ...plan, fragment: { seed: byteSeed, maxBytes: 16 } });
+          expect(got.error).toBeInstanceOf(ModelError);
+          expect((got.error as ModelError).code).toBe("bad-response");
+          expect((got.error as ModelError).retryable).toBe(true);
+          expect(a.text.startsWith(got.text) || a.text.trimStart().startsWith(got.text.trimStart())).toBe(true);
+          expect(a.reasoning.startsWith(got.reasoning)).toBe(true);
+        },
+      ),
       { numRuns: 20 },
     );
   });

@@ -18,22 +18,92 @@ function parse(md: string): ParsedText {
   try {
     return parseTelegramHtml(html);
   } catch (error) {
-    throw new Error(`Telegram would reject ${JSON.stringify(html)} (from ${JSON.stringify(md)}): ${(error as Error).message}`);
+    throw new Error(
+      `Telegram would reject ${JSON.stringify(html)} (from ${JSON.stringify(md)}): ${(error as Error).message}`,
+    );
   }
 }
 
 /** Markup a model may write on purpose or by accident: none of it is Markdown. */
 const HTML_TOKENS = [
-  "<b>", "</b>", "<i>", "</code>", "<code>", "<pre>", "</pre>", "<u>", "<ins>", "<s>", "<a href=\"javascript:alert(1)\">", "</a>",
-  '<a href="tg://user?id=42">', "<tg-spoiler>", "</tg-spoiler>", '<tg-emoji emoji-id="5368324170671202286">', '<span class="tg-spoiler">',
-  "<blockquote expandable>", "</blockquote>", "<script>", "<br>", "<p>", "&amp;", "&lt;", "&gt;", "&quot;", "&#60;b&#62;", "&#x3c;", "&nbsp;",
-  "&", "<", '"', "'", "word", " ", "北京", "😀", "\n", "\t",
+  "<b>",
+  "</b>",
+  "<i>",
+  "</code>",
+  "<code>",
+  "<pre>",
+  "</pre>",
+  "<u>",
+  "<ins>",
+  "<s>",
+  '<a href="javascript:alert(1)">',
+  "</a>",
+  '<a href="tg://user?id=42">',
+  "<tg-spoiler>",
+  "</tg-spoiler>",
+  '<tg-emoji emoji-id="5368324170671202286">',
+  '<span class="tg-spoiler">',
+  "<blockquote expandable>",
+  "</blockquote>",
+  "<script>",
+  "<br>",
+  "<p>",
+  "&amp;",
+  "&lt;",
+  "&gt;",
+  "&quot;",
+  "&#60;b&#62;",
+  "&#x3c;",
+  "&nbsp;",
+  "&",
+  "<",
+  '"',
+  "'",
+  "word",
+  " ",
+  "北京",
+  "😀",
+  "\n",
+  "\t",
 ];
 /** Markdown pieces, including ones that are only half written. */
 const MD_TOKENS = [
-  "**", "*", "__", "_", "~~", "||", "`", "```", "```ts\n", "\n```\n", "[", "]", "(", ")", "](", "](https://ex.com/?a=1&b=2)",
-  "](javascript:alert(1))", "](tg://user?id=42)", "](tg:user?id=42)", "](TG://USER/?ID=42)", "](tg://user?x=1&id=42#f)", "](data:text/html,x)",
-  "](mailto:a@b.c)", "<https://a.b/x>", "<tg://user?id=42>", "# ", "> ", "- ", "1. ", "---", "\\", "\\*", "\n\n", "x_y", "@everyone", "@test_bot",
+  "**",
+  "*",
+  "__",
+  "_",
+  "~~",
+  "||",
+  "`",
+  "```",
+  "```ts\n",
+  "\n```\n",
+  "[",
+  "]",
+  "(",
+  ")",
+  "](",
+  "](https://ex.com/?a=1&b=2)",
+  "](javascript:alert(1))",
+  "](tg://user?id=42)",
+  "](tg:user?id=42)",
+  "](TG://USER/?ID=42)",
+  "](tg://user?x=1&id=42#f)",
+  "](data:text/html,x)",
+  "](mailto:a@b.c)",
+  "<https://a.b/x>",
+  "<tg://user?id=42>",
+  "# ",
+  "> ",
+  "- ",
+  "1. ",
+  "---",
+  "\\",
+  "\\*",
+  "\n\n",
+  "x_y",
+  "@everyone",
+  "@test_bot",
 ];
 const hostileHtmlArb = fc.array(fc.constantFrom(...HTML_TOKENS), { maxLength: 40 }).map((p) => p.join(""));
 const markdownArb = fc.array(fc.constantFrom(...MD_TOKENS, ...HTML_TOKENS), { maxLength: 60 }).map((p) => p.join(""));
@@ -79,7 +149,9 @@ describe("hostile text through the renderer, judged by the tdlib-like parser", (
           const parsed = parse(text);
           expect(unexpectedEntities(parsed.entities)).toEqual([]);
           // Our own length measure agrees with Telegram's, so splitting decisions are right.
-          expect(telegramHtmlLength(markdownToTelegramHtml(text))).toBeGreaterThanOrEqual(telegramTextLength(parsed.text));
+          expect(telegramHtmlLength(markdownToTelegramHtml(text))).toBeGreaterThanOrEqual(
+            telegramTextLength(parsed.text),
+          );
         }
       }),
       { numRuns: 600 },
@@ -88,12 +160,21 @@ describe("hostile text through the renderer, judged by the tdlib-like parser", (
 
   it("every spelling of a user mention link is shown as text, not as a mention", () => {
     const spellings = [
-      "tg://user?id=42", "tg:user?id=42", "TG://USER?ID=42", "tg://user/?id=42", "tg://user?x=1&id=42", "tg://user?id=42#frag", "Tg:User?id=42",
+      "tg://user?id=42",
+      "tg:user?id=42",
+      "TG://USER?ID=42",
+      "tg://user/?id=42",
+      "tg://user?x=1&id=42",
+      "tg://user?id=42#frag",
+      "Tg:User?id=42",
     ];
     for (const url of spellings) {
       for (const md of [`[Alice](${url})`, `<${url}>`, `**[Alice](${url})**`]) {
         const parsed = parse(md);
-        expect(parsed.entities.filter((e) => e.type === "text_mention"), `${md} → ${markdownToTelegramHtml(md)}`).toEqual([]);
+        expect(
+          parsed.entities.filter((e) => e.type === "text_mention"),
+          `${md} → ${markdownToTelegramHtml(md)}`,
+        ).toEqual([]);
       }
     }
   });
@@ -112,14 +193,18 @@ describe("the splitter, judged by the tdlib-like parser", () => {
   const measure = (md: string) => telegramHtmlLength(markdownToTelegramHtml(md));
   it("no piece is refused or over the limit as Telegram counts it, and no character is lost", () => {
     fc.assert(
-      fc.property(fc.oneof(markdownArb, fc.string({ unit: "grapheme", maxLength: 400 })), fc.integer({ min: 16, max: 200 }), (md, limit) => {
-        const pieces = splitMarkdownPieces(md, { limit, measure });
-        for (const piece of pieces) {
-          const parsed = parse(piece.text);
-          expect(telegramTextLength(parsed.text)).toBeLessThanOrEqual(limit);
-        }
-        expect(pieces.map((p) => md.slice(p.start, p.end)).join("")).toBe(md);
-      }),
+      fc.property(
+        fc.oneof(markdownArb, fc.string({ unit: "grapheme", maxLength: 400 })),
+        fc.integer({ min: 16, max: 200 }),
+        (md, limit) => {
+          const pieces = splitMarkdownPieces(md, { limit, measure });
+          for (const piece of pieces) {
+            const parsed = parse(piece.text);
+            expect(telegramTextLength(parsed.text)).toBeLessThanOrEqual(limit);
+          }
+          expect(pieces.map((p) => md.slice(p.start, p.end)).join("")).toBe(md);
+        },
+      ),
       { numRuns: 250 },
     );
   });

@@ -16,7 +16,7 @@ import { inboundMessage } from "../support/inbound-message.js";
 
 const LONE_HALF = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 /** One letter then emoji: every even cut falls between the halves of an emoji. */
-const odd = (n: number) => "a" + "😀".repeat(n);
+const odd = (n: number) => `a${"😀".repeat(n)}`;
 
 describe("cutText", () => {
   it("never ends on the first half of an emoji, and stays within the limit", () => {
@@ -40,19 +40,33 @@ describe("cutText", () => {
 
 describe("the cuts of user and tool text", () => {
   it("the speaker name (64) and the quoted reply (300) keep whole emoji", () => {
-    const message = toUserMessage(inboundMessage({ chatType: "group", author: { id: "7", displayName: odd(60) }, replyTo: { messageId: "0", authorName: odd(60), text: odd(400) } }));
+    const message = toUserMessage(
+      inboundMessage({
+        chatType: "group",
+        author: { id: "7", displayName: odd(60) },
+        replyTo: { messageId: "0", authorName: odd(60), text: odd(400) },
+      }),
+    );
     expect(LONE_HALF.test(String(message.content))).toBe(false);
     expect(String(message.content)).toContain("a😀");
   });
 
   it("Telegram and Discord display names (200) keep whole emoji", () => {
     expect(LONE_HALF.test(telegramDisplayName({ id: 1, first_name: odd(150) }))).toBe(false);
-    const discordMessage = { member: { displayName: odd(150) }, author: { displayName: "x", username: "x" } } as unknown as Message;
+    const discordMessage = {
+      member: { displayName: odd(150) },
+      author: { displayName: "x", username: "x" },
+    } as unknown as Message;
     expect(LONE_HALF.test(speakerName(discordMessage))).toBe(false);
   });
 
   it("a tool's output cut at the observation cap keeps whole emoji", async () => {
-    const tool = defineTool({ name: "emoji", description: "emoji", schema: z.object({}), execute: async () => odd(100) });
+    const tool = defineTool({
+      name: "emoji",
+      description: "emoji",
+      schema: z.object({}),
+      execute: async () => odd(100),
+    });
     const runner = createToolRunner({ tools: [tool], defaultTimeoutMs: 1000, maxOutputChars: 50 });
     const outcome = await runner.run({ id: "c1", type: "function", function: { name: "emoji", arguments: "{}" } });
     expect(outcome.output).toMatch(/…\(truncated\)$/);

@@ -14,7 +14,9 @@ describe("settings configuration", () => {
 
   it("names the variable and what it expects", () => {
     expect(() => loadConfig({ ADMIN_USER_IDS: "123" })).toThrow(ConfigError);
-    expect(() => loadConfig({ ADMIN_USER_IDS: "tg:123,alice" })).toThrow(/ADMIN_USER_IDS: expected comma-separated tg:<id> or dc:<id>/);
+    expect(() => loadConfig({ ADMIN_USER_IDS: "tg:123,alice" })).toThrow(
+      /ADMIN_USER_IDS: expected comma-separated tg:<id> or dc:<id>/,
+    );
     expect(() => loadConfig({ MODEL_CHOICES: " , ," })).toThrow(/MODEL_CHOICES: expected comma-separated model names/);
   });
 });

@@ -13,7 +13,13 @@ import { createTestRedis, type TestRedis } from "../support/redis.js";
 
 const LONG_MODEL = "hf.co/unsloth/Qwen3-30B-A3B-Instruct-2507-GGUF:UD-Q4_K_XL";
 const catalogue = () => [
-  { source: "built-in", tools: [{ name: "get_weather", description: "Current weather for a city. Uses wttr.in." }, { name: "read_url", description: "Read a web page." }] },
+  {
+    source: "built-in",
+    tools: [
+      { name: "get_weather", description: "Current weather for a city. Uses wttr.in." },
+      { name: "read_url", description: "Read a web page." },
+    ],
+  },
   { source: "mcp: files", tools: [{ name: "files__list", description: "List files." }] },
 ];
 
@@ -24,7 +30,11 @@ let service: SettingsPort;
 beforeEach(async () => {
   t = createTestRedis("settings-cmd");
   model = await startFakeOpenAI({ models: ["qwen3-1.7b", "qwen3-8b", LONG_MODEL] });
-  store = createSettingsStore({ redis: t.redis, prefix: t.prefix, defaults: { model: "qwen3-1.7b", thinking: true, reasoning: "collapsed" } });
+  store = createSettingsStore({
+    redis: t.redis,
+    prefix: t.prefix,
+    defaults: { model: "qwen3-1.7b", thinking: true, reasoning: "collapsed" },
+  });
   service = createSettingsService({
     store,
     models: createModelChoices({ defaultModel: "qwen3-1.7b", baseUrl: model.url, apiKey: "sk-test" }),
@@ -57,7 +67,7 @@ describe("settings commands", () => {
   it("in a group a member may look at everything but every change is refused and nothing changes", async () => {
     const alice = groupMember("1", false);
     expect((await service.run(alice, "settings", "")).text).toContain("• Model: qwen3-1.7b (default)");
-    expect((await service.run(alice, "model", "")).text).toContain("qwen3-1.7b, qwen3-8b, " + LONG_MODEL);
+    expect((await service.run(alice, "model", "")).text).toContain(`qwen3-1.7b, qwen3-8b, ${LONG_MODEL}`);
     expect((await service.run(alice, "tools", "")).text).toContain("mcp: files:\n✅ files__list: List files.");
     expect(alice.adminChecks).toBe(0);
 
@@ -72,14 +82,19 @@ describe("settings commands", () => {
     ];
     for (const [command, args] of attempts) {
       const answer = await service.run(alice, command, args);
-      expect(answer, `/${command} ${args}`).toMatchObject({ refused: true, text: "🔒 Only admins of this chat can change its settings. Anyone can look with /settings." });
+      expect(answer, `/${command} ${args}`).toMatchObject({
+        refused: true,
+        text: "🔒 Only admins of this chat can change its settings. Anyone can look with /settings.",
+      });
     }
     expect(await store.overrides("tg:-100")).toEqual({ toolsOff: [] });
   });
 
   it("a chat admin may change; a bot-wide admin may too, without asking the platform", async () => {
     const bob = groupMember("2", true);
-    expect((await service.run(bob, "think", "off")).text).toContain("✅ Thinking is now off here. It applies from the next answer.");
+    expect((await service.run(bob, "think", "off")).text).toContain(
+      "✅ Thinking is now off here. It applies from the next answer.",
+    );
     expect(bob.adminChecks).toBe(1);
     const root = groupMember("7", false);
     expect((await service.run(root, "reasoning", "full")).notice).toBe("Reasoning: full");
@@ -91,12 +106,24 @@ describe("settings commands", () => {
   });
 
   it("unknown models and tools, bad switches and over-long personas get a clear answer and change nothing", async () => {
-    const me: SettingsAsker = { platform: "discord", conversationKey: "dc:1", isPrivate: true, userId: "9", isChatAdmin: async () => false };
-    expect((await service.run(me, "model", "gpt-9")).text).toContain(`Unknown model “gpt-9”. Choose one of: qwen3-1.7b, qwen3-8b, ${LONG_MODEL}.`);
-    expect((await service.run(me, "tools", "off get_wether")).text).toContain("No tool named “get_wether” here. Tools: get_weather, read_url, files__list.");
+    const me: SettingsAsker = {
+      platform: "discord",
+      conversationKey: "dc:1",
+      isPrivate: true,
+      userId: "9",
+      isChatAdmin: async () => false,
+    };
+    expect((await service.run(me, "model", "gpt-9")).text).toContain(
+      `Unknown model “gpt-9”. Choose one of: qwen3-1.7b, qwen3-8b, ${LONG_MODEL}.`,
+    );
+    expect((await service.run(me, "tools", "off get_wether")).text).toContain(
+      "No tool named “get_wether” here. Tools: get_weather, read_url, files__list.",
+    );
     expect((await service.run(me, "think", "sometimes")).text).toContain("“sometimes” is neither on nor off.");
     expect((await service.run(me, "reasoning", "loud")).text).toContain("“loud” is not one of off, collapsed, full.");
-    expect((await service.run(me, "persona", "🦜".repeat(1001))).text).toContain("That persona has 1001 characters; at most 1000 fit. Nothing changed.");
+    expect((await service.run(me, "persona", "🦜".repeat(1001))).text).toContain(
+      "That persona has 1001 characters; at most 1000 fit. Nothing changed.",
+    );
     expect(await store.overrides("dc:1")).toEqual({ toolsOff: [] });
     // 1000 characters as people count them (a parrot is one, not two UTF-16 units) fit.
     expect((await service.run(me, "persona", "🦜".repeat(1000))).text).toContain("✅ Persona set.");
@@ -104,7 +131,13 @@ describe("settings commands", () => {
   });
 
   it("buttons replay commands; a name too long for a button's 64 bytes goes by its position", async () => {
-    const me: SettingsAsker = { platform: "telegram", conversationKey: "tg:5", isPrivate: true, userId: "5", isChatAdmin: async () => false };
+    const me: SettingsAsker = {
+      platform: "telegram",
+      conversationKey: "tg:5",
+      isPrivate: true,
+      userId: "5",
+      isChatAdmin: async () => false,
+    };
     const menu = await service.run(me, "model", "");
     const actions = menu.buttons.flat().map((b) => b.action);
     expect(actions).toEqual(["cfg:model qwen3-1.7b", "cfg:model qwen3-8b", "cfg:model #2"]);
@@ -126,13 +159,23 @@ describe("settings commands", () => {
 
 describe("model choices", () => {
   it("MODEL_CHOICES wins over the server; the default model is always offered", async () => {
-    const choices = createModelChoices({ configured: ["qwen3-4b"], defaultModel: "qwen3-1.7b", baseUrl: model.url, apiKey: "k" });
+    const choices = createModelChoices({
+      configured: ["qwen3-4b"],
+      defaultModel: "qwen3-1.7b",
+      baseUrl: model.url,
+      apiKey: "k",
+    });
     expect(await choices.list()).toEqual(["qwen3-1.7b", "qwen3-4b"]);
   });
 
   it("a server that cannot be asked leaves the default as the only choice, and says why in the log", async () => {
     const warnings: string[] = [];
-    const choices = createModelChoices({ defaultModel: "qwen3-1.7b", baseUrl: "http://127.0.0.1:1/v1", apiKey: "k", logger: { warn: (_o, msg) => warnings.push(String(msg)) } });
+    const choices = createModelChoices({
+      defaultModel: "qwen3-1.7b",
+      baseUrl: "http://127.0.0.1:1/v1",
+      apiKey: "k",
+      logger: { warn: (_o, msg) => warnings.push(String(msg)) },
+    });
     expect(await choices.list()).toEqual(["qwen3-1.7b"]);
     expect(warnings).toEqual(["could not list the server's models; offering the default only"]);
   });

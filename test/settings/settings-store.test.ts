@@ -17,7 +17,12 @@ const defaults = { model: "qwen3-1.7b", thinking: true, reasoning: "collapsed" a
 
 function storeWithLog() {
   const warnings: { obj: Record<string, unknown>; msg?: string }[] = [];
-  const store = createSettingsStore({ redis: t.redis, prefix: t.prefix, defaults, logger: { warn: (obj, msg) => warnings.push({ obj: obj as Record<string, unknown>, msg }) } });
+  const store = createSettingsStore({
+    redis: t.redis,
+    prefix: t.prefix,
+    defaults,
+    logger: { warn: (obj, msg) => warnings.push({ obj: obj as Record<string, unknown>, msg }) },
+  });
   return { store, warnings };
 }
 
@@ -25,8 +30,20 @@ describe("settings store", () => {
   it("a conversation without choices runs on the defaults; its choices apply only to it", async () => {
     const { store } = storeWithLog();
     expect(await store.read("tg:1")).toEqual({ ...defaults, toolsOff: [] });
-    await store.change("tg:1", { model: "qwen3-4b", thinking: false, reasoning: "full", persona: "A pirate.", tools: { read_url: false, get_news: false } });
-    expect(await store.read("tg:1")).toEqual({ model: "qwen3-4b", thinking: false, reasoning: "full", persona: "A pirate.", toolsOff: ["get_news", "read_url"] });
+    await store.change("tg:1", {
+      model: "qwen3-4b",
+      thinking: false,
+      reasoning: "full",
+      persona: "A pirate.",
+      tools: { read_url: false, get_news: false },
+    });
+    expect(await store.read("tg:1")).toEqual({
+      model: "qwen3-4b",
+      thinking: false,
+      reasoning: "full",
+      persona: "A pirate.",
+      toolsOff: ["get_news", "read_url"],
+    });
     expect(await store.read("tg:2")).toEqual({ ...defaults, toolsOff: [] });
   });
 
@@ -51,19 +68,41 @@ describe("settings store", () => {
       colour: "blue",
     });
     expect(await store.read("tg:9")).toEqual({ ...defaults, model: "qwen3-4b", toolsOff: [] });
-    expect(warnings.map((w) => w.obj.field).sort()).toEqual(["colour", "persona", "reasoning", "thinking", "tool:get_time"]);
+    expect(warnings.map((w) => w.obj.field).sort()).toEqual([
+      "colour",
+      "persona",
+      "reasoning",
+      "thinking",
+      "tool:get_time",
+    ]);
     // The stored value itself may be anything: only its size is logged.
-    expect(warnings.find((w) => w.obj.field === "persona")?.obj).toEqual({ conversation: "tg:9", field: "persona", length: 1001 });
+    expect(warnings.find((w) => w.obj.field === "persona")?.obj).toEqual({
+      conversation: "tg:9",
+      field: "persona",
+      length: 1001,
+    });
     expect(warnings[0]?.msg).toBe("ignoring an invalid stored setting; the default applies");
   });
 
   it("the worker's read comes with the history in one pipeline", async () => {
     const { store } = storeWithLog();
-    const history = createHistoryStore({ redis: t.redis, prefix: t.prefix, maxMessages: 40, maxTokens: 6000, ttlSeconds: 3600 });
-    await history.append("tg:3", [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
+    const history = createHistoryStore({
+      redis: t.redis,
+      prefix: t.prefix,
+      maxMessages: 40,
+      maxTokens: 6000,
+      ttlSeconds: 3600,
+    });
+    await history.append("tg:3", [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "hello" },
+    ]);
     await store.change("tg:3", { thinking: false });
     const loaded = await history.loadWith("tg:3", store.readAlong("tg:3"));
-    expect(loaded.messages).toEqual([{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
+    expect(loaded.messages).toEqual([
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "hello" },
+    ]);
     expect(loaded.also).toEqual({ ...defaults, thinking: false, toolsOff: [] });
   });
 

@@ -35,7 +35,13 @@ async function serve(handle: (req: IncomingMessage, res: ServerResponse, seen: S
     req.setEncoding("utf8");
     req.on("data", (piece: string) => (body += piece));
     req.on("end", () => {
-      const seen = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body, port: req.socket.remotePort ?? 0 };
+      const seen = {
+        method: req.method ?? "",
+        url: req.url ?? "",
+        headers: req.headers,
+        body,
+        port: req.socket.remotePort ?? 0,
+      };
       state.seen.push(seen);
       handle(req, res, seen);
     });
@@ -76,8 +82,16 @@ describe("createHttpTransport", () => {
       headers: new Headers({ Authorization: "Bearer sk-test", "Content-Type": "application/json" }),
       body: '{"model":"m","text":"héllo"}',
     });
-    expect(server.seen[0]).toMatchObject({ method: "POST", url: "/v1/chat/completions?x=1", body: '{"model":"m","text":"héllo"}' });
-    expect(server.seen[0]?.headers).toMatchObject({ authorization: "Bearer sk-test", "content-type": "application/json", "content-length": "29" });
+    expect(server.seen[0]).toMatchObject({
+      method: "POST",
+      url: "/v1/chat/completions?x=1",
+      body: '{"model":"m","text":"héllo"}',
+    });
+    expect(server.seen[0]?.headers).toMatchObject({
+      authorization: "Bearer sk-test",
+      "content-type": "application/json",
+      "content-length": "29",
+    });
     expect(response.status).toBe(201);
     expect(response.ok).toBe(true);
     expect(response.headers.get("x-answer")).toBe("42");
@@ -88,11 +102,21 @@ describe("createHttpTransport", () => {
   it("sends a plain object's headers as Headers would take them", async () => {
     const server = await serve((_req, res) => res.end());
     const transport = createHttpTransport({ answers: "whole" });
-    const headers = { Authorization: " Bot abc ", "X-Trace": "1", "x-trace": "2", constructor: "c", "Content-Type": "application/json" };
+    const headers = {
+      Authorization: " Bot abc ",
+      "X-Trace": "1",
+      "x-trace": "2",
+      constructor: "c",
+      "Content-Type": "application/json",
+    };
     await transport(server.url, { method: "POST", headers, body: "{}" });
     await fetch(server.url, { method: "POST", headers, body: "{}" });
-    const [ours, theirs] = server.seen.map((s) => s.headers) as [IncomingMessage["headers"], IncomingMessage["headers"]];
-    for (const name of ["authorization", "x-trace", "constructor", "content-type", "content-length"]) expect([name, ours[name]]).toEqual([name, theirs[name]]);
+    const [ours, theirs] = server.seen.map((s) => s.headers) as [
+      IncomingMessage["headers"],
+      IncomingMessage["headers"],
+    ];
+    for (const name of ["authorization", "x-trace", "constructor", "content-type", "content-length"])
+      expect([name, ours[name]]).toEqual([name, theirs[name]]);
     expect(ours["x-trace"]).toBe("1, 2");
   });
 
@@ -110,7 +134,11 @@ describe("createHttpTransport", () => {
   });
 
   it("an error answer carries its real body", async () => {
-    const server = await serve((_req, res) => json(res, 400, { error: { code: 400, message: "exceeds the available context size", type: "exceed_context_size_error" } }));
+    const server = await serve((_req, res) =>
+      json(res, 400, {
+        error: { code: 400, message: "exceeds the available context size", type: "exceed_context_size_error" },
+      }),
+    );
     const response = await createHttpTransport()(server.url, { method: "POST", body: "{}" });
     expect(response.status).toBe(400);
     expect(await response.text()).toContain("exceed_context_size_error");
@@ -169,7 +197,9 @@ describe("createHttpTransport", () => {
       if (held.length === 60) for (const r of held) r.end("data: [DONE]\n\n");
     });
     const transport = createHttpTransport();
-    const texts = await Promise.all(Array.from({ length: 60 }, async () => (await transport(server.url, { method: "POST" })).text()));
+    const texts = await Promise.all(
+      Array.from({ length: 60 }, async () => (await transport(server.url, { method: "POST" })).text()),
+    );
     expect(texts.every((t) => t.endsWith("data: [DONE]\n\n"))).toBe(true);
     expect(server.connections).toBe(60);
   });
@@ -184,13 +214,17 @@ describe("createHttpTransport", () => {
 
   it("an abort before the headers rejects with the AbortError fetch gives", async () => {
     const server = await serve(() => {});
-    const error = await createHttpTransport()(server.url, { method: "POST", signal: AbortSignal.timeout(50) }).catch((e: unknown) => e);
+    const error = await createHttpTransport()(server.url, { method: "POST", signal: AbortSignal.timeout(50) }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toMatchObject({ name: "TimeoutError" });
     const stop = new AbortController();
     const pending = createHttpTransport()(server.url, { method: "POST", signal: stop.signal });
     setTimeout(() => stop.abort(), 20);
     expect(await pending.catch((e: unknown) => e)).toMatchObject({ name: "AbortError" });
-    expect(await createHttpTransport()(server.url, { signal: stop.signal }).catch((e: unknown) => e)).toMatchObject({ name: "AbortError" });
+    expect(await createHttpTransport()(server.url, { signal: stop.signal }).catch((e: unknown) => e)).toMatchObject({
+      name: "AbortError",
+    });
   });
 
   it("an abort after the headers breaks the body with an AbortError and closes the connection", async () => {
@@ -230,7 +264,9 @@ describe("createHttpTransport", () => {
   });
 
   it("follows redirects as fetch does: 307 keeps method and body, 303 turns into GET, another origin gets no credentials", async () => {
-    const other = await serve((_req, res, seen) => json(res, 200, { at: "other", auth: seen.headers.authorization ?? null }));
+    const other = await serve((_req, res, seen) =>
+      json(res, 200, { at: "other", auth: seen.headers.authorization ?? null }),
+    );
     const server = await serve((req, res, seen) => {
       if (req.url === "/307") res.writeHead(307, { location: "/final" }).end();
       else if (req.url === "/303") res.writeHead(303, { location: "/final" }).end();
@@ -239,12 +275,22 @@ describe("createHttpTransport", () => {
     });
     const transport = createHttpTransport();
     const init = { method: "POST", headers: { authorization: "Bearer sk" }, body: "{}" };
-    expect(await (await transport(`${server.url}/307`, init)).json()).toEqual({ method: "POST", body: "{}", auth: "Bearer sk" });
-    expect(await (await transport(`${server.url}/303`, init)).json()).toEqual({ method: "GET", body: "", auth: "Bearer sk" });
+    expect(await (await transport(`${server.url}/307`, init)).json()).toEqual({
+      method: "POST",
+      body: "{}",
+      auth: "Bearer sk",
+    });
+    expect(await (await transport(`${server.url}/303`, init)).json()).toEqual({
+      method: "GET",
+      body: "",
+      auth: "Bearer sk",
+    });
     expect(await (await transport(`${server.url}/away`, init)).json()).toEqual({ at: "other", auth: null });
     const manual = await transport(`${server.url}/307`, { ...init, redirect: "manual" });
     expect([manual.status, manual.headers.get("location")]).toEqual([307, "/final"]);
-    expect(await transport(`${server.url}/307`, { ...init, redirect: "error" }).catch((e: unknown) => e)).toBeInstanceOf(TypeError);
+    expect(
+      await transport(`${server.url}/307`, { ...init, redirect: "error" }).catch((e: unknown) => e),
+    ).toBeInstanceOf(TypeError);
   });
 });
 
@@ -264,7 +310,11 @@ describe("createHttpTransport with answers read whole", () => {
     expect(response.headers.getSetCookie()).toEqual(["a=1", "b=2"]);
     expect(await response.text()).toBe('{"text":"héllo"}');
     expect(await response.json()).toEqual({ text: "héllo" });
-    expect(Buffer.from(await response.arrayBuffer()).subarray(3).toString()).toBe('{"text":"héllo"}');
+    expect(
+      Buffer.from(await response.arrayBuffer())
+        .subarray(3)
+        .toString(),
+    ).toBe('{"text":"héllo"}');
     expect(response.body).toBeNull();
 
     const missing = await serve((_req, res) => json(res, 404, { ok: false }));
@@ -317,7 +367,9 @@ describe("createHttpTransport with answers read whole", () => {
     const refused = await whole({ redirect: "error" })(`${server.url}/moved`, {}).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(TypeError);
     expect(((refused as TypeError).cause as Error).message).toBe("redirect to http://169.254.169.254/latest refused");
-    expect(await (await whole({ redirect: "error" })(`${server.url}/here`, { redirect: "follow" })).json()).toEqual({ at: "/final" });
+    expect(await (await whole({ redirect: "error" })(`${server.url}/here`, { redirect: "follow" })).json()).toEqual({
+      at: "/final",
+    });
     expect(server.seen.map((s) => s.url)).toEqual(["/moved", "/here", "/final"]);
   });
 });

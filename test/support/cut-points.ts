@@ -4,7 +4,9 @@
 export function cutAt(s: string, seeds: readonly number[]): string[] {
   const chars = Array.from(s);
   if (chars.length === 0) return [];
-  const points = [...new Set(seeds.map((n) => n % (chars.length + 1)))].filter((p) => p > 0 && p < chars.length).sort((a, b) => a - b);
+  const points = [...new Set(seeds.map((n) => n % (chars.length + 1)))]
+    .filter((p) => p > 0 && p < chars.length)
+    .sort((a, b) => a - b);
   const out: string[] = [];
   let prev = 0;
   for (const p of [...points, chars.length]) {

@@ -7,7 +7,13 @@ import type { FakeTelegram } from "../fakes/telegram-server.js";
 import type { Metrics } from "../../src/observability/metrics.js";
 
 /** Queue timings of the fault tests: a dead worker's job is recovered in ~2 s, retries come 100 ms, 200 ms apart. */
-export const FAST_QUEUE = { lockDurationMs: 2000, stalledIntervalMs: 500, backoffMs: 100, attempts: 3, repairIntervalMs: 500 } as const;
+export const FAST_QUEUE = {
+  lockDurationMs: 2000,
+  stalledIntervalMs: 500,
+  backoffMs: 100,
+  attempts: 3,
+  repairIntervalMs: 500,
+} as const;
 
 /** The same timings as environment variables, for role processes (src/main.ts). */
 export const FAST_QUEUE_ENV: Record<string, string> = {
@@ -18,7 +24,11 @@ export const FAST_QUEUE_ENV: Record<string, string> = {
 };
 
 /** Polls `check` every 25 ms until it returns something truthy; throws naming `what` after `timeoutMs`. */
-export async function waitUntil<T>(what: string, check: () => T | Promise<T>, timeoutMs = 8000): Promise<NonNullable<T>> {
+export async function waitUntil<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  timeoutMs = 8000,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -29,7 +39,10 @@ export async function waitUntil<T>(what: string, check: () => T | Promise<T>, ti
 }
 
 /** How many jobs the worker finished with `outcome` (done, retried, failed, cancelled, interrupted) so far. */
-export async function jobCount(metrics: Metrics, outcome: "done" | "retried" | "failed" | "cancelled" | "interrupted"): Promise<number> {
+export async function jobCount(
+  metrics: Metrics,
+  outcome: "done" | "retried" | "failed" | "cancelled" | "interrupted",
+): Promise<number> {
   const metric = await metrics.jobs.get();
   return metric.values.filter((v) => v.labels.outcome === outcome).reduce((sum, v) => sum + v.value, 0);
 }
@@ -72,7 +85,8 @@ export function auditAnswers(tg: FakeTelegram, asked: readonly Asked[]): AnswerA
   }
   for (const chatId of chats) {
     for (const m of tg.botMessages(chatId)) {
-      if (!claimed.has(`${m.chatId}/${m.messageId}`)) audit.orphans.push({ chatId, messageId: m.messageId, text: m.text });
+      if (!claimed.has(`${m.chatId}/${m.messageId}`))
+        audit.orphans.push({ chatId, messageId: m.messageId, text: m.text });
     }
   }
   return audit;
@@ -80,5 +94,7 @@ export function auditAnswers(tg: FakeTelegram, asked: readonly Asked[]): AnswerA
 
 /** True when every question got exactly one answer (the audit's lists are all empty). */
 export function allAnsweredOnce(audit: AnswerAudit): boolean {
-  return audit.lost.length === 0 && audit.duplicated.length === 0 && audit.wrong.length === 0 && audit.orphans.length === 0;
+  return (
+    audit.lost.length === 0 && audit.duplicated.length === 0 && audit.wrong.length === 0 && audit.orphans.length === 0
+  );
 }

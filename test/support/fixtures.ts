@@ -47,7 +47,11 @@ export interface E2EFixtures {
   /** Bots and worker roles in this process (`startStack`). */
   startStack: (options: StackOptions) => Promise<Stack>;
   /** A role as a child process (`spawnRole`); after the test it is killed, or with `stop: "terminate"` asked to exit first. */
-  spawnRole: (role: Parameters<typeof spawnRole>[0], env: Record<string, string>, options?: { stop?: "kill" | "terminate" }) => Promise<RoleProcess>;
+  spawnRole: (
+    role: Parameters<typeof spawnRole>[0],
+    env: Record<string, string>,
+    options?: { stop?: "kill" | "terminate" },
+  ) => Promise<RoleProcess>;
   /** One fake web for the whole file (started on first use); each test sees it with no requests recorded and no delays. */
   web: FakeWeb;
   /** The file's fake web itself; tests use `web`. */
@@ -61,7 +65,10 @@ const TERMINATE_GRACE_MS = 5000;
 async function stopRole(role: RoleProcess, stop: "kill" | "terminate"): Promise<void> {
   if (stop === "terminate") {
     role.kill("SIGTERM");
-    const exited = await Promise.race([role.exited, new Promise((resolve) => setTimeout(resolve, TERMINATE_GRACE_MS, "timeout"))]);
+    const exited = await Promise.race([
+      role.exited,
+      new Promise((resolve) => setTimeout(resolve, TERMINATE_GRACE_MS, "timeout")),
+    ]);
     if (exited !== "timeout") return;
   }
   role.kill("SIGKILL");
@@ -79,7 +86,8 @@ async function closeAll(closers: (() => unknown)[]): Promise<void> {
     }
   }
   if (failures.length === 1) throw failures[0];
-  if (failures.length > 1) throw new AggregateError(failures, `${failures.length} things failed to close after the test`);
+  if (failures.length > 1)
+    throw new AggregateError(failures, `${failures.length} things failed to close after the test`);
 }
 
 /** A vitest `test` whose fixtures start fakes, Redis prefixes and stacks and stop them after the test. */

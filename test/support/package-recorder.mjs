@@ -6,4 +6,5 @@
  */
 import { register } from "node:module";
 
-if (process.env.PACKAGES_LOG) register(new URL("./package-recorder-hooks.mjs", import.meta.url), { data: { log: process.env.PACKAGES_LOG } });
+if (process.env.PACKAGES_LOG)
+  register(new URL("./package-recorder-hooks.mjs", import.meta.url), { data: { log: process.env.PACKAGES_LOG } });

@@ -41,7 +41,8 @@ export async function startPrivateRedis(opts: { args?: string[] } = {}): Promise
     try {
       for (;;) {
         if ((await probe.ping().catch(() => "")) === "PONG") return;
-        if (Date.now() > deadline) throw new Error(`private redis-server on ${port} did not answer within ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`private redis-server on ${port} did not answer within ${timeoutMs} ms`);
         await new Promise((resolve) => setTimeout(resolve, 30));
       }
     } finally {
@@ -57,7 +58,21 @@ export async function startPrivateRedis(opts: { args?: string[] } = {}): Promise
     },
     async start() {
       if (child) return;
-      const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", dir, ...(opts.args ?? [])];
+      const args = [
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--dir",
+        dir,
+        ...(opts.args ?? []),
+      ];
       const spawned = spawn("redis-server", args, { stdio: "ignore" });
       const failed = new Promise<Error>((resolve) => spawned.once("error", resolve));
       child = spawned;

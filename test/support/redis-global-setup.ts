@@ -17,8 +17,6 @@ declare module "vitest" {
   }
 }
 
-
-
 let child: ChildProcess | undefined;
 let dir: string | undefined;
 
@@ -30,9 +28,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   const port = await freePort();
   dir = mkdtempSync(join(tmpdir(), "chatbot-test-redis-"));
-  child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], {
-    stdio: "ignore",
-  });
+  child = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+    {
+      stdio: "ignore",
+    },
+  );
   const spawnError = new Promise<Error>((resolve) => child?.once("error", resolve));
   const url = `redis://127.0.0.1:${port}`;
   for (let i = 0; i < 50; i++) {
@@ -45,7 +47,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     }
     if (await redisAnswers(url)) break;
   }
-  if (!(await redisAnswers(url))) throw new Error(`Tests need Redis: a private redis-server on port ${port} did not answer.`);
+  if (!(await redisAnswers(url)))
+    throw new Error(`Tests need Redis: a private redis-server on port ${port} did not answer.`);
   project.provide("redisUrl", url);
   return async () => {
     child?.kill("SIGTERM");

@@ -3,7 +3,12 @@ import { expect } from "vitest";
 import type { RecordedRequest } from "../fakes/openai-server.js";
 
 /** The model, the thinking switch (llama.cpp dialect), the system prompt and the offered tools' names (sorted). */
-export function settingsCarriedBy(request: RecordedRequest | undefined): { model?: string; thinking?: boolean; system: string; tools: string[] } {
+export function settingsCarriedBy(request: RecordedRequest | undefined): {
+  model?: string;
+  thinking?: boolean;
+  system: string;
+  tools: string[];
+} {
   expect(request, "a model request").toBeDefined();
   const body = request!.body;
   return {

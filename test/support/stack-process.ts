@@ -12,7 +12,11 @@ export interface RoleProcess {
 }
 
 /** Spawns `main.ts <role>` with exactly this environment (plus PATH); resolves once it logged "started" (pino JSON at info). */
-export async function spawnRole(role: "all" | "bots" | "worker", env: Record<string, string>, timeoutMs = 20_000): Promise<RoleProcess> {
+export async function spawnRole(
+  role: "all" | "bots" | "worker",
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+): Promise<RoleProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", role], {
     // ENV_FILE: a developer's ./.env (real tokens!) must not leak into a test process.
     env: { PATH: process.env.PATH ?? "", HTTP_PORT: "0", LOG_LEVEL: "info", ENV_FILE: devNull, ...env },
@@ -21,7 +25,9 @@ export async function spawnRole(role: "all" | "bots" | "worker", env: Record<str
   let out = "";
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | string>((resolve) => child.on("exit", (code, signal) => resolve(code ?? signal ?? "unknown")));
+  const exited = new Promise<number | string>((resolve) =>
+    child.on("exit", (code, signal) => resolve(code ?? signal ?? "unknown")),
+  );
   const started = await Promise.race([
     new Promise<boolean>((resolve) => {
       const check = () => {

@@ -41,7 +41,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const redis = opts.redis ?? createTestRedis("stack");
   const env: Record<string, string> = { REDIS_URL: redis.url, KEY_PREFIX: redis.prefix, HTTP_PORT: "0", ...opts.env };
   const config = loadConfig(env);
-  const logger = createLogger({ level: opts.logLevel ?? "silent", secrets: [config.TELEGRAM_BOT_TOKEN, config.DISCORD_BOT_TOKEN] });
+  const logger = createLogger({
+    level: opts.logLevel ?? "silent",
+    secrets: [config.TELEGRAM_BOT_TOKEN, config.DISCORD_BOT_TOKEN],
+  });
   const metrics = createMetrics();
   const connection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   const roles = opts.roles ?? ["bots", "worker"];

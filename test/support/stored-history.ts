@@ -10,6 +10,8 @@ export async function storedHistoryText(redis: TestRedis): Promise<string> {
     cursor = next;
     keys.push(...found);
   } while (cursor !== "0");
-  const lists = await Promise.all(keys.map(async (k) => ((await redis.redis.type(k)) === "list" ? redis.redis.lrange(k, 0, -1) : [])));
+  const lists = await Promise.all(
+    keys.map(async (k) => ((await redis.redis.type(k)) === "list" ? redis.redis.lrange(k, 0, -1) : [])),
+  );
   return lists.flat().join("\n");
 }

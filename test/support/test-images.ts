@@ -9,7 +9,9 @@ import sharp from "sharp";
 /** A JPEG: left half red, right half blue (so a scaled copy can be recognised). */
 export async function twoColourPhoto(width: number, height: number): Promise<Buffer> {
   const half = Math.floor(width / 2);
-  const left = await sharp({ create: { width: half, height, channels: 3, background: "#ff0000" } }).png().toBuffer();
+  const left = await sharp({ create: { width: half, height, channels: 3, background: "#ff0000" } })
+    .png()
+    .toBuffer();
   return sharp({ create: { width, height, channels: 3, background: "#0000ff" } })
     .composite([{ input: left, left: 0, top: 0 }])
     .jpeg({ quality: 90 })
@@ -20,12 +22,16 @@ export async function twoColourPhoto(width: number, height: number): Promise<Buf
 export function noisePng(width: number, height: number): Promise<Buffer> {
   const raw = Buffer.alloc(width * height * 3);
   for (let i = 0; i < raw.length; i++) raw[i] = (i * 2654435761) >>> 24;
-  return sharp(raw, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer();
+  return sharp(raw, { raw: { width, height, channels: 3 } })
+    .png({ compressionLevel: 0 })
+    .toBuffer();
 }
 
 /** A PNG with an alpha channel (a transparent picture stays PNG). */
 export function transparentPng(width: number, height: number): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 4, background: { r: 0, g: 128, b: 0, alpha: 0.5 } } }).png().toBuffer();
+  return sharp({ create: { width, height, channels: 4, background: { r: 0, g: 128, b: 0, alpha: 0.5 } } })
+    .png()
+    .toBuffer();
 }
 
 function chunk(type: string, data: Buffer): Buffer {
@@ -45,7 +51,12 @@ export function pngBomb(width: number, height: number): Buffer {
   header.writeUInt8(8, 8); // bit depth
   header.writeUInt8(0, 9); // greyscale
   const rows = deflateSync(Buffer.alloc((width + 1) * 16));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", header), chunk("IDAT", rows), chunk("IEND", Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", header),
+    chunk("IDAT", rows),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
 }
 
 /** A one-page PDF (Helvetica) whose text layer holds `text`. */
@@ -71,7 +82,9 @@ export function onePagePdf(text: string): Buffer {
 }
 
 /** Decodes a `data:` URL the model received: its format, size and the colour of two sample pixels. */
-export async function decodeDataUrl(url: string): Promise<{ format: string; width: number; height: number; leftPixel: number[]; rightPixel: number[] }> {
+export async function decodeDataUrl(
+  url: string,
+): Promise<{ format: string; width: number; height: number; leftPixel: number[]; rightPixel: number[] }> {
   const match = /^data:(image\/[a-z]+);base64,(.+)$/.exec(url);
   if (!match) throw new Error(`not an image data URL: ${url.slice(0, 40)}`);
   const bytes = Buffer.from(match[2] as string, "base64");
@@ -79,5 +92,11 @@ export async function decodeDataUrl(url: string): Promise<{ format: string; widt
   const { data, info } = await sharp(bytes).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   const at = (x: number, y: number) => [...data.subarray((y * info.width + x) * 3, (y * info.width + x) * 3 + 3)];
   const y = Math.floor(info.height / 2);
-  return { format: meta.format ?? "", width: info.width, height: info.height, leftPixel: at(Math.floor(info.width / 4), y), rightPixel: at(Math.floor((info.width * 3) / 4), y) };
+  return {
+    format: meta.format ?? "",
+    width: info.width,
+    height: info.height,
+    leftPixel: at(Math.floor(info.width / 4), y),
+    rightPixel: at(Math.floor((info.width * 3) / 4), y),
+  };
 }

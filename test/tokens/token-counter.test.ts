@@ -14,7 +14,8 @@ import type { TextTokenizer } from "../../src/tokens/text-tokenizer.js";
 import { countPromptTokens } from "../fakes/llama-extras.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.js";
 
-const fixture = (name: string): string => readFileSync(new URL(`../agent/fixtures/llama-server/${name}`, import.meta.url), "utf8");
+const fixture = (name: string): string =>
+  readFileSync(new URL(`../agent/fixtures/llama-server/${name}`, import.meta.url), "utf8");
 const promptTokensOf = (sse: string): number => Number(/"prompt_tokens":(\d+)/.exec(sse)?.[1]);
 
 let fake: FakeOpenAI | undefined;
@@ -61,9 +62,14 @@ describe("token counts", () => {
     const counter = createTokenCounter({ tokenizers: [createQwen3Tokenizer()] });
     // "Hi": 9 tokens (fixture 02).
     const hi = await counter.countMessage({ role: "user", content: "Hi" });
-    expect(hi + (await counter.countTools([]))).toBe(promptTokensOf(fixture("scripted-chat_02_plain_stream_usage.sse")));
+    expect(hi + (await counter.countTools([]))).toBe(
+      promptTokensOf(fixture("scripted-chat_02_plain_stream_usage.sse")),
+    );
     // The fake's own rendering of the template is held to the same captures, tools and a tool round included.
-    for (const name of ["scripted-tool1_06_tools_required_parallel_stream", "scripted-tool1_10_tool_loop_round2_stream"]) {
+    for (const name of [
+      "scripted-tool1_06_tools_required_parallel_stream",
+      "scripted-tool1_10_tool_loop_round2_stream",
+    ]) {
       const body = JSON.parse(fixture(`${name}.request.json`));
       expect(await countPromptTokens(body)).toBe(promptTokensOf(fixture(`${name}.sse`)));
     }
@@ -75,7 +81,11 @@ describe("token counts", () => {
     const messages: ChatMessage[] = [
       { role: "system", content: "You are a helpful assistant. Answer briefly." },
       { role: "user", content: "Alice: 巴黎天气怎么样？" },
-      { role: "assistant", content: "", tool_calls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: '{"city": "Paris"}' } }] },
+      {
+        role: "assistant",
+        content: "",
+        tool_calls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: '{"city": "Paris"}' } }],
+      },
       { role: "tool", tool_call_id: "c1", content: '{"temp_c": 18, "condition": "cloudy"}' },
       { role: "assistant", content: "巴黎现在 18°C，多云。" },
       { role: "user", content: "Bob: and tomorrow?" },
@@ -110,7 +120,8 @@ describe("token counts", () => {
     const flaky: TextTokenizer = {
       source: "server",
       count: async (text) => {
-        if (!serverUp) throw new (await import("../../src/tokens/server-tokenizer.js")).TokenizeError("HTTP 503", false);
+        if (!serverUp)
+          throw new (await import("../../src/tokens/server-tokenizer.js")).TokenizeError("HTTP 503", false);
         return text.length;
       },
     };
@@ -128,7 +139,9 @@ describe("token counts", () => {
   it("counts each text once (cached), so a message is never sent to /tokenize twice", async () => {
     fake = await startFakeOpenAI();
     const { fetch, calls } = countingFetch();
-    const counter = createTokenCounter({ tokenizers: [createServerTokenizer({ serverRoot: serverRootOf(fake.url), fetch })] });
+    const counter = createTokenCounter({
+      tokenizers: [createServerTokenizer({ serverRoot: serverRootOf(fake.url), fetch })],
+    });
     const message: ChatMessage = { role: "user", content: CHINESE };
     const first = await counter.countMessage(message);
     expect(await counter.countMessage({ ...message })).toBe(first);

@@ -30,24 +30,27 @@ async function stop(server: Server): Promise<void> {
 }
 
 describe("get_news", () => {
-  e2eTest("returns at most 8 headlines as {title, link, published, source} from a Google-News-style RSS feed", async ({ web }) => {
-    const tool = createGetNewsTool({ newsRssUrl: `${web.url}/rss?q={query}&hl=en-US&gl=US&ceid=US:en` });
-    const items = (await tool.execute({ topic: "AI" }, ctx())) as NewsItem[];
-    expect(items).toHaveLength(8);
-    expect(items[0]).toEqual({
-      title: "AI lab releases a 2-billion-parameter model that runs on laptops",
-      link: `${web.url}/article/1?q=AI&oc=5`,
-      published: "2025-06-18T06:12:00.000Z",
-      source: "Example Times",
-    });
-    for (const item of items) {
-      expect(Object.keys(item).sort()).toEqual(["link", "published", "source", "title"]);
-      expect(item.title).toBe(item.title.trim());
-      // Google News's " - Publisher" suffix is gone: the publisher is in `source`.
-      expect(item.title.endsWith(` - ${item.source}`)).toBe(false);
-    }
-    expect(web.requests[0]?.path).toBe("/rss?q=AI&hl=en-US&gl=US&ceid=US:en");
-  });
+  e2eTest(
+    "returns at most 8 headlines as {title, link, published, source} from a Google-News-style RSS feed",
+    async ({ web }) => {
+      const tool = createGetNewsTool({ newsRssUrl: `${web.url}/rss?q={query}&hl=en-US&gl=US&ceid=US:en` });
+      const items = (await tool.execute({ topic: "AI" }, ctx())) as NewsItem[];
+      expect(items).toHaveLength(8);
+      expect(items[0]).toEqual({
+        title: "AI lab releases a 2-billion-parameter model that runs on laptops",
+        link: `${web.url}/article/1?q=AI&oc=5`,
+        published: "2025-06-18T06:12:00.000Z",
+        source: "Example Times",
+      });
+      for (const item of items) {
+        expect(Object.keys(item).sort()).toEqual(["link", "published", "source", "title"]);
+        expect(item.title).toBe(item.title.trim());
+        // Google News's " - Publisher" suffix is gone: the publisher is in `source`.
+        expect(item.title.endsWith(` - ${item.source}`)).toBe(false);
+      }
+      expect(web.requests[0]?.path).toBe("/rss?q=AI&hl=en-US&gl=US&ceid=US:en");
+    },
+  );
 
   e2eTest("puts the topic into the template URL-encoded, so user text cannot add parameters", async ({ web }) => {
     const tool = createGetNewsTool({ newsRssUrl: `${web.url}/rss?q={query}&hl=zh-CN` });
@@ -84,23 +87,31 @@ describe("get_news", () => {
     const rdf = `<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/">
       <channel><title>RDF feed</title></channel>
       <item><title>One</title><link>https://r.example/1</link><dc:date>2025-06-18T01:00:00Z</dc:date></item></rdf:RDF>`;
-    expect(parseFeed(rdf)).toEqual([{ title: "One", link: "https://r.example/1", published: "2025-06-18T01:00:00.000Z", source: "RDF feed" }]);
+    expect(parseFeed(rdf)).toEqual([
+      { title: "One", link: "https://r.example/1", published: "2025-06-18T01:00:00.000Z", source: "RDF feed" },
+    ]);
     const atom = `<feed xmlns="http://www.w3.org/2005/Atom"><title>A</title><entry><title type="html">Big &lt;b&gt;news&lt;/b&gt;</title>
       <link rel="self" href="https://a.example/self"/><link href="https://a.example/alt"/><updated>2025-06-18T00:00:00Z</updated></entry></feed>`;
-    expect(parseFeed(atom)).toEqual([{ title: "Big news", link: "https://a.example/alt", published: "2025-06-18T00:00:00.000Z", source: "A" }]);
+    expect(parseFeed(atom)).toEqual([
+      { title: "Big news", link: "https://a.example/alt", published: "2025-06-18T00:00:00.000Z", source: "A" },
+    ]);
   });
 
   e2eTest("an empty result, a non-feed answer, an HTTP error and a timeout are clear errors", async ({ web }) => {
     const tool = createGetNewsTool({ newsRssUrl: `${web.url}/rss?q={query}` });
-    expect(await toolError(tool.execute({ topic: "no-results" }, ctx()))).toBe('no news found for "no-results"; try a shorter or more general topic');
+    expect(await toolError(tool.execute({ topic: "no-results" }, ctx()))).toBe(
+      'no news found for "no-results"; try a shorter or more general topic',
+    );
 
     const html = await serve(200, "text/html", "<!DOCTYPE html><html><body>Consent required</body></html>");
     const down = await serve(503, "text/html", "<h1>Service Unavailable</h1>");
     try {
-      expect(await toolError(createGetNewsTool({ newsRssUrl: `${html.url}/?q={query}` }).execute({ topic: "x" }, ctx()))).toBe(
-        "the news service did not return an RSS or Atom feed",
-      );
-      expect(await toolError(createGetNewsTool({ newsRssUrl: `${down.url}/?q={query}` }).execute({ topic: "x" }, ctx()))).toBe("news service error: HTTP 503");
+      expect(
+        await toolError(createGetNewsTool({ newsRssUrl: `${html.url}/?q={query}` }).execute({ topic: "x" }, ctx())),
+      ).toBe("the news service did not return an RSS or Atom feed");
+      expect(
+        await toolError(createGetNewsTool({ newsRssUrl: `${down.url}/?q={query}` }).execute({ topic: "x" }, ctx())),
+      ).toBe("news service error: HTTP 503");
     } finally {
       await stop(html.server);
       await stop(down.server);

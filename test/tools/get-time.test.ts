@@ -23,15 +23,24 @@ describe("get_time", () => {
     expect(ny).toMatchObject({ iso: "2024-12-31T21:00:00-05:00", weekday: "Tuesday", utc_offset: "-05:00" });
     const summer = createGetTimeTool({ now: at("2025-07-01T02:00:00Z") });
     expect(((await summer.execute({ timezone: "America/New_York" }, ctx())) as TimeReport).utc_offset).toBe("-04:00");
-    expect(((await tool.execute({ timezone: "Asia/Kolkata" }, ctx())) as TimeReport)).toMatchObject({ timezone: "Asia/Kolkata", utc_offset: "+05:30" });
+    expect((await tool.execute({ timezone: "Asia/Kolkata" }, ctx())) as TimeReport).toMatchObject({
+      timezone: "Asia/Kolkata",
+      utc_offset: "+05:30",
+    });
   });
 
   it("uses the configured default zone when none (or an empty one) is given", async () => {
     const tool = createGetTimeTool({ now: at("2025-06-18T06:40:00Z"), defaultTimeZone: "Europe/London" });
-    expect(((await tool.execute({}, ctx())) as TimeReport)).toMatchObject({ timezone: "Europe/London", iso: "2025-06-18T07:40:00+01:00" });
+    expect((await tool.execute({}, ctx())) as TimeReport).toMatchObject({
+      timezone: "Europe/London",
+      iso: "2025-06-18T07:40:00+01:00",
+    });
     expect(((await tool.execute({ timezone: "" }, ctx())) as TimeReport).timezone).toBe("Europe/London");
     const utc = createGetTimeTool({ now: at("2025-06-18T06:40:00Z"), defaultTimeZone: "UTC" });
-    expect(((await utc.execute({}, ctx())) as TimeReport)).toMatchObject({ iso: "2025-06-18T06:40:00+00:00", utc_offset: "+00:00" });
+    expect((await utc.execute({}, ctx())) as TimeReport).toMatchObject({
+      iso: "2025-06-18T06:40:00+00:00",
+      utc_offset: "+00:00",
+    });
   });
 
   it("maps what small models write instead of IANA names", () => {
@@ -51,6 +60,8 @@ describe("get_time", () => {
     expect((err as Error).message).toBe(
       'unknown timezone "Mars/Olympus_Mons": use an IANA name like "Asia/Shanghai", "Europe/London" or "America/New_York", or leave it out',
     );
-    expect(() => resolveTimeZone("UTC+5:30")).toThrow(/unknown timezone "UTC\+5:30": use an IANA name such as "Asia\/Kolkata"/);
+    expect(() => resolveTimeZone("UTC+5:30")).toThrow(
+      /unknown timezone "UTC\+5:30": use an IANA name such as "Asia\/Kolkata"/,
+    );
   });
 });

@@ -47,7 +47,10 @@ describe("get_weather", () => {
 
   e2eTest("gives different cities their own numbers (北京 is hotter than 上海)", async ({ web }) => {
     const tool = createGetWeatherTool({ weatherApiBase: `${web.url}/` });
-    const [beijing, shanghai] = (await Promise.all([tool.execute({ city: "北京" }, ctx()), tool.execute({ city: "上海" }, ctx())])) as WeatherReport[];
+    const [beijing, shanghai] = (await Promise.all([
+      tool.execute({ city: "北京" }, ctx()),
+      tool.execute({ city: "上海" }, ctx()),
+    ])) as WeatherReport[];
     expect(beijing!.temperature_c).toBeGreaterThan(shanghai!.temperature_c!);
     expect(shanghai).toMatchObject({ area: "Shanghai", description: "Light rain", humidity_pct: 83 });
   });
@@ -83,10 +86,13 @@ describe("get_weather", () => {
     );
   });
 
-  e2eTest("the older 200 'Unknown location; please try ~lat,lon' text is the same clear error, not a JSON crash", async ({ web }) => {
-    const tool = createGetWeatherTool({ weatherApiBase: web.url });
-    expect(await toolError(tool.execute({ city: "Antarctica" }, ctx()))).toMatch(/^unknown city "Antarctica"/);
-  });
+  e2eTest(
+    "the older 200 'Unknown location; please try ~lat,lon' text is the same clear error, not a JSON crash",
+    async ({ web }) => {
+      const tool = createGetWeatherTool({ weatherApiBase: web.url });
+      expect(await toolError(tool.execute({ city: "Antarctica" }, ctx()))).toMatch(/^unknown city "Antarctica"/);
+    },
+  );
 
   // The worker calls the backends through its node:http transport (tools-for-config.ts); the platform's fetch is the default.
   const clients: [string, typeof fetch | undefined][] = [
@@ -95,38 +101,49 @@ describe("get_weather", () => {
   ];
   for (const [client, fetchFn] of clients) {
     const withClient = fetchFn ? { fetch: fetchFn } : {};
-    e2eTest(`server errors, bad JSON, timeouts and a dead backend each get their own short message (${client})`, async ({ web }) => {
-      let mode: "500" | "garbage" | "empty" = "500";
-      const backend: Server = createServer((_req, res) => {
-        if (mode === "500") res.writeHead(500, { "content-type": "text/html" }).end("<h1>Internal Server Error</h1>");
-        else if (mode === "garbage") res.writeHead(200, { "content-type": "application/json" }).end("<html>oops</html>");
-        else res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ current_condition: [] }));
-      });
-      await new Promise<void>((r) => backend.listen(0, "127.0.0.1", r));
-      const base = `http://127.0.0.1:${(backend.address() as AddressInfo).port}`;
-      try {
-        const tool = createGetWeatherTool({ weatherApiBase: base, ...withClient });
-        expect(await toolError(tool.execute({ city: "Paris" }, ctx()))).toBe("weather service error: HTTP 500");
-        mode = "garbage";
-        expect(await toolError(tool.execute({ city: "Paris" }, ctx()))).toBe("weather service returned something that is not weather data");
-        mode = "empty";
-        expect(await toolError(tool.execute({ city: "Paris" }, ctx()))).toMatch(/^unknown city "Paris"/);
-      } finally {
-        backend.closeAllConnections();
-        await new Promise<void>((r) => backend.close(() => r()));
-      }
-      const dead = createGetWeatherTool({ weatherApiBase: `http://127.0.0.1:${await closedPort()}`, ...withClient });
-      expect(await toolError(dead.execute({ city: "Paris" }, ctx()))).toBe("weather service is unreachable (connection refused)");
+    e2eTest(
+      `server errors, bad JSON, timeouts and a dead backend each get their own short message (${client})`,
+      async ({ web }) => {
+        let mode: "500" | "garbage" | "empty" = "500";
+        const backend: Server = createServer((_req, res) => {
+          if (mode === "500") res.writeHead(500, { "content-type": "text/html" }).end("<h1>Internal Server Error</h1>");
+          else if (mode === "garbage")
+            res.writeHead(200, { "content-type": "application/json" }).end("<html>oops</html>");
+          else
+            res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ current_condition: [] }));
+        });
+        await new Promise<void>((r) => backend.listen(0, "127.0.0.1", r));
+        const base = `http://127.0.0.1:${(backend.address() as AddressInfo).port}`;
+        try {
+          const tool = createGetWeatherTool({ weatherApiBase: base, ...withClient });
+          expect(await toolError(tool.execute({ city: "Paris" }, ctx()))).toBe("weather service error: HTTP 500");
+          mode = "garbage";
+          expect(await toolError(tool.execute({ city: "Paris" }, ctx()))).toBe(
+            "weather service returned something that is not weather data",
+          );
+          mode = "empty";
+          expect(await toolError(tool.execute({ city: "Paris" }, ctx()))).toMatch(/^unknown city "Paris"/);
+        } finally {
+          backend.closeAllConnections();
+          await new Promise<void>((r) => backend.close(() => r()));
+        }
+        const dead = createGetWeatherTool({ weatherApiBase: `http://127.0.0.1:${await closedPort()}`, ...withClient });
+        expect(await toolError(dead.execute({ city: "Paris" }, ctx()))).toBe(
+          "weather service is unreachable (connection refused)",
+        );
 
-      web.setDelay("/", 2_000);
-      const slow = createGetWeatherTool({ weatherApiBase: web.url, timeoutMs: 200, ...withClient });
-      expect(await toolError(slow.execute({ city: "Beijing" }, ctx()))).toBe("weather service timed out after 0.2s");
-    });
+        web.setDelay("/", 2_000);
+        const slow = createGetWeatherTool({ weatherApiBase: web.url, timeoutMs: 200, ...withClient });
+        expect(await toolError(slow.execute({ city: "Beijing" }, ctx()))).toBe("weather service timed out after 0.2s");
+      },
+    );
 
     e2eTest(`stops reading an oversized answer at the cap (${client})`, async ({ web }) => {
       const tool = createGetWeatherTool({ weatherApiBase: web.url, maxBytes: 1_000, ...withClient });
       // The j1 document is far larger than 1 KB: cut JSON does not parse, and the model is told so.
-      expect(await toolError(tool.execute({ city: "London" }, ctx()))).toBe("weather service returned something that is not weather data");
+      expect(await toolError(tool.execute({ city: "London" }, ctx()))).toBe(
+        "weather service returned something that is not weather data",
+      );
     });
   }
 

@@ -56,12 +56,21 @@ describe("checkAddress", () => {
     }
   });
 
-  it.each(["8.8.8.8", "1.1.1.1", "93.184.216.34", "100.63.255.255", "100.128.0.1", "172.32.0.1", "2606:4700:4700::1111", "2a00:1450:4001:80b::200e", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"])(
-    "allows the public address %s",
-    (address) => {
-      expect(checkAddress(address)).toEqual({ allowed: true });
-    },
-  );
+  it.each([
+    "8.8.8.8",
+    "1.1.1.1",
+    "93.184.216.34",
+    "100.63.255.255",
+    "100.128.0.1",
+    "172.32.0.1",
+    "2606:4700:4700::1111",
+    "2a00:1450:4001:80b::200e",
+    "::ffff:8.8.8.8",
+    "64:ff9b::808:808",
+    "2002:808:808::1",
+  ])("allows the public address %s", (address) => {
+    expect(checkAddress(address)).toEqual({ allowed: true });
+  });
 
   it("refuses text that is not an address instead of guessing", () => {
     expect(checkAddress("example.com")).toEqual({ allowed: false, reason: "example.com is not an IP address" });
@@ -73,7 +82,15 @@ describe("checkAddress", () => {
 });
 
 describe("checkHostName", () => {
-  it.each(["localhost", "LOCALHOST", "localhost.", "api.localhost", "metadata.google.internal", "metadata.google.internal.", "metadata.goog"])("refuses %s by name", (name) => {
+  it.each([
+    "localhost",
+    "LOCALHOST",
+    "localhost.",
+    "api.localhost",
+    "metadata.google.internal",
+    "metadata.google.internal.",
+    "metadata.goog",
+  ])("refuses %s by name", (name) => {
     expect(checkHostName(name).allowed).toBe(false);
   });
   it("lets other names through to resolution", () => {

@@ -24,7 +24,8 @@ afterEach(() => {
   web.setDelay("*", 0);
 });
 
-const readUrl = (deps: ReadUrlDeps = {}) => createReadUrlTool({ allowHosts: [web.host], extractor, timeoutMs: 3_000, ...deps });
+const readUrl = (deps: ReadUrlDeps = {}) =>
+  createReadUrlTool({ allowHosts: [web.host], extractor, timeoutMs: 3_000, ...deps });
 const read = async (url: string, deps?: ReadUrlDeps) => (await readUrl(deps).execute({ url }, ctx())) as PageText;
 
 async function toolError(p: Promise<unknown>): Promise<string> {
@@ -46,7 +47,17 @@ describe("read_url", () => {
     expect(page.truncated).toBe(false);
     expect(page.text).toContain("A research lab on Wednesday released a small open model");
     expect(page.text).toContain("The weights are available under a permissive licence");
-    for (const junk of ["BUY NOW", "Sponsored", "Most read", "Cookie settings", "All rights reserved", "Sign in", "tracking pixel", "dataLayer", "display: block"]) {
+    for (const junk of [
+      "BUY NOW",
+      "Sponsored",
+      "Most read",
+      "Cookie settings",
+      "All rights reserved",
+      "Sign in",
+      "tracking pixel",
+      "dataLayer",
+      "display: block",
+    ]) {
       expect(page.text).not.toContain(junk);
     }
     // Paragraphs stay apart; runs of whitespace do not.
@@ -76,16 +87,25 @@ describe("read_url", () => {
   });
 
   it("returns plain text and JSON trimmed, and refuses binary content clearly", async () => {
-    expect(await read(`${web.url}/text`)).toEqual({ url: `${web.url}/text`, title: null, text: "Plain text\nwith extra spaces.\nSecond line.", truncated: false });
+    expect(await read(`${web.url}/text`)).toEqual({
+      url: `${web.url}/text`,
+      title: null,
+      text: "Plain text\nwith extra spaces.\nSecond line.",
+      truncated: false,
+    });
     expect((await read(`${web.url}/json`)).text).toBe('{"status":"ok","items":[1,2,3],"note":"raw JSON"}');
     expect(await toolError(readUrl().execute({ url: `${web.url}/binary` }, ctx()))).toBe(
       `refused: ${web.url}/binary is image/png, not a web page (read_url reads HTML, plain text and JSON)`,
     );
-    expect(await toolError(readUrl().execute({ url: `${web.url}/pdf` }, ctx()))).toMatch(/is application\/pdf, not a web page/);
+    expect(await toolError(readUrl().execute({ url: `${web.url}/pdf` }, ctx()))).toMatch(
+      /is application\/pdf, not a web page/,
+    );
   });
 
   it("an HTTP error status is a clear error", async () => {
-    expect(await toolError(readUrl().execute({ url: `${web.url}/article/99` }, ctx()))).toBe(`HTTP 404 from ${web.url}/article/99: the page could not be read`);
+    expect(await toolError(readUrl().execute({ url: `${web.url}/article/99` }, ctx()))).toBe(
+      `HTTP 404 from ${web.url}/article/99: the page could not be read`,
+    );
   });
 
   it("cuts long text to the budget at a boundary and says so", async () => {
@@ -113,7 +133,9 @@ describe("read_url", () => {
   });
 
   it("times out a slow page with a clear message", async () => {
-    expect(await toolError(readUrl({ timeoutMs: 300 }).execute({ url: `${web.url}/slow?ms=5000` }, ctx()))).toBe(`timed out after 0.3s fetching ${web.host}`);
+    expect(await toolError(readUrl({ timeoutMs: 300 }).execute({ url: `${web.url}/slow?ms=5000` }, ctx()))).toBe(
+      `timed out after 0.3s fetching ${web.host}`,
+    );
   });
 
   it("a page telling the model to fetch http://127.0.0.1:6379 gets a refusal, not Redis", async () => {
@@ -122,7 +144,9 @@ describe("read_url", () => {
     const target = page.text.match(/http:\/\/127\.0\.0\.1:6379\/?/)?.[0];
     expect(target).toBeDefined();
     // ...and following its instruction is refused, even though the fake web host itself is allowed.
-    expect(await toolError(readUrl().execute({ url: target! }, ctx()))).toBe("refused: 127.0.0.1 is a loopback address");
+    expect(await toolError(readUrl().execute({ url: target! }, ctx()))).toBe(
+      "refused: 127.0.0.1 is a loopback address",
+    );
 
     // Prove nothing connects: a stand-in "Redis" on another loopback port counts connections.
     let connections = 0;
@@ -133,7 +157,12 @@ describe("read_url", () => {
     await new Promise<void>((r) => redisLike.listen(0, "127.0.0.1", r));
     const port = (redisLike.address() as AddressInfo).port;
     try {
-      for (const url of [`http://127.0.0.1:${port}/`, `http://localhost:${port}/`, `http://[::ffff:127.0.0.1]:${port}/`, `${web.url}/redirect?to=${encodeURIComponent(`http://127.0.0.1:${port}/`)}`]) {
+      for (const url of [
+        `http://127.0.0.1:${port}/`,
+        `http://localhost:${port}/`,
+        `http://[::ffff:127.0.0.1]:${port}/`,
+        `${web.url}/redirect?to=${encodeURIComponent(`http://127.0.0.1:${port}/`)}`,
+      ]) {
         expect(await toolError(readUrl().execute({ url }, ctx()))).toMatch(/^refused: /);
       }
       expect(connections).toBe(0);
@@ -143,7 +172,9 @@ describe("read_url", () => {
   });
 
   it("refuses other schemes and assumes https when the scheme is missing", async () => {
-    expect(await toolError(readUrl().execute({ url: "file:///etc/passwd" }, ctx()))).toMatch(/^refused: only http and https/);
+    expect(await toolError(readUrl().execute({ url: "file:///etc/passwd" }, ctx()))).toMatch(
+      /^refused: only http and https/,
+    );
     const tool = readUrl({ lookup: async () => [{ address: "10.0.0.8", family: 4 }] });
     expect(await toolError(tool.execute({ url: "intranet.example/wiki" }, ctx()))).toBe(
       "refused: intranet.example resolves to a blocked address (10.0.0.8 is a private address)",
@@ -151,7 +182,9 @@ describe("read_url", () => {
   });
 
   it("sniffs HTML served without a Content-Type, and refuses unlabelled binary", async () => {
-    let body: Buffer = Buffer.from("<!DOCTYPE html><html><head><title>Bare</title></head><body><p>No content type here, but clearly a page.</p></body></html>");
+    let body: Buffer = Buffer.from(
+      "<!DOCTYPE html><html><head><title>Bare</title></head><body><p>No content type here, but clearly a page.</p></body></html>",
+    );
     const bare: Server = createServer((_req, res) => {
       res.removeHeader("Content-Type");
       res.writeHead(200, { "Content-Length": String(body.length) }).end(body);
@@ -163,7 +196,9 @@ describe("read_url", () => {
       const page = (await tool.execute({ url: `http://${host}/` }, ctx())) as PageText;
       expect(page).toMatchObject({ title: "Bare", text: "No content type here, but clearly a page." });
       body = Buffer.from([0x00, 0x01, 0x02, 0xff, 0x00]);
-      expect(await toolError(tool.execute({ url: `http://${host}/` }, ctx()))).toMatch(/is binary data, not a web page/);
+      expect(await toolError(tool.execute({ url: `http://${host}/` }, ctx()))).toMatch(
+        /is binary data, not a web page/,
+      );
     } finally {
       bare.closeAllConnections();
       await new Promise<void>((r) => bare.close(() => r()));
@@ -191,7 +226,9 @@ describe("HTML extraction stays bounded on hostile pages", () => {
       // About 0.7 s passed; a blocked event loop would have ticked once or twice at most.
       expect(ticks).toBeGreaterThan(15);
       // The pool replaced the stopped worker: the next page is extracted normally.
-      const next = await quick.extract(`<html><head><title>Next</title></head><body><article><p>${"Normal text. ".repeat(40)}</p></article></body></html>`);
+      const next = await quick.extract(
+        `<html><head><title>Next</title></head><body><article><p>${"Normal text. ".repeat(40)}</p></article></body></html>`,
+      );
       expect(next).toMatchObject({ title: "Next", method: "readability" });
     } finally {
       await quick.close();
@@ -215,7 +252,10 @@ describe("HTML extraction stays bounded on hostile pages", () => {
   it("pages queue for a busy pool and each gets its own answer", async () => {
     const pool = createHtmlExtractor({ poolSize: 1 });
     try {
-      const pages = ["One", "Two", "Three"].map((t) => `<html><head><title>${t}</title></head><body><article><p>${`${t} text. `.repeat(40)}</p></article></body></html>`);
+      const pages = ["One", "Two", "Three"].map(
+        (t) =>
+          `<html><head><title>${t}</title></head><body><article><p>${`${t} text. `.repeat(40)}</p></article></body></html>`,
+      );
       const results = await Promise.all(pages.map((p) => pool.extract(p)));
       expect(results.map((r) => r.title)).toEqual(["One", "Two", "Three"]);
       expect(results[2]!.text).toContain("Three text.");

@@ -65,7 +65,11 @@ describe("hostile URLs are refused before any byte is sent", () => {
     ["bare 0", () => `http://0:${P()}/`, /0\.0\.0\.0 is an unspecified/],
     ["localhost", () => `http://localhost:${P()}/`, /localhost is a loopback name/],
     ["localhost with dot", () => `http://LOCALHOST.:${P()}/`, /loopback name/],
-    ["AWS metadata", () => "http://169.254.169.254/latest/meta-data/iam/", /169\.254\.169\.254 is a cloud metadata address/],
+    [
+      "AWS metadata",
+      () => "http://169.254.169.254/latest/meta-data/iam/",
+      /169\.254\.169\.254 is a cloud metadata address/,
+    ],
     ["AWS IPv6 metadata", () => "http://[fd00:ec2::254]/latest/meta-data/", /metadata/],
     ["GCP metadata", () => "http://metadata.google.internal/computeMetadata/v1/", /cloud metadata host/],
     ["private 10/8", () => "http://10.0.0.1/", /private/],
@@ -107,8 +111,14 @@ describe("hostile URLs are refused before any byte is sent", () => {
     });
     const safeFetch = createSafeFetch({ lookup, timeoutMs: 2_000 });
     const expectations: [string, RegExp][] = [
-      [`http://internal.test:${web.port}/`, /internal\.test resolves to a blocked address \(127\.0\.0\.1 is a loopback address\)/],
-      [`http://mixed.test:${web.port}/`, /mixed\.test resolves to a blocked address \(10\.0\.0\.7 is a private address\)/],
+      [
+        `http://internal.test:${web.port}/`,
+        /internal\.test resolves to a blocked address \(127\.0\.0\.1 is a loopback address\)/,
+      ],
+      [
+        `http://mixed.test:${web.port}/`,
+        /mixed\.test resolves to a blocked address \(10\.0\.0\.7 is a private address\)/,
+      ],
       [`http://v6only.test:${web.port}/`, /::1 is a loopback/],
       [`http://mapped.test:${web.port}/`, /carries 127\.0\.0\.1/],
       ["http://nip.test/", /cloud metadata/],
@@ -147,7 +157,12 @@ describe("redirects are followed by hand and every hop is checked", () => {
   it("checks the redirect target's own host:port, not the first one's", async () => {
     const lookup = tableResolver({ "internal.test": [v4("127.0.0.1")] });
     const safeFetch = createSafeFetch({ allowHosts: [web.host], lookup, timeoutMs: 2_000 });
-    for (const to of [`http://[::1]:${web.port}/article/1`, `http://internal.test:${web.port}/article/1`, `http://0x7f.1:${web.port + 1}/`, "file:///etc/passwd"]) {
+    for (const to of [
+      `http://[::1]:${web.port}/article/1`,
+      `http://internal.test:${web.port}/article/1`,
+      `http://0x7f.1:${web.port + 1}/`,
+      "file:///etc/passwd",
+    ]) {
       const err = await failure(safeFetch(`${web.url}/redirect?status=307&to=${encodeURIComponent(to)}`));
       expect(err.code).toBe("refused");
       expect(err.message).toMatch(/redirect to/);
@@ -222,7 +237,9 @@ describe("no DNS-rebinding gap: the socket goes to the address that was checked"
       expect(connect.mock.calls[0]![0]).toMatchObject({ hostname: "rebind.test", addresses: [v4("93.184.216.34")] });
       expect(internet.requests[0]?.headers.host).toBe(`rebind.test:${internal.port}`);
       // The second fetch resolves afresh, sees 127.0.0.1 and refuses: the check and the dial always agree.
-      expect((again as SafeFetchError).message).toMatch(/rebind\.test resolves to a blocked address \(127\.0\.0\.1 is a loopback/);
+      expect((again as SafeFetchError).message).toMatch(
+        /rebind\.test resolves to a blocked address \(127\.0\.0\.1 is a loopback/,
+      );
       expect(rebinding).toHaveBeenCalledTimes(2);
       expect(internal.requests).toHaveLength(0);
     } finally {
@@ -266,7 +283,11 @@ describe("no DNS-rebinding gap: the socket goes to the address that was checked"
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const port = (server.address() as net.AddressInfo).port;
     try {
-      const safeFetch = createSafeFetch({ allowHosts: [`secure.test:${port}`], lookup: tableResolver({ "secure.test": [v4("127.0.0.1")] }), timeoutMs: 2_000 });
+      const safeFetch = createSafeFetch({
+        allowHosts: [`secure.test:${port}`],
+        lookup: tableResolver({ "secure.test": [v4("127.0.0.1")] }),
+        timeoutMs: 2_000,
+      });
       const err = await failure(safeFetch(`https://secure.test:${port}/`));
       expect(err.code).toBe("network");
       expect(err.message).toMatch(new RegExp(`^could not fetch from secure\\.test:${port}: `));
@@ -330,7 +351,12 @@ describe("limits", () => {
     expect(gz.body.toString("utf8")).toContain("<!DOCTYPE html>");
     expect(gz.truncated).toBe(false);
     const missing = await safeFetch(`${web.url}/status/404?a=1&b=2`);
-    expect(missing).toMatchObject({ status: 404, contentType: "text/html", charset: "utf-8", url: `${web.url}/status/404?a=1&b=2` });
+    expect(missing).toMatchObject({
+      status: 404,
+      contentType: "text/html",
+      charset: "utf-8",
+      url: `${web.url}/status/404?a=1&b=2`,
+    });
     const seen = web.requests.at(-1)!;
     expect(seen.path).toBe("/status/404?a=1&b=2");
     expect(seen.headers.host).toBe(web.host);

@@ -38,14 +38,29 @@ describe("createTools", () => {
   it("every tool works end to end against the fake web", async () => {
     expect(await byName("get_weather").execute({ city: "上海" }, ctx())).toMatchObject({ temperature_c: 26 });
     expect(await byName("get_news").execute({ topic: "AI" }, ctx())).toHaveLength(8);
-    expect(await byName("get_time").execute({}, ctx())).toMatchObject({ timezone: "Asia/Shanghai", iso: "2025-06-18T14:40:00+08:00" });
-    expect(await byName("read_url").execute({ url: `${web.url}/article/3` }, ctx())).toMatchObject({ title: "Chipmaker shares climb on AI demand" });
+    expect(await byName("get_time").execute({}, ctx())).toMatchObject({
+      timezone: "Asia/Shanghai",
+      iso: "2025-06-18T14:40:00+08:00",
+    });
+    expect(await byName("read_url").execute({ url: `${web.url}/article/3` }, ctx())).toMatchObject({
+      title: "Chipmaker shares climb on AI demand",
+    });
   });
 });
 
 describe("toOpenAiTool", () => {
-  const required: Record<string, string[]> = { get_weather: ["city"], get_news: ["topic"], get_time: [], read_url: ["url"] };
-  const valid: Record<string, unknown> = { get_weather: { city: "北京" }, get_news: { topic: "AI" }, get_time: { timezone: "UTC" }, read_url: { url: "https://example.com/" } };
+  const required: Record<string, string[]> = {
+    get_weather: ["city"],
+    get_news: ["topic"],
+    get_time: [],
+    read_url: ["url"],
+  };
+  const valid: Record<string, unknown> = {
+    get_weather: { city: "北京" },
+    get_news: { topic: "AI" },
+    get_time: { timezone: "UTC" },
+    read_url: { url: "https://example.com/" },
+  };
 
   it("gives each tool a valid JSON Schema object with described, typed fields and the right required list", () => {
     for (const tool of tools) {
@@ -55,7 +70,11 @@ describe("toOpenAiTool", () => {
       expect(spec.type).toBe("function");
       expect(spec.function.name).toMatch(/^[a-z_]+$/);
       expect(spec.function.description.length).toBeGreaterThan(40);
-      const params = spec.function.parameters as { type: string; properties: Record<string, { type: string; description?: string }>; required?: string[] };
+      const params = spec.function.parameters as {
+        type: string;
+        properties: Record<string, { type: string; description?: string }>;
+        required?: string[];
+      };
       expect(params).not.toHaveProperty("$schema");
       expect(params.type).toBe("object");
       expect(params.required ?? []).toEqual(required[tool.name]);
@@ -67,7 +86,9 @@ describe("toOpenAiTool", () => {
       const roundTrip = z.fromJSONSchema(params as never);
       expect(roundTrip.safeParse(valid[tool.name]).success, tool.name).toBe(true);
       if ((required[tool.name] ?? []).length > 0) expect(roundTrip.safeParse({}).success, tool.name).toBe(false);
-      expect(roundTrip.safeParse({ ...(valid[tool.name] as object), [Object.keys(params.properties)[0]!]: 42 }).success).toBe(false);
+      expect(
+        roundTrip.safeParse({ ...(valid[tool.name] as object), [Object.keys(params.properties)[0]!]: 42 }).success,
+      ).toBe(false);
     }
   });
 
@@ -76,6 +97,8 @@ describe("toOpenAiTool", () => {
     const bad = weather.schema.safeParse({ city: 7 });
     expect(bad.success).toBe(false);
     expect(bad.error?.issues[0]?.path).toEqual(["city"]);
-    expect(byName("read_url").schema.safeParse({ url: "x".repeat(3000) }).error?.issues[0]?.message).toBe("a URL is at most 2048 characters");
+    expect(byName("read_url").schema.safeParse({ url: "x".repeat(3000) }).error?.issues[0]?.message).toBe(
+      "a URL is at most 2048 characters",
+    );
   });
 });

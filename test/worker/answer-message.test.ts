@@ -60,7 +60,13 @@ function setup() {
     modelSaw.push(messages);
     return (async function* (): AsyncGenerator<AgentEvent> {
       yield { type: "text-delta", round: 1, text: "Sunny, 21 °C." };
-      yield { type: "finish", reason: "stop", text: "Sunny, 21 °C.", messages: [{ role: "assistant", content: "Sunny, 21 °C." }], rounds: 1 };
+      yield {
+        type: "finish",
+        reason: "stop",
+        text: "Sunny, 21 °C.",
+        messages: [{ role: "assistant", content: "Sunny, 21 °C." }],
+        rounds: 1,
+      };
     })();
   };
   const { process } = createAnswerProcessor({
@@ -96,7 +102,9 @@ describe("answering a message", () => {
 
     s.load.resolve(earlier);
     await done;
-    expect(s.modelSaw).toEqual([[...earlier, { role: "user", content: expect.stringContaining("what is the weather?") }]]);
+    expect(s.modelSaw).toEqual([
+      [...earlier, { role: "user", content: expect.stringContaining("what is the weather?") }],
+    ]);
     expect(s.port.visibleTexts()).toEqual(["Sunny, 21 °C."]);
     expect(s.appended).toHaveLength(1);
   });
@@ -104,7 +112,10 @@ describe("answering a message", () => {
   it("leaves typing to the adapter that showed it moments ago, and shows it again once it has faded or on a retry", async () => {
     const typingFor = async (receivedAgoMs: number, finalAttempt: boolean) => {
       const s = setup();
-      const done = s.process({ ...message, typingOnReceipt: true, receivedAt: Date.now() - receivedAgoMs }, s.ctx(finalAttempt));
+      const done = s.process(
+        { ...message, typingOnReceipt: true, receivedAt: Date.now() - receivedAgoMs },
+        s.ctx(finalAttempt),
+      );
       // The placeholder is the sign that the worker has it; typing is only counted once that is out.
       await vi.waitFor(() => expect(s.port.requests.filter((r) => r.kind === "send")).toHaveLength(1));
       s.load.resolve(earlier);

@@ -88,11 +88,22 @@ const DISCORD_CACHED_MESSAGE_LIFETIME_S = 30 * 60;
 /** The discord.js client the adapter needs: the intents it reads, DMs as partials, replies that ping no one, a small message cache. */
 export function createDiscordClient(apiBase: string, opts: { fetch?: typeof fetch } = {}): Client {
   return new Client({
-    intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent, GatewayIntentBits.DirectMessages],
+    intents: [
+      GatewayIntentBits.Guilds,
+      GatewayIntentBits.GuildMessages,
+      GatewayIntentBits.MessageContent,
+      GatewayIntentBits.DirectMessages,
+    ],
     // DM channels are not cached before their first message: without this partial, DMs are dropped.
     partials: [Partials.Channel],
-    makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: DISCORD_CACHED_MESSAGES_PER_CHANNEL }),
-    sweepers: { ...Options.DefaultSweeperSettings, messages: { interval: 600, lifetime: DISCORD_CACHED_MESSAGE_LIFETIME_S } },
+    makeCache: Options.cacheWithLimits({
+      ...Options.DefaultMakeCacheSettings,
+      MessageManager: DISCORD_CACHED_MESSAGES_PER_CHANNEL,
+    }),
+    sweepers: {
+      ...Options.DefaultSweeperSettings,
+      messages: { interval: 600, lifetime: DISCORD_CACHED_MESSAGE_LIFETIME_S },
+    },
     // `fetch` (e.g. a metering one) carries every REST call; discord.js's own undici request otherwise.
     rest: { api: apiBase, ...(opts.fetch ? { makeRequest: opts.fetch as unknown as RESTOptions["makeRequest"] } : {}) },
     // The adapter's own replies (help, refusals) ping no one either.
@@ -114,14 +125,19 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
   const chains = new Map<string, Promise<void>>();
   const inChannelOrder = (channelId: string, work: () => Promise<void>): void => {
     const previous = chains.get(channelId) ?? Promise.resolve();
-    const next = previous.then(work).catch((error: unknown) => log.error({ err: error, channelId }, "discord: handling a message failed"));
+    const next = previous
+      .then(work)
+      .catch((error: unknown) => log.error({ err: error, channelId }, "discord: handling a message failed"));
     chains.set(channelId, next);
     void next.finally(() => {
       if (chains.get(channelId) === next) chains.delete(channelId);
     });
   };
 
-  const isAllowed = (guildId: string | null, channel: { id: string; isThread(): boolean; parentId?: string | null } | null): boolean => {
+  const isAllowed = (
+    guildId: string | null,
+    channel: { id: string; isThread(): boolean; parentId?: string | null } | null,
+  ): boolean => {
     if (allowedGuilds.length > 0 && (!guildId || !allowedGuilds.includes(guildId))) return false;
     if (allowedChannels.length > 0) {
       if (!channel) return false;
@@ -160,7 +176,9 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
         await gateway.reset(key);
         return RESET_DONE_TEXT;
       case "compact":
-        return gateway.compact ? gateway.compact(key, { shared }) : discordHelpText(client.user?.displayName ?? "the bot");
+        return gateway.compact
+          ? gateway.compact(key, { shared })
+          : discordHelpText(client.user?.displayName ?? "the bot");
       case "stop":
         return stopResultText(await gateway.stop(key));
       case "help":
@@ -175,7 +193,10 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     if (!botId || message.author.id === botId) return;
     const isDm = message.channel.type === ChannelType.DM;
     if (!isAllowed(message.guildId, isDm ? { id: message.channelId, isThread: () => false } : message.channel)) {
-      log.debug({ channelId: message.channelId, guildId: message.guildId }, "discord: message outside the allowed guilds/channels");
+      log.debug(
+        { channelId: message.channelId, guildId: message.guildId },
+        "discord: message outside the allowed guilds/channels",
+      );
       return;
     }
     const referenced = message.reference ? await referencedMessage(message) : undefined;
@@ -190,7 +211,8 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     if (settingsUi && text !== "") {
       try {
         const key = discordConversationKey(message.channelId);
-        if (await settingsUi.message(message, text, key, (content, components) => reply(message, content, components))) return;
+        if (await settingsUi.message(message, text, key, (content, components) => reply(message, content, components)))
+          return;
       } catch (error) {
         log.error({ err: error }, "discord: settings command failed");
         await reply(message, UNAVAILABLE_TEXT, undefined, true);
@@ -238,7 +260,10 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     };
     const parsed = inboundMessageSchema.safeParse(candidate);
     if (!parsed.success) {
-      log.warn({ issues: parsed.error.issues, messageId: message.id }, "discord: message does not fit the queue payload");
+      log.warn(
+        { issues: parsed.error.issues, messageId: message.id },
+        "discord: message does not fit the queue payload",
+      );
       return;
     }
     let result;
@@ -258,7 +283,11 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     // The first sign of life as soon as the question is queued, not when a worker picks it up (the
     // worker shows it again if it starts after the indicator faded). Cosmetic: nothing waits for it.
     if (result.status === "queued" && "sendTyping" in message.channel) {
-      message.channel.sendTyping().catch((error: unknown) => log.debug({ err: error, channelId: message.channelId }, "discord: typing indicator failed"));
+      message.channel
+        .sendTyping()
+        .catch((error: unknown) =>
+          log.debug({ err: error, channelId: message.channelId }, "discord: typing indicator failed"),
+        );
     }
   };
 
@@ -268,9 +297,14 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       return;
     }
     if (!interaction.isButton() && !interaction.isChatInputCommand()) return;
-    const channel = interaction.channel as (TextBasedChannel & { isThread(): boolean; parentId?: string | null }) | null;
+    const channel = interaction.channel as
+      | (TextBasedChannel & { isThread(): boolean; parentId?: string | null })
+      | null;
     const isDm = channel?.type === ChannelType.DM;
-    if (!interaction.channelId || !isAllowed(interaction.guildId, isDm ? { id: interaction.channelId, isThread: () => false } : channel)) {
+    if (
+      !interaction.channelId ||
+      !isAllowed(interaction.guildId, isDm ? { id: interaction.channelId, isThread: () => false } : channel)
+    ) {
       await interaction.reply({ content: "I am not available here.", flags: MessageFlags.Ephemeral });
       return;
     }
@@ -309,10 +343,14 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
 
   client.on(Events.MessageCreate, (message) => inChannelOrder(message.channelId, () => onMessage(message)));
   client.on(Events.InteractionCreate, (interaction) => {
-    onInteraction(interaction).catch((error: unknown) => log.error({ err: error }, "discord: handling an interaction failed"));
+    onInteraction(interaction).catch((error: unknown) =>
+      log.error({ err: error }, "discord: handling an interaction failed"),
+    );
   });
   client.on(Events.Error, (error) => log.error({ err: error }, "discord: client error"));
-  client.on(Events.ShardDisconnect, (event, shardId) => log.warn({ code: event.code, shardId }, "discord: gateway disconnected"));
+  client.on(Events.ShardDisconnect, (event, shardId) =>
+    log.warn({ code: event.code, shardId }, "discord: gateway disconnected"),
+  );
 
   return {
     client,
@@ -323,7 +361,10 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, "discord: connected");
       if (options.registerCommands ?? true) {
         try {
-          await client.application?.commands.set([...DISCORD_APPLICATION_COMMANDS, ...(settingsUi ? DISCORD_SETTINGS_COMMANDS : [])]);
+          await client.application?.commands.set([
+            ...DISCORD_APPLICATION_COMMANDS,
+            ...(settingsUi ? DISCORD_SETTINGS_COMMANDS : []),
+          ]);
         } catch (error) {
           // Text commands still work; slash commands are a convenience.
           log.warn({ err: error }, "discord: could not register application commands");

@@ -24,7 +24,8 @@ export async function referencedMessage(message: Message): Promise<Message | und
   const reference = message.reference;
   const id = reference?.messageId;
   // A forward also carries a reference, but it is a quote from elsewhere, not a reply to us.
-  if (!id || reference.type === MessageReferenceType.Forward || reference.channelId !== message.channelId) return undefined;
+  if (!id || reference.type === MessageReferenceType.Forward || reference.channelId !== message.channelId)
+    return undefined;
   const cached = message.channel.messages.cache.get(id);
   if (cached) return cached;
   try {

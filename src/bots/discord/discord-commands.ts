@@ -36,8 +36,14 @@ export const DISCORD_SETTINGS_COMMANDS: ChatInputApplicationCommandData[] = Obje
   .map(([name, command]) => ({ name, ...command }))
   .map(inGuildsAndDms);
 
-function inGuildsAndDms(command: Omit<ChatInputApplicationCommandData, "contexts" | "integrationTypes">): ChatInputApplicationCommandData {
-  return { ...command, contexts: [InteractionContextType.Guild, InteractionContextType.BotDM], integrationTypes: [ApplicationIntegrationType.GuildInstall] };
+function inGuildsAndDms(
+  command: Omit<ChatInputApplicationCommandData, "contexts" | "integrationTypes">,
+): ChatInputApplicationCommandData {
+  return {
+    ...command,
+    contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
+    integrationTypes: [ApplicationIntegrationType.GuildInstall],
+  };
 }
 
 /** The help text (Discord Markdown). */
@@ -52,7 +58,8 @@ export function discordHelpText(botName: string): string {
 }
 
 /** The answer to `/reset`. */
-export const RESET_DONE_TEXT = "🧹 Done: I have forgotten this conversation. Its settings stay (`/settings reset` restores the defaults).";
+export const RESET_DONE_TEXT =
+  "🧹 Done: I have forgotten this conversation. Its settings stay (`/settings reset` restores the defaults).";
 
 /** The answer to `/stop`, depending on whether an answer was being written. */
 export function stopResultText(stopped: boolean): string {

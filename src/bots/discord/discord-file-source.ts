@@ -54,7 +54,11 @@ export function createDiscordFileSource(opts: DiscordFileSourceOptions): FileSou
         if (signal?.aborted) throw signal.reason;
         throw new AttachmentError("unavailable", `${ref.name} could not be downloaded from Discord`);
       }
-      if (response.status !== 200) throw new AttachmentError("unavailable", `${ref.name} could not be downloaded from Discord (HTTP ${response.status})`);
+      if (response.status !== 200)
+        throw new AttachmentError(
+          "unavailable",
+          `${ref.name} could not be downloaded from Discord (HTTP ${response.status})`,
+        );
       if (response.truncated || response.body.length > maxBytes) throw tooLargeError(ref.name, ref.size, maxBytes);
       return response.body;
     },

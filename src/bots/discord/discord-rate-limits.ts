@@ -84,7 +84,13 @@ export function createRateLimitTracker(now: () => number = Date.now): RateLimitT
         // A long-lived worker sees many channels: forget windows that are over.
         for (const [k, s] of states) if (s.resetAt <= t) states.delete(k);
       }
-      if (headers.has("x-ratelimit-limit") && Number.isFinite(limit) && limit > 0 && Number.isFinite(remaining) && Number.isFinite(resetAfterS)) {
+      if (
+        headers.has("x-ratelimit-limit") &&
+        Number.isFinite(limit) &&
+        limit > 0 &&
+        Number.isFinite(remaining) &&
+        Number.isFinite(resetAfterS)
+      ) {
         states.set(key, { limit, remaining, resetAt: t + resetAfterS * 1000 });
         // The first request of a window leaves limit-1 and reports the whole window as reset-after.
         if (remaining === limit - 1 && resetAfterS > 0) rules.set(bucket, { limit, windowMs: resetAfterS * 1000 });

@@ -7,7 +7,13 @@
  */
 import type { InboundMessage } from "../../contracts/inbound-message.js";
 import { toDiscordMarkdown } from "./discord-markdown.js";
-import { RejectedContentError, type RenderedText, type ReplyPort, type ReplyPortFactory, type SendOptions } from "../../contracts/reply-port.js";
+import {
+  RejectedContentError,
+  type RenderedText,
+  type ReplyPort,
+  type ReplyPortFactory,
+  type SendOptions,
+} from "../../contracts/reply-port.js";
 import { DiscordApiError, type DiscordRestClient } from "./discord-rest-client.js";
 import { stopButtonRow } from "./discord-stop-button.js";
 import { DISCORD_DEFAULT_EDIT_INTERVAL_MS } from "./discord-pacing.js";
@@ -61,7 +67,8 @@ export function createDiscordReplyPortFactory(options: DiscordReplyPortFactoryOp
   const componentsFor = (opts: SendOptions) => (withStopButton && opts.final === false ? [stopButtonRow()] : []);
 
   const factory = (message: InboundMessage): ReplyPort => {
-    if (message.platform !== "discord") throw new Error(`discord reply port asked to answer a ${message.platform} message`);
+    if (message.platform !== "discord")
+      throw new Error(`discord reply port asked to answer a ${message.platform} message`);
     const channelId = message.chatId;
 
     return {
@@ -85,10 +92,17 @@ export function createDiscordReplyPortFactory(options: DiscordReplyPortFactoryOp
           flags,
           components: componentsFor(opts),
           // fail_if_not_exists: false — if the user deleted their question, still answer.
-          ...(opts.continuation ? {} : { message_reference: { message_id: message.messageId, channel_id: channelId, fail_if_not_exists: false } }),
+          ...(opts.continuation
+            ? {}
+            : {
+                message_reference: { message_id: message.messageId, channel_id: channelId, fail_if_not_exists: false },
+              }),
         };
         try {
-          const sent = await rest.request<{ id: string }>("POST", `/channels/${channelId}/messages`, { body, signal: opts.signal });
+          const sent = await rest.request<{ id: string }>("POST", `/channels/${channelId}/messages`, {
+            body,
+            signal: opts.signal,
+          });
           return sent.id;
         } catch (error) {
           throw asPortError(error);

@@ -19,7 +19,10 @@ export function discordRequestKind(method: string, url: string): PlatformRequest
 export function meteredDiscordFetch(metrics: PlatformRequestCounter, fetchImpl: typeof fetch = fetch): typeof fetch {
   return async (input, init) => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-    const kind = discordRequestKind((init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase(), url);
+    const kind = discordRequestKind(
+      (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase(),
+      url,
+    );
     try {
       const res = await fetchImpl(input, init);
       metrics.platformRequests.inc({ platform: "discord", kind, outcome: answeredOutcome(res.ok, res.status) });

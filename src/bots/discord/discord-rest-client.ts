@@ -124,8 +124,18 @@ export function createDiscordRestClient(options: DiscordRestClientOptions): Disc
       if (res.ok) return data as T;
       const err = (data ?? {}) as { code?: unknown; message?: unknown; errors?: unknown };
       const details = describeErrors(err.errors);
-      const message = [typeof err.message === "string" ? err.message : res.statusText || "request failed", ...details].join("; ");
-      throw new DiscordApiError(res.status, typeof err.code === "number" ? err.code : 0, method, path, message, err.errors);
+      const message = [
+        typeof err.message === "string" ? err.message : res.statusText || "request failed",
+        ...details,
+      ].join("; ");
+      throw new DiscordApiError(
+        res.status,
+        typeof err.code === "number" ? err.code : 0,
+        method,
+        path,
+        message,
+        err.errors,
+      );
     },
     messageWriteIntervalMs: (channelId) => limits.messageWriteIntervalMs(channelId),
   };

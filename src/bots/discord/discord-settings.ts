@@ -31,18 +31,48 @@ const MAX_ROWS = 5;
 const MAX_PER_ROW = 5;
 
 /** Options of each settings application command (registered with the others). */
-export const SETTINGS_COMMAND_OPTIONS: Record<SettingsCommand, { description: string; options: ApplicationCommandOptionData[] }> = {
+export const SETTINGS_COMMAND_OPTIONS: Record<
+  SettingsCommand,
+  { description: string; options: ApplicationCommandOptionData[] }
+> = {
   settings: {
     description: "This channel's settings, with buttons to change them",
-    options: [{ type: ApplicationCommandOptionType.String, name: "action", description: "reset: back to the defaults", required: false, choices: [{ name: "reset", value: "reset" }] }],
+    options: [
+      {
+        type: ApplicationCommandOptionType.String,
+        name: "action",
+        description: "reset: back to the defaults",
+        required: false,
+        choices: [{ name: "reset", value: "reset" }],
+      },
+    ],
   },
   model: {
     description: "Show the models, or switch this channel's model",
-    options: [{ type: ApplicationCommandOptionType.String, name: "name", description: "The model to switch to", required: false, autocomplete: true }],
+    options: [
+      {
+        type: ApplicationCommandOptionType.String,
+        name: "name",
+        description: "The model to switch to",
+        required: false,
+        autocomplete: true,
+      },
+    ],
   },
   think: {
     description: "Thinking on or off in this channel",
-    options: [{ type: ApplicationCommandOptionType.String, name: "state", description: "on or off", required: false, choices: [{ name: "on", value: "on" }, { name: "off", value: "off" }] }],
+    options: [
+      {
+        type: ApplicationCommandOptionType.String,
+        name: "state",
+        description: "on or off",
+        required: false,
+        choices: [
+          { name: "on", value: "on" },
+          { name: "off", value: "off" },
+        ],
+      },
+    ],
   },
   reasoning: {
     description: "How the model's reasoning is shown here",
@@ -58,13 +88,36 @@ export const SETTINGS_COMMAND_OPTIONS: Record<SettingsCommand, { description: st
   },
   persona: {
     description: "A persona for this channel (or reset)",
-    options: [{ type: ApplicationCommandOptionType.String, name: "text", description: "The persona, or reset", required: false, max_length: 1000 }],
+    options: [
+      {
+        type: ApplicationCommandOptionType.String,
+        name: "text",
+        description: "The persona, or reset",
+        required: false,
+        max_length: 1000,
+      },
+    ],
   },
   tools: {
     description: "The tools this channel may use, with toggles",
     options: [
-      { type: ApplicationCommandOptionType.String, name: "state", description: "on or off", required: false, choices: [{ name: "on", value: "on" }, { name: "off", value: "off" }] },
-      { type: ApplicationCommandOptionType.String, name: "tool", description: "The tool to switch", required: false, autocomplete: true },
+      {
+        type: ApplicationCommandOptionType.String,
+        name: "state",
+        description: "on or off",
+        required: false,
+        choices: [
+          { name: "on", value: "on" },
+          { name: "off", value: "off" },
+        ],
+      },
+      {
+        type: ApplicationCommandOptionType.String,
+        name: "tool",
+        description: "The tool to switch",
+        required: false,
+        autocomplete: true,
+      },
     ],
   },
 };
@@ -88,13 +141,17 @@ function argsOf(interaction: ChatInputCommandInteraction, command: SettingsComma
 }
 
 /** The message components of an answer: its buttons packed into Discord's 5×5 grid. */
-export function settingsComponents(answer: SettingsAnswer): { type: 1; components: { type: 2; style: 2; label: string; custom_id: string }[] }[] {
+export function settingsComponents(
+  answer: SettingsAnswer,
+): { type: 1; components: { type: 2; style: 2; label: string; custom_id: string }[] }[] {
   const buttons = answer.buttons.flat().slice(0, MAX_ROWS * MAX_PER_ROW);
   const rows = [];
   for (let i = 0; i < buttons.length; i += MAX_PER_ROW) {
     rows.push({
       type: 1 as const,
-      components: buttons.slice(i, i + MAX_PER_ROW).map((b) => ({ type: 2 as const, style: 2 as const, label: b.label.slice(0, 80), custom_id: b.action })),
+      components: buttons
+        .slice(i, i + MAX_PER_ROW)
+        .map((b) => ({ type: 2 as const, style: 2 as const, label: b.label.slice(0, 80), custom_id: b.action })),
     });
   }
   return rows;
@@ -120,7 +177,12 @@ export function parseSettingsText(text: string): { command: SettingsCommand; arg
 /** The Discord side of the settings commands. */
 export interface DiscordSettingsUi {
   /** Answers a settings command typed to the bot; false when the text is not one. */
-  message(message: Message, text: string, conversationKey: string, reply: (content: string, components: unknown[]) => Promise<void>): Promise<boolean>;
+  message(
+    message: Message,
+    text: string,
+    conversationKey: string,
+    reply: (content: string, components: unknown[]) => Promise<void>,
+  ): Promise<boolean>;
   /** Answers a settings slash command. */
   command(interaction: ChatInputCommandInteraction, conversationKey: string): Promise<boolean>;
   /** Changes a setting from a button; false when the button is not a settings one. */
@@ -131,7 +193,12 @@ export interface DiscordSettingsUi {
 
 /** Creates the UI over the settings port. */
 export function createDiscordSettingsUi(settings: SettingsPort): DiscordSettingsUi {
-  const asker = (conversationKey: string, isDm: boolean, userId: string, permissions: () => Readonly<PermissionsBitField> | null | undefined): SettingsAsker => ({
+  const asker = (
+    conversationKey: string,
+    isDm: boolean,
+    userId: string,
+    permissions: () => Readonly<PermissionsBitField> | null | undefined,
+  ): SettingsAsker => ({
     platform: "discord",
     conversationKey,
     isPrivate: isDm,
@@ -153,7 +220,12 @@ export function createDiscordSettingsUi(settings: SettingsPort): DiscordSettings
     async command(interaction, conversationKey) {
       const name = interaction.commandName;
       if (!isSettingsCommand(name)) return false;
-      const who = asker(conversationKey, !interaction.inGuild(), interaction.user.id, () => interaction.memberPermissions);
+      const who = asker(
+        conversationKey,
+        !interaction.inGuild(),
+        interaction.user.id,
+        () => interaction.memberPermissions,
+      );
       const answer = await settings.run(who, name, argsOf(interaction, name));
       // Views are public (anyone may look, and their buttons work for admins); refusals only for the asker.
       await interaction.reply({
@@ -166,11 +238,21 @@ export function createDiscordSettingsUi(settings: SettingsPort): DiscordSettings
     },
     async button(interaction, conversationKey) {
       if (!interaction.customId.startsWith(SETTINGS_ACTION_PREFIX)) return false;
-      const who = asker(conversationKey, !interaction.inGuild(), interaction.user.id, () => interaction.memberPermissions);
+      const who = asker(
+        conversationKey,
+        !interaction.inGuild(),
+        interaction.user.id,
+        () => interaction.memberPermissions,
+      );
       const answer = await settings.press(who, interaction.customId);
       if (!answer) return false;
       if (answer.refused) await interaction.reply({ content: answer.text, flags: MessageFlags.Ephemeral });
-      else await interaction.update({ content: fitted(answer.text), components: settingsComponents(answer), allowedMentions: { parse: [] } });
+      else
+        await interaction.update({
+          content: fitted(answer.text),
+          components: settingsComponents(answer),
+          allowedMentions: { parse: [] },
+        });
       return true;
     },
     async autocomplete(interaction) {

@@ -23,7 +23,9 @@ export interface DiscordCheckOptions {
 }
 
 function failureText(error: unknown): string {
-  return error instanceof DiscordApiError ? `${error.status}${error.code ? ` (${error.code})` : ""} ${error.message.split(": ").slice(1).join(": ")}` : (error as Error).message;
+  return error instanceof DiscordApiError
+    ? `${error.status}${error.code ? ` (${error.code})` : ""} ${error.message.split(": ").slice(1).join(": ")}`
+    : (error as Error).message;
 }
 
 /** GET /users/@me with the bot token. */
@@ -33,14 +35,24 @@ async function checkToken(rest: DiscordRestClient, apiBase: string): Promise<Set
     return f.pass("token", `token valid: ${me.username} (id ${me.id})`);
   } catch (error) {
     if (error instanceof DiscordApiError && error.status === 401) {
-      return f.fail("token", "DISCORD_BOT_TOKEN is rejected (401 Unauthorized)", "Developer Portal → your application → Bot → Reset Token, and put the new one in DISCORD_BOT_TOKEN");
+      return f.fail(
+        "token",
+        "DISCORD_BOT_TOKEN is rejected (401 Unauthorized)",
+        "Developer Portal → your application → Bot → Reset Token, and put the new one in DISCORD_BOT_TOKEN",
+      );
     }
-    return f.fail("token", `cannot reach Discord at ${apiBase} (${failureText(error)})`, "check the network, a proxy, or DISCORD_API_BASE");
+    return f.fail(
+      "token",
+      `cannot reach Discord at ${apiBase} (${failureText(error)})`,
+      "check the network, a proxy, or DISCORD_API_BASE",
+    );
   }
 }
 
 /** The application's flags say whether the Message Content intent is switched on in the portal. */
-async function checkMessageContent(rest: DiscordRestClient): Promise<{ finding: SetupFinding; applicationId?: string }> {
+async function checkMessageContent(
+  rest: DiscordRestClient,
+): Promise<{ finding: SetupFinding; applicationId?: string }> {
   const app = await rest.request<{ id: string; flags?: number }>("GET", "/applications/@me");
   const flags = app.flags ?? 0;
   if ((flags & (GATEWAY_MESSAGE_CONTENT | GATEWAY_MESSAGE_CONTENT_LIMITED)) !== 0) {
@@ -60,8 +72,14 @@ async function checkMessageContent(rest: DiscordRestClient): Promise<{ finding: 
 async function checkGuilds(rest: DiscordRestClient, applicationId: string | undefined): Promise<SetupFinding> {
   const guilds = await rest.request<{ id: string; name: string }[]>("GET", "/users/@me/guilds?limit=200");
   if (guilds.length > 0) {
-    const names = guilds.slice(0, 3).map((g) => g.name).join(", ");
-    return f.pass("servers", `in ${guilds.length} server${guilds.length === 1 ? "" : "s"} (${names}${guilds.length > 3 ? ", …" : ""})`);
+    const names = guilds
+      .slice(0, 3)
+      .map((g) => g.name)
+      .join(", ");
+    return f.pass(
+      "servers",
+      `in ${guilds.length} server${guilds.length === 1 ? "" : "s"} (${names}${guilds.length > 3 ? ", …" : ""})`,
+    );
   }
   const invite = `https://discord.com/oauth2/authorize?client_id=${applicationId ?? "<application id>"}&scope=bot+applications.commands&permissions=${INVITE_PERMISSIONS}`;
   return f.fail("servers", "the bot is in no server yet, so nobody can talk to it", `invite it: ${invite}`);
@@ -69,11 +87,20 @@ async function checkGuilds(rest: DiscordRestClient, applicationId: string | unde
 
 /** Runs the Discord checks. */
 export async function checkDiscord(opts: DiscordCheckOptions): Promise<SetupFinding[]> {
-  const rest = createDiscordRestClient({ token: opts.token, apiBase: opts.apiBase, timeoutMs: 10_000, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
+  const rest = createDiscordRestClient({
+    token: opts.token,
+    apiBase: opts.apiBase,
+    timeoutMs: 10_000,
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+  });
   const token = await checkToken(rest, opts.apiBase);
   if (token.status === "fail") return [token];
-  const failed = (check: string) => (error: unknown) => f.fail(check, `Discord answered ${failureText(error)}`, "run the doctor again; check DISCORD_API_BASE");
-  const content = await checkMessageContent(rest).catch((error: unknown) => ({ finding: failed("message content")(error), applicationId: undefined }));
+  const failed = (check: string) => (error: unknown) =>
+    f.fail(check, `Discord answered ${failureText(error)}`, "run the doctor again; check DISCORD_API_BASE");
+  const content = await checkMessageContent(rest).catch((error: unknown) => ({
+    finding: failed("message content")(error),
+    applicationId: undefined,
+  }));
   const guilds = await checkGuilds(rest, content.applicationId).catch(failed("servers"));
   return [token, content.finding, guilds];
 }

@@ -52,7 +52,9 @@ export function startConfirmedPolling<C extends Context>(bot: Bot<C>, opts: Conf
     silent: true,
   });
   const source = createSource<Update>({ supply: (batchSize, signal) => fetchUpdates(batchSize, signal) });
-  const sink = createBatchSink<Update>({ consume: (update) => bot.handleUpdate(update) }, async (error) => opts.onHandlerError(error));
+  const sink = createBatchSink<Update>({ consume: (update) => bot.handleUpdate(update) }, async (error) =>
+    opts.onHandlerError(error),
+  );
   const runner: RunnerHandle = createRunner(source, sink);
   runner.start();
   const done = (runner.task() ?? Promise.resolve()).then(() => undefined);

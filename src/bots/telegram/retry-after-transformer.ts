@@ -19,7 +19,6 @@ export interface RetryAfterOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
-
 /** Creates the transformer; install it with `api.config.use(...)`. */
 export function retryAfterTransformer(opts: RetryAfterOptions): Transformer {
   const skip = new Set(opts.skipMethods ?? []);

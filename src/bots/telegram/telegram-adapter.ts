@@ -106,13 +106,20 @@ export const TELEGRAM_SETTINGS_COMMANDS = [
   { command: "tools", description: "Switch tools on or off" },
 ] as const;
 
-const silentLogger: TelegramLogger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+const silentLogger: TelegramLogger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
 
 /** Creates the adapter; nothing talks to Telegram until start(). */
 export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAdapter {
   const log = opts.logger ?? silentLogger;
   const now = opts.now ?? Date.now;
-  const webhookSecret = opts.webhook ? (opts.webhook.secretToken ?? createHash("sha256").update(`webhook:${opts.token}`).digest("hex")) : undefined;
+  const webhookSecret = opts.webhook
+    ? (opts.webhook.secretToken ?? createHash("sha256").update(`webhook:${opts.token}`).digest("hex"))
+    : undefined;
   const stopping = new AbortController();
   // The client is the composition root's to build (discord.js style); a default one for callers that only have a token.
   const bot = opts.bot ?? new Bot(opts.token, { client: { apiRoot: opts.apiRoot } });
@@ -122,7 +129,8 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
   bot.api.config.use(async (prev, method, payload, signal) => {
     try {
       const result = await prev(method, payload, signal);
-      if (!result.ok) log.warn({ method, code: result.error_code, description: result.description }, "Telegram API call failed");
+      if (!result.ok)
+        log.warn({ method, code: result.error_code, description: result.description }, "Telegram API call failed");
       return result;
     } catch (err) {
       if (!signal?.aborted) log.warn({ method, err: errorText(err) }, "Telegram API unreachable");
@@ -139,7 +147,13 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
    * user's per-minute limit first (`counted`: the limiter itself refused this message, so it was
    * counted already; `outsider`: at most one a minute), so a flood cannot spend the bot's send budget.
    */
-  const answer = async (ctx: Context, message: Message, text: string, markup?: InlineKeyboardMarkup, kind: CourtesyKind = "reply"): Promise<void> => {
+  const answer = async (
+    ctx: Context,
+    message: Message,
+    text: string,
+    markup?: InlineKeyboardMarkup,
+    kind: CourtesyKind = "reply",
+  ): Promise<void> => {
     const thread = topicOf(message);
     // A courtesy reply waits for the chat's shared budget (an answer may be streaming there), but it
     // must neither hold up the updates behind it nor be lost silently: it runs on its own.
@@ -179,7 +193,10 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
       } catch (err) {
         // In webhook mode Telegram itself redelivers after our 500; in polling mode we are the retry.
         if (stopping.signal.aborted || opts.webhook) throw err;
-        log.warn({ err: errorText(err), chatId: message.chatId, messageId: message.messageId, retryInMs: delay }, "enqueue failed; retrying");
+        log.warn(
+          { err: errorText(err), chatId: message.chatId, messageId: message.messageId, retryInMs: delay },
+          "enqueue failed; retrying",
+        );
         await abortableSleep(delay, stopping.signal);
         delay = Math.min(delay * 2, maxDelay);
       }
@@ -194,17 +211,28 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
       })
     : undefined;
 
-  const runCommand = async (ctx: Context, message: Message, command: TelegramCommand | "unknown", name: string, args: string): Promise<void> => {
+  const runCommand = async (
+    ctx: Context,
+    message: Message,
+    command: TelegramCommand | "unknown",
+    name: string,
+    args: string,
+  ): Promise<void> => {
     const key = telegramConversationKey(message.chat.id, topicOf(message));
     const isPrivate = message.chat.type === "private";
     if (isSettingsCommand(command)) {
-      if (!settingsUi) return answer(ctx, message, `I don't know the command /${name}.\n\n${helpText(ctx.me.username, isPrivate)}`);
+      if (!settingsUi)
+        return answer(ctx, message, `I don't know the command /${name}.\n\n${helpText(ctx.me.username, isPrivate)}`);
       try {
         const reply = await settingsUi.command(message, command, args);
         return answer(ctx, message, reply.text, reply.markup);
       } catch (err) {
         log.error({ err: errorText(err), key, command }, "settings command failed");
-        return answer(ctx, message, "Sorry, I could not read or change the settings just now. Please try again in a moment.");
+        return answer(
+          ctx,
+          message,
+          "Sorry, I could not read or change the settings just now. Please try again in a moment.",
+        );
       }
     }
     switch (command) {
@@ -218,7 +246,11 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
           return answer(ctx, message, RESET_DONE_TEXT);
         } catch (err) {
           log.error({ err: errorText(err), key }, "reset failed");
-          return answer(ctx, message, "Sorry, I could not reset the conversation just now. Please try again in a moment.");
+          return answer(
+            ctx,
+            message,
+            "Sorry, I could not reset the conversation just now. Please try again in a moment.",
+          );
         }
       case "compact":
         if (!opts.gateway.compact) return answer(ctx, message, helpText(ctx.me.username, isPrivate));
@@ -226,7 +258,11 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
           return answer(ctx, message, await opts.gateway.compact(key, { shared: !isPrivate }));
         } catch (err) {
           log.error({ err: errorText(err), key }, "compact failed");
-          return answer(ctx, message, "Sorry, I could not compact the conversation just now. Please try again in a moment.");
+          return answer(
+            ctx,
+            message,
+            "Sorry, I could not compact the conversation just now. Please try again in a moment.",
+          );
         }
       case "stop":
         try {
@@ -254,7 +290,8 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
     if (!allowed(message.chat.id, message.from?.id)) {
       log.info({ chatId: message.chat.id, userId: message.from?.id }, "not on the allow lists");
       // Groups are ignored silently; a private chat gets told once per message.
-      if (message.chat.type === "private") await answer(ctx, message, "Sorry, this bot is private and not available to you.", undefined, "outsider");
+      if (message.chat.type === "private")
+        await answer(ctx, message, "Sorry, this bot is private and not available to you.", undefined, "outsider");
       return;
     }
     switch (verdict.kind) {
@@ -266,13 +303,24 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
         // Characters as people count them (code points, like the Discord adapter), not UTF-16 units: an emoji is one.
         const length = [...verdict.text].length;
         if (length > opts.maxInputChars) {
-          return answer(ctx, message, `Sorry, that message is too long for me (${length} characters; the limit is ${opts.maxInputChars}). Please shorten it.`);
+          return answer(
+            ctx,
+            message,
+            `Sorry, that message is too long for me (${length} characters; the limit is ${opts.maxInputChars}). Please shorten it.`,
+          );
         }
-        const inbound: InboundMessage = { ...toInboundMessage(message, verdict.text, now(), opts.maxImageBytes), typingOnReceipt: true };
+        const inbound: InboundMessage = {
+          ...toInboundMessage(message, verdict.text, now(), opts.maxImageBytes),
+          typingOnReceipt: true,
+        };
         const result = await enqueueDurably(inbound);
-        log.debug({ chatId: inbound.chatId, messageId: inbound.messageId, status: result.status }, "offered to the queue");
+        log.debug(
+          { chatId: inbound.chatId, messageId: inbound.messageId, status: result.status },
+          "offered to the queue",
+        );
         if (result.status === "queued") showTyping(ctx, message);
-        if (result.status === "refused" && result.reason !== undefined) await answer(ctx, message, result.reason, undefined, "counted");
+        if (result.status === "refused" && result.reason !== undefined)
+          await answer(ctx, message, result.reason, undefined, "counted");
         return;
       }
     }
@@ -303,7 +351,10 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
       await bestEffort(ctx.answerCallbackQuery({ text: "Not available to you." }));
       return;
     }
-    const key = telegramConversationKey(message.chat.id, "is_topic_message" in message ? topicOf(message as Message) : undefined);
+    const key = telegramConversationKey(
+      message.chat.id,
+      "is_topic_message" in message ? topicOf(message as Message) : undefined,
+    );
     let text: string;
     try {
       text = (await opts.gateway.stop(key)) ? "⏹ Stopping…" : "Nothing to stop.";
@@ -365,7 +416,8 @@ function helpText(username: string, isPrivate: boolean): string {
 }
 
 /** The answer to `/reset`: the history goes, the settings stay. */
-export const RESET_DONE_TEXT = "🧹 Done: I forgot this conversation. Its settings stay (/settings reset restores the defaults).";
+export const RESET_DONE_TEXT =
+  "🧹 Done: I forgot this conversation. Its settings stay (/settings reset restores the defaults).";
 
 /** Why a courtesy reply is sent: `counted` (the limiter refused this very message), `outsider` (not on the allow lists). */
 type CourtesyKind = "reply" | "counted" | "outsider";

@@ -57,7 +57,8 @@ export function classifyTelegramMessage(message: Message, me: BotIdentity): Addr
   if (text.trim() === "" && !files) return { kind: "ignore", reason: "empty" };
   const entities = message.entities ?? message.caption_entities ?? [];
   const isPrivate = message.chat.type === "private";
-  const asked = (question: string): Addressing => (question === "" && !files ? { kind: "empty-question" } : { kind: "question", text: question });
+  const asked = (question: string): Addressing =>
+    question === "" && !files ? { kind: "empty-question" } : { kind: "question", text: question };
 
   const command = leadingCommand(text, entities);
   if (command) {
@@ -68,9 +69,11 @@ export function classifyTelegramMessage(message: Message, me: BotIdentity): Addr
       return asked(stripMentions(text.slice(command.length), shiftEntities(entities, command.length), me).trim());
     }
     const args = text.slice(command.length).trim();
-    if (KNOWN_COMMANDS.has(command.name)) return { kind: "command", command: command.name as TelegramCommand, name: command.name, args };
+    if (KNOWN_COMMANDS.has(command.name))
+      return { kind: "command", command: command.name as TelegramCommand, name: command.name, args };
     // In a group a bare /command may be meant for another bot; only answer it when it names us.
-    if (isPrivate || command.target !== undefined) return { kind: "command", command: "unknown", name: command.name, args };
+    if (isPrivate || command.target !== undefined)
+      return { kind: "command", command: "unknown", name: command.name, args };
     return { kind: "ignore", reason: "unaddressed" };
   }
 
@@ -82,7 +85,10 @@ export function classifyTelegramMessage(message: Message, me: BotIdentity): Addr
   return asked(stripMentions(text, entities, me).trim());
 }
 
-function leadingCommand(text: string, entities: readonly MessageEntity[]): { name: string; target?: string; length: number } | undefined {
+function leadingCommand(
+  text: string,
+  entities: readonly MessageEntity[],
+): { name: string; target?: string; length: number } | undefined {
   const first = entities.find((e) => e.type === "bot_command" && e.offset === 0);
   if (!first) return undefined;
   const raw = text.slice(1, first.length);
@@ -92,7 +98,8 @@ function leadingCommand(text: string, entities: readonly MessageEntity[]): { nam
 }
 
 function isMentionOfMe(text: string, e: MessageEntity, me: BotIdentity): boolean {
-  if (e.type === "mention") return text.slice(e.offset, e.offset + e.length).toLowerCase() === `@${me.username.toLowerCase()}`;
+  if (e.type === "mention")
+    return text.slice(e.offset, e.offset + e.length).toLowerCase() === `@${me.username.toLowerCase()}`;
   if (e.type === "text_mention") return (e as { user?: User }).user?.id === me.id;
   return false;
 }

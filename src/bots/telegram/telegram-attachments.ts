@@ -45,6 +45,10 @@ function filesOf(message: Message, maxImageBytes: number, fromReply: boolean): A
 }
 
 /** The message's own files, then those of the message it replies to. */
-export function telegramAttachments(message: Message, reply: Message | undefined, maxImageBytes: number): AttachmentRef[] {
+export function telegramAttachments(
+  message: Message,
+  reply: Message | undefined,
+  maxImageBytes: number,
+): AttachmentRef[] {
   return [...filesOf(message, maxImageBytes, false), ...(reply ? filesOf(reply, maxImageBytes, true) : [])];
 }

@@ -35,7 +35,10 @@ export function createChatAdminCheck(opts: ChatAdminCheckOptions): ChatAdminChec
       const member = await opts.api.getChatMember(chatId, userId);
       admin = member.status === "creator" || member.status === "administrator";
     } catch (err) {
-      opts.logger?.warn({ chatId, err: err instanceof Error ? err.message : String(err) }, "getChatMember failed; treating the user as not an admin");
+      opts.logger?.warn(
+        { chatId, err: err instanceof Error ? err.message : String(err) },
+        "getChatMember failed; treating the user as not an admin",
+      );
       return false;
     }
     cache.delete(key);

@@ -29,25 +29,33 @@ export function createTelegramFileSource(opts: TelegramFileSourceOptions): FileS
       try {
         // grammY types its signal with the abort-controller polyfill; a native one works the same.
         const file = await opts.api.getFile(ref.ref, combined as unknown as Parameters<Api["getFile"]>[1]);
-        if (file.file_size !== undefined && file.file_size > maxBytes) throw tooLargeError(ref.name, file.file_size, maxBytes);
+        if (file.file_size !== undefined && file.file_size > maxBytes)
+          throw tooLargeError(ref.name, file.file_size, maxBytes);
         path = file.file_path;
       } catch (error) {
         if (error instanceof AttachmentError || signal?.aborted) throw error;
         // Bot API: "Bad Request: file is too big" past the 20 MB bots may download.
-        if (error instanceof GrammyError && /too big/i.test(error.description)) throw tooLargeError(ref.name, ref.size, Math.min(maxBytes, 20 * 1024 * 1024));
+        if (error instanceof GrammyError && /too big/i.test(error.description))
+          throw tooLargeError(ref.name, ref.size, Math.min(maxBytes, 20 * 1024 * 1024));
         throw new AttachmentError("unavailable", `${ref.name} could not be fetched from Telegram`);
       }
       if (!path) throw new AttachmentError("unavailable", `${ref.name} could not be fetched from Telegram`);
       let response: Response;
       try {
-        response = await doFetch(`${root}/file/bot${opts.token}/${path.split("/").map(encodeURIComponent).join("/")}`, { signal: combined, redirect: "error" });
+        response = await doFetch(`${root}/file/bot${opts.token}/${path.split("/").map(encodeURIComponent).join("/")}`, {
+          signal: combined,
+          redirect: "error",
+        });
       } catch {
         if (signal?.aborted) throw signal.reason;
         throw new AttachmentError("unavailable", `${ref.name} could not be downloaded from Telegram`);
       }
       if (response.status !== 200) {
         await response.body?.cancel();
-        throw new AttachmentError("unavailable", `${ref.name} could not be downloaded from Telegram (HTTP ${response.status})`);
+        throw new AttachmentError(
+          "unavailable",
+          `${ref.name} could not be downloaded from Telegram (HTTP ${response.status})`,
+        );
       }
       const declared = Number(response.headers.get("content-length") ?? NaN);
       if (Number.isFinite(declared) && declared > maxBytes) {

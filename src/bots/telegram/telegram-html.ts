@@ -215,7 +215,14 @@ interface OpenTag {
 
 function renderInline(text: string, open: OpenTag[]): string {
   const body = serialize(parseInline(text, true), open);
-  return open.map((t) => t.open).join("") + body + [...open].reverse().map((t) => `</${t.name}>`).join("");
+  return (
+    open.map((t) => t.open).join("") +
+    body +
+    [...open]
+      .reverse()
+      .map((t) => `</${t.name}>`)
+      .join("")
+  );
 }
 
 function serialize(nodes: Inline[], open: OpenTag[]): string {
@@ -229,7 +236,10 @@ function serialize(nodes: Inline[], open: OpenTag[]): string {
         if (node.v === "") break;
         // code may not sit inside b/i/s/a: close the open tags around it and reopen them after.
         out +=
-          [...open].reverse().map((t) => `</${t.name}>`).join("") +
+          [...open]
+            .reverse()
+            .map((t) => `</${t.name}>`)
+            .join("") +
           `<code>${escapeHtml(node.v)}</code>` +
           open.map((t) => t.open).join("");
         break;
@@ -449,7 +459,9 @@ function findBacktickCloser(src: string, from: number, n: number, noCloserFrom: 
 
 function normaliseCode(code: string): string {
   const flat = code.replace(/\n/g, " ");
-  return flat.length >= 2 && flat.startsWith(" ") && flat.endsWith(" ") && flat.trim() !== "" ? flat.slice(1, -1) : flat;
+  return flat.length >= 2 && flat.startsWith(" ") && flat.endsWith(" ") && flat.trim() !== ""
+    ? flat.slice(1, -1)
+    : flat;
 }
 
 /** Matches delimiter runs into b/i/s/spoiler elements; unmatched delimiters become literal text. */
@@ -503,7 +515,8 @@ function toInlines(nodes: Node[]): Inline[] {
     const inline: Inline = node.t === "delim" ? { t: "text", v: node.ch.repeat(node.n) } : node;
     const last = out[out.length - 1];
     if (inline.t === "text" && last?.t === "text") last.v += inline.v;
-    else if (!(inline.t === "text" && inline.v === "")) out.push(inline.t === "text" ? { t: "text", v: inline.v } : inline);
+    else if (!(inline.t === "text" && inline.v === ""))
+      out.push(inline.t === "text" ? { t: "text", v: inline.v } : inline);
   }
   return out;
 }

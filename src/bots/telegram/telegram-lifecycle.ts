@@ -40,7 +40,11 @@ export function createTelegramLifecycle(deps: TelegramLifecycleDeps): {
       res.end();
       return;
     }
-    await handleWebhookWithDeadline(webhookHandler, req, res, { timeoutMs: opts.webhookTimeoutMs ?? 10_000, log, errorText });
+    await handleWebhookWithDeadline(webhookHandler, req, res, {
+      timeoutMs: opts.webhookTimeoutMs ?? 10_000,
+      log,
+      errorText,
+    });
   };
 
   return {
@@ -53,10 +57,10 @@ export function createTelegramLifecycle(deps: TelegramLifecycleDeps): {
         log.warn({ err: errorText(err) }, "setMyCommands failed; the command menu may be stale");
       }
       if (opts.webhook) {
-        webhookHandler = webhookCallback(bot, "http", { secretToken: webhookSecret, timeoutMilliseconds: Infinity }) as (
-          req: IncomingMessage,
-          res: ServerResponse,
-        ) => Promise<void>;
+        webhookHandler = webhookCallback(bot, "http", {
+          secretToken: webhookSecret,
+          timeoutMilliseconds: Infinity,
+        }) as (req: IncomingMessage, res: ServerResponse) => Promise<void>;
         await bot.api.setWebhook(opts.webhook.url, {
           secret_token: webhookSecret,
           allowed_updates: [...TELEGRAM_ALLOWED_UPDATES],

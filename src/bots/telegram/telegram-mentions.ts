@@ -26,7 +26,9 @@ export function defuseMentions(html: string, keep?: string): string {
         return part;
       }
       if (verbatim > 0) return part;
-      return part.replace(MENTION, (whole, before: string, name: string) => (name.toLowerCase() === own ? whole : `${before}@${WORD_JOINER}${name}`));
+      return part.replace(MENTION, (whole, before: string, name: string) =>
+        name.toLowerCase() === own ? whole : `${before}@${WORD_JOINER}${name}`,
+      );
     })
     .join("");
 }

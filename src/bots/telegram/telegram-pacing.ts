@@ -27,7 +27,11 @@ export const TELEGRAM_GLOBAL_PER_SECOND = 30;
 export const TELEGRAM_DRAFT_GLOBAL_PER_SECOND = 200;
 
 const MESSAGES: GlobalBudget = { key: "telegram", perSecond: TELEGRAM_GLOBAL_PER_SECOND };
-const DRAFTS: GlobalBudget = { key: "telegram-draft", perSecond: TELEGRAM_DRAFT_GLOBAL_PER_SECOND, intermediateShare: 1 };
+const DRAFTS: GlobalBudget = {
+  key: "telegram-draft",
+  perSecond: TELEGRAM_DRAFT_GLOBAL_PER_SECOND,
+  intermediateShare: 1,
+};
 
 /** Group and supergroup ids are negative; a private chat's id is its user's (positive) id. */
 export const isTelegramGroupId = (chatId: string): boolean => chatId.startsWith("-");

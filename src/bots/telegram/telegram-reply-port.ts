@@ -10,11 +10,22 @@
  */
 import { GrammyError, HttpError, type Api } from "grammy";
 import type { InlineKeyboardMarkup } from "grammy/types";
-import { RateLimitedError, RejectedContentError, type RenderedText, type ReplyPort, type ReplyPortFactory, type SendOptions } from "../../contracts/reply-port.js";
+import {
+  RateLimitedError,
+  RejectedContentError,
+  type RenderedText,
+  type ReplyPort,
+  type ReplyPortFactory,
+  type SendOptions,
+} from "../../contracts/reply-port.js";
 import type { InboundMessage } from "../../contracts/inbound-message.js";
 import { markdownToTelegramHtml, telegramVisibleText } from "./telegram-html.js";
 import { cutTextWithMarker } from "../../shared/text-cut.js";
-import { TELEGRAM_DRAFT_INTERVAL_MS, TELEGRAM_GROUP_EDIT_INTERVAL_MS, TELEGRAM_PRIVATE_EDIT_INTERVAL_MS } from "./telegram-pacing.js";
+import {
+  TELEGRAM_DRAFT_INTERVAL_MS,
+  TELEGRAM_GROUP_EDIT_INTERVAL_MS,
+  TELEGRAM_PRIVATE_EDIT_INTERVAL_MS,
+} from "./telegram-pacing.js";
 
 /** callback_data of the Stop button; the adapter answers it with gateway.stop. */
 export const STOP_CALLBACK_DATA = "stop";
@@ -46,7 +57,9 @@ const REJECTED = [
   /TEXTDRAFT_PEER_INVALID/,
   /can't parse entities/i,
 ];
-const STOP_KEYBOARD: InlineKeyboardMarkup = { inline_keyboard: [[{ text: "⏹ Stop", callback_data: STOP_CALLBACK_DATA }]] };
+const STOP_KEYBOARD: InlineKeyboardMarkup = {
+  inline_keyboard: [[{ text: "⏹ Stop", callback_data: STOP_CALLBACK_DATA }]],
+};
 /** grammY's Node build types its signals with the abort-controller polyfill; at runtime it takes the standard one. */
 type GrammySignal = Parameters<Api["sendMessage"]>[3];
 const grammySignal = (signal: AbortSignal | undefined) => signal as unknown as GrammySignal;
@@ -60,7 +73,8 @@ export function createTelegramReplyPortFactory(opts: TelegramReplyPortOptions): 
 }
 
 function createTelegramReplyPort(opts: TelegramReplyPortOptions, message: InboundMessage): ReplyPort {
-  if (message.platform !== "telegram") throw new Error(`Telegram reply port asked to answer a ${message.platform} message`);
+  if (message.platform !== "telegram")
+    throw new Error(`Telegram reply port asked to answer a ${message.platform} message`);
   const { api } = opts;
   const chatId = Number(message.chatId);
   const threadId = message.threadId !== undefined ? Number(message.threadId) : undefined;
@@ -68,7 +82,8 @@ function createTelegramReplyPort(opts: TelegramReplyPortOptions, message: Inboun
   const isPrivate = message.chatType === "private";
   const stopButton = opts.stopButton ?? true;
   const keepMention = message.author.username;
-  const toHtml = opts.toHtml ?? ((markdown: string) => markdownToTelegramHtml(markdown, keepMention ? { keepMention } : {}));
+  const toHtml =
+    opts.toHtml ?? ((markdown: string) => markdownToTelegramHtml(markdown, keepMention ? { keepMention } : {}));
   const sources = new Map<string, string>();
 
   const markupFor = (o: SendOptions) => (stopButton && o.final === false ? { reply_markup: STOP_KEYBOARD } : {});
@@ -81,11 +96,21 @@ function createTelegramReplyPort(opts: TelegramReplyPortOptions, message: Inboun
   };
 
   /** Runs a call with the rendered text; on a parse failure once more as plain text. Errors come back mapped. */
-  const withPlainFallback = async <T>(content: RenderedText, call: (text: string, parseMode: "HTML" | undefined) => Promise<T>): Promise<T> => {
+  const withPlainFallback = async <T>(
+    content: RenderedText,
+    call: (text: string, parseMode: "HTML" | undefined) => Promise<T>,
+  ): Promise<T> => {
     try {
       return await call(content.text, content.parseMode);
     } catch (err) {
-      if (!(content.parseMode && err instanceof GrammyError && err.error_code === 400 && PARSE_FAILURE.test(err.description))) {
+      if (
+        !(
+          content.parseMode &&
+          err instanceof GrammyError &&
+          err.error_code === 400 &&
+          PARSE_FAILURE.test(err.description)
+        )
+      ) {
         throw mapError(err);
       }
       try {
@@ -122,7 +147,9 @@ function createTelegramReplyPort(opts: TelegramReplyPortOptions, message: Inboun
             ...(parseMode ? { parse_mode: parseMode } : {}),
             ...inThread,
             // Only the first message of a reply answers the user's message; continuations just follow it.
-            ...(o.continuation ? {} : { reply_parameters: { message_id: Number(message.messageId), allow_sending_without_reply: true } }),
+            ...(o.continuation
+              ? {}
+              : { reply_parameters: { message_id: Number(message.messageId), allow_sending_without_reply: true } }),
             link_preview_options: { is_disabled: true },
             ...markupFor(o),
           },
@@ -194,7 +221,7 @@ function mapError(err: unknown): unknown {
   if (!(err instanceof GrammyError)) return err; // HttpError and friends: the caller retries.
   if (err.error_code === 429) return new RateLimitedError((err.parameters.retry_after ?? 1) * 1000, err.description);
   if (err.error_code === 400 && NOT_MODIFIED.test(err.description)) return new RejectedContentError(err.description);
-  if (err.error_code === 400 && REJECTED.some((re) => re.test(err.description))) return new RejectedContentError(err.description);
+  if (err.error_code === 400 && REJECTED.some((re) => re.test(err.description)))
+    return new RejectedContentError(err.description);
   return err;
 }
-

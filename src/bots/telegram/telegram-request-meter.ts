@@ -20,10 +20,18 @@ export function telegramRequestMeter(metrics: PlatformRequestCounter): Transform
     const kind = TELEGRAM_KINDS[method] ?? "other";
     try {
       const result = await prev(method, payload, signal);
-      metrics.platformRequests.inc({ platform: "telegram", kind, outcome: answeredOutcome(result.ok, result.ok ? undefined : result.error_code) });
+      metrics.platformRequests.inc({
+        platform: "telegram",
+        kind,
+        outcome: answeredOutcome(result.ok, result.ok ? undefined : result.error_code),
+      });
       return result;
     } catch (error) {
-      metrics.platformRequests.inc({ platform: "telegram", kind, outcome: failureOutcome(signal as unknown as AbortSignal | undefined) });
+      metrics.platformRequests.inc({
+        platform: "telegram",
+        kind,
+        outcome: failureOutcome(signal as unknown as AbortSignal | undefined),
+      });
       throw error;
     }
   };

@@ -23,7 +23,12 @@ function fitted(text: string): string {
 }
 
 /** Who asks from a message or a press in a chat. */
-function askerFor(chat: Message["chat"], topic: number | undefined, userId: number, isAdmin: ChatAdminCheck): SettingsAsker {
+function askerFor(
+  chat: Message["chat"],
+  topic: number | undefined,
+  userId: number,
+  isAdmin: ChatAdminCheck,
+): SettingsAsker {
   return {
     platform: "telegram",
     conversationKey: telegramConversationKey(chat.id, topic),
@@ -36,7 +41,11 @@ function askerFor(chat: Message["chat"], topic: number | undefined, userId: numb
 /** The Telegram side of the settings commands. */
 export interface TelegramSettingsUi {
   /** Runs a typed command; returns the text and keyboard to send under the user's message. */
-  command(message: Message, command: SettingsCommand, args: string): Promise<{ text: string; markup?: InlineKeyboardMarkup }>;
+  command(
+    message: Message,
+    command: SettingsCommand,
+    args: string,
+  ): Promise<{ text: string; markup?: InlineKeyboardMarkup }>;
   /** Handles a press of a settings button; false when the data is not a settings action. */
   press(ctx: Context): Promise<boolean>;
 }
@@ -50,7 +59,11 @@ export function createTelegramSettingsUi(opts: {
 }): TelegramSettingsUi {
   return {
     async command(message, command, args) {
-      const answer = await opts.settings.run(askerFor(message.chat, topicOf(message), message.from?.id ?? 0, opts.isAdmin), command, args);
+      const answer = await opts.settings.run(
+        askerFor(message.chat, topicOf(message), message.from?.id ?? 0, opts.isAdmin),
+        command,
+        args,
+      );
       const markup = settingsKeyboard(answer);
       return { text: fitted(answer.text), ...(markup ? { markup } : {}) };
     },
@@ -67,7 +80,12 @@ export function createTelegramSettingsUi(opts: {
       await opts.replySlot?.(String(message.chat.id));
       const markup = settingsKeyboard(answer);
       try {
-        await ctx.api.editMessageText(message.chat.id, message.message_id, fitted(answer.text), markup ? { reply_markup: markup } : {});
+        await ctx.api.editMessageText(
+          message.chat.id,
+          message.message_id,
+          fitted(answer.text),
+          markup ? { reply_markup: markup } : {},
+        );
       } catch (err) {
         // Pressing the button of the state already shown changes nothing visible: that is fine.
         if (!(err instanceof GrammyError && /not modified/.test(err.description))) throw err;

@@ -23,31 +23,64 @@ export interface TelegramCheckOptions {
 async function checkToken(api: Api, apiRoot: string): Promise<{ finding: SetupFinding; canReadAll?: boolean }> {
   try {
     const me = await api.getMe();
-    return { finding: f.pass("token", `token valid: @${me.username} (id ${me.id})`), canReadAll: me.can_read_all_group_messages };
+    return {
+      finding: f.pass("token", `token valid: @${me.username} (id ${me.id})`),
+      canReadAll: me.can_read_all_group_messages,
+    };
   } catch (error) {
     if (error instanceof GrammyError && (error.error_code === 401 || error.error_code === 404)) {
-      return { finding: f.fail("token", `TELEGRAM_BOT_TOKEN is rejected (${error.error_code} ${error.description})`, "copy the token again from @BotFather (/mybots → your bot → API Token)") };
+      return {
+        finding: f.fail(
+          "token",
+          `TELEGRAM_BOT_TOKEN is rejected (${error.error_code} ${error.description})`,
+          "copy the token again from @BotFather (/mybots → your bot → API Token)",
+        ),
+      };
     }
     if (error instanceof HttpError) {
-      return { finding: f.fail("token", `cannot reach the Bot API at ${apiRoot} (${(error.error as Error)?.message ?? error.message})`, "check the network, a proxy, or TELEGRAM_API_ROOT") };
+      return {
+        finding: f.fail(
+          "token",
+          `cannot reach the Bot API at ${apiRoot} (${(error.error as Error)?.message ?? error.message})`,
+          "check the network, a proxy, or TELEGRAM_API_ROOT",
+        ),
+      };
     }
-    return { finding: f.fail("token", `getMe failed: ${(error as Error).message}`, "check TELEGRAM_BOT_TOKEN and TELEGRAM_API_ROOT") };
+    return {
+      finding: f.fail(
+        "token",
+        `getMe failed: ${(error as Error).message}`,
+        "check TELEGRAM_BOT_TOKEN and TELEGRAM_API_ROOT",
+      ),
+    };
   }
 }
 
 /** Privacy mode is stated, not judged: the bot answers only what privacy mode delivers anyway. */
 function statePrivacy(canReadAll: boolean | undefined): SetupFinding {
-  if (canReadAll) return f.pass("privacy mode", "privacy mode is off: the bot receives every group message and still answers only addressed ones");
-  return f.pass("privacy mode", "privacy mode is on: in groups the bot receives commands, @mentions and replies to its own messages, which is all it answers");
+  if (canReadAll)
+    return f.pass(
+      "privacy mode",
+      "privacy mode is off: the bot receives every group message and still answers only addressed ones",
+    );
+  return f.pass(
+    "privacy mode",
+    "privacy mode is on: in groups the bot receives commands, @mentions and replies to its own messages, which is all it answers",
+  );
 }
 
 /** Webhook mode: Telegram delivers to our URL and its last attempt did not fail. */
 async function checkWebhook(api: Api, opts: TelegramCheckOptions & { webhookUrl: string }): Promise<SetupFinding> {
   const info = await api.getWebhookInfo();
   const now = opts.now ?? Date.now;
-  if (info.url === "") return f.pass("webhook", `no webhook set yet: the bots role sets ${opts.webhookUrl} when it starts`);
+  if (info.url === "")
+    return f.pass("webhook", `no webhook set yet: the bots role sets ${opts.webhookUrl} when it starts`);
   if (info.url !== opts.webhookUrl) {
-    return f.fail("webhook", `Telegram delivers to ${info.url}, not to TELEGRAM_WEBHOOK_URL`, "start the bots role (it calls setWebhook), and make sure no other instance uses this token");
+    return f.fail(
+      "webhook",
+      `Telegram delivers to ${info.url}, not to TELEGRAM_WEBHOOK_URL`,
+      "start the bots role (it calls setWebhook), and make sure no other instance uses this token",
+    );
   }
   if (info.last_error_date) {
     const minutes = Math.max(0, Math.round((now() / 1000 - info.last_error_date) / 60));
@@ -70,7 +103,11 @@ export async function checkTelegram(opts: TelegramCheckOptions): Promise<SetupFi
   if (opts.webhookUrl) {
     findings.push(
       await checkWebhook(api, { ...opts, webhookUrl: opts.webhookUrl }).catch((error: unknown) =>
-        f.fail("webhook", `getWebhookInfo failed: ${(error as Error).message}`, "run the doctor again; check TELEGRAM_API_ROOT"),
+        f.fail(
+          "webhook",
+          `getWebhookInfo failed: ${(error as Error).message}`,
+          "run the doctor again; check TELEGRAM_API_ROOT",
+        ),
       ),
     );
   }

@@ -32,9 +32,14 @@ export async function handleWebhookWithDeadline(
     const handling = handler(req, res);
     const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), opts.timeoutMs)));
     if ((await Promise.race([handling, late])) === "late") {
-      opts.log.warn({ timeoutMs: opts.timeoutMs }, "webhook update still being handled; answered 503 so Telegram delivers it again");
+      opts.log.warn(
+        { timeoutMs: opts.timeoutMs },
+        "webhook update still being handled; answered 503 so Telegram delivers it again",
+      );
       answer(503);
-      handling.catch((err: unknown) => opts.log.error({ err: opts.errorText(err) }, "webhook update failed after its deadline"));
+      handling.catch((err: unknown) =>
+        opts.log.error({ err: opts.errorText(err) }, "webhook update failed after its deadline"),
+      );
     }
   } catch (err) {
     // Not enqueued: a 5xx makes Telegram deliver this update again later.

@@ -31,7 +31,7 @@ export function runTerminalAdapter(opts: TerminalAdapterOptions): { done: Promis
   const now = opts.now ?? Date.now;
   const rl = createInterface({ input: opts.input, terminal: false });
   const conversationKey = `term:${opts.session}`;
-  const say = (text: string) => opts.screen.out.write(text + "\n");
+  const say = (text: string) => opts.screen.out.write(`${text}\n`);
   let sequence = 0;
   let pending = Promise.resolve();
 
@@ -60,7 +60,13 @@ export function runTerminalAdapter(opts: TerminalAdapterOptions): { done: Promis
     const settingsCommand = /^\/([a-z]+)(?:\s+([\s\S]*))?$/i.exec(text);
     const name = settingsCommand?.[1]?.toLowerCase() ?? "";
     if (opts.settings && isSettingsCommand(name)) {
-      const asker = { platform: "terminal" as const, conversationKey, isPrivate: true, userId: opts.session, isChatAdmin: async () => true };
+      const asker = {
+        platform: "terminal" as const,
+        conversationKey,
+        isPrivate: true,
+        userId: opts.session,
+        isChatAdmin: async () => true,
+      };
       say((await opts.settings.run(asker, name, settingsCommand?.[2] ?? "")).text);
       return true;
     }

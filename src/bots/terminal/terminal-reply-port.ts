@@ -29,7 +29,7 @@ export interface TerminalScreen {
 export function showStatus(screen: TerminalScreen, text: string): void {
   const columns = Math.max(20, screen.out.columns ?? 80);
   if (screen.status) screen.out.write(`\x1b[${screen.status.rows}A\r\x1b[J`);
-  screen.out.write(text + "\n");
+  screen.out.write(`${text}\n`);
   screen.status = { text, rows: screenRows(text, columns) };
 }
 
@@ -54,7 +54,7 @@ function createTerminalReplyPort(screen: TerminalScreen): ReplyPort {
       screen.printedFinals ??= new Map();
       if (final && screen.printedFinals.get(messageId) !== text) {
         screen.printedFinals.set(messageId, text);
-        screen.out.write(text + "\n");
+        screen.out.write(`${text}\n`);
         screen.onFinal?.();
       }
       return;
@@ -63,10 +63,10 @@ function createTerminalReplyPort(screen: TerminalScreen): ReplyPort {
     const statusRows = screen.status?.rows ?? 0;
     const up = (screen.lastBlock?.messageId === messageId ? screen.lastBlock.rows : 0) + statusRows;
     if (up > 0) screen.out.write(`\x1b[${up}A\r\x1b[J`);
-    screen.out.write(text + "\n");
+    screen.out.write(`${text}\n`);
     screen.lastBlock = { messageId, rows: screenRows(text, columns()) };
     if (screen.status && final) screen.status = undefined;
-    if (screen.status) screen.out.write(screen.status.text + "\n");
+    if (screen.status) screen.out.write(`${screen.status.text}\n`);
     if (final) screen.onFinal?.();
   };
 

@@ -37,14 +37,20 @@ export class McpConfigError extends Error {
 }
 
 const stringMap = (what: string) =>
-  z.record(z.string(), z.string({ message: `expected a string value for each ${what}` }), { message: `expected an object of ${what} names to strings` });
+  z.record(z.string(), z.string({ message: `expected a string value for each ${what}` }), {
+    message: `expected an object of ${what} names to strings`,
+  });
 
 const common = {
   tools: z
     .object(
       {
-        include: z.array(z.string().min(1, { message: "expected tool names" }), { message: "expected an array of tool names" }).optional(),
-        exclude: z.array(z.string().min(1, { message: "expected tool names" }), { message: "expected an array of tool names" }).optional(),
+        include: z
+          .array(z.string().min(1, { message: "expected tool names" }), { message: "expected an array of tool names" })
+          .optional(),
+        exclude: z
+          .array(z.string().min(1, { message: "expected tool names" }), { message: "expected an array of tool names" })
+          .optional(),
       },
       { message: 'expected {"include": [...], "exclude": [...]}' },
     )
@@ -67,7 +73,9 @@ const common = {
 const stdioEntry = z
   .object({
     type: z.literal("stdio", { message: 'expected "stdio" for a server with "command"' }).optional(),
-    command: z.string({ message: "expected the program to start" }).min(1, { message: "expected the program to start" }),
+    command: z
+      .string({ message: "expected the program to start" })
+      .min(1, { message: "expected the program to start" }),
     args: z.array(z.string({ message: "expected strings" }), { message: "expected an array of strings" }).default([]),
     env: stringMap("variable").default({}),
     cwd: z.string({ message: "expected a directory" }).min(1, { message: "expected a directory" }).optional(),
@@ -77,7 +85,11 @@ const stdioEntry = z
 
 const remoteEntry = z
   .object({
-    type: z.enum(["http", "streamable-http", "streamableHttp", "sse"], { message: 'expected "http", "streamable-http" or "sse"' }).optional(),
+    type: z
+      .enum(["http", "streamable-http", "streamableHttp", "sse"], {
+        message: 'expected "http", "streamable-http" or "sse"',
+      })
+      .optional(),
     url: z
       .url({ message: "expected an http(s) URL" })
       .refine((v) => /^https?:$/.test(new URL(v).protocol), { message: "expected an http or https URL" }),
@@ -86,7 +98,10 @@ const remoteEntry = z
   })
   .strict();
 
-const fileSchema = z.object({ mcpServers: z.record(z.string(), z.unknown(), { message: "expected an object of servers" }) }, { message: 'expected {"mcpServers": {...}}' });
+const fileSchema = z.object(
+  { mcpServers: z.record(z.string(), z.unknown(), { message: "expected an object of servers" }) },
+  { message: 'expected {"mcpServers": {...}}' },
+);
 
 /** Reads and validates the file at `path`; throws McpConfigError naming what is wrong. */
 export function loadMcpConfigFile(path: string): McpConfig {
@@ -94,7 +109,9 @@ export function loadMcpConfigFile(path: string): McpConfig {
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    throw new McpConfigError(`MCP_CONFIG: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new McpConfigError(
+      `MCP_CONFIG: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
   let json: unknown;
   try {
@@ -117,20 +134,23 @@ export function parseMcpConfig(json: unknown, source = "MCP_CONFIG"): McpConfig 
   const servers: McpServerConfig[] = [];
   for (const [name, entry] of Object.entries(file.data.mcpServers)) {
     if (!/[A-Za-z0-9]/.test(name)) {
-      problems.push(`server "${name}": the name needs at least one letter or digit (it becomes the prefix of its tool names)`);
+      problems.push(
+        `server "${name}": the name needs at least one letter or digit (it becomes the prefix of its tool names)`,
+      );
       continue;
     }
     const parsed = parseServer(name, entry);
     if (typeof parsed === "string") problems.push(parsed);
     else servers.push(parsed);
   }
-  if (problems.length) throw new McpConfigError(`MCP_CONFIG: ${source}:\n` + problems.map((p) => `  ${p}`).join("\n"));
+  if (problems.length) throw new McpConfigError(`MCP_CONFIG: ${source}:\n${problems.map((p) => `  ${p}`).join("\n")}`);
   return { servers };
 }
 
 /** One entry → its config, or a line naming the server and the field. */
 function parseServer(name: string, entry: unknown): McpServerConfig | string {
-  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) return `server "${name}": expected an object`;
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry))
+    return `server "${name}": expected an object`;
   const hasCommand = "command" in entry;
   const hasUrl = "url" in entry;
   if (hasCommand === hasUrl) {
@@ -141,7 +161,8 @@ function parseServer(name: string, entry: unknown): McpServerConfig | string {
     return parsed.error.issues
       .slice(0, 3)
       .map((issue) => {
-        if (issue.code === "unrecognized_keys") return `server "${name}": unknown field ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+        if (issue.code === "unrecognized_keys")
+          return `server "${name}": unknown field ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
         return `server "${name}", field "${issue.path.map(String).join(".") || "(entry)"}": ${issue.message}`;
       })
       .join("\n  ");
@@ -165,7 +186,9 @@ const SECRET_NAME = /token|key|secret|password|passwd|auth|credential|cookie/i;
 
 /** Values in the file that name themselves secrets (a `GITHUB_TOKEN` env value, an `Authorization` header): kept out of logs and chats. */
 export function mcpConfigSecrets(config: McpConfig): string[] {
-  const entries = config.servers.flatMap((s) => Object.entries(s.transport.kind === "stdio" ? s.transport.env : s.transport.headers));
+  const entries = config.servers.flatMap((s) =>
+    Object.entries(s.transport.kind === "stdio" ? s.transport.env : s.transport.headers),
+  );
   // Short values are settings, not secrets, and scrubbing them would mangle ordinary text.
   return entries.filter(([name, value]) => SECRET_NAME.test(name) && value.length >= 8).map(([, value]) => value);
 }

@@ -32,7 +32,12 @@ function describeContent(item: Content): string {
       return `[resource link: ${item.name} ${item.uri}${item.mimeType ? ` (${item.mimeType})` : ""}]`;
     case "resource": {
       const r = item.resource;
-      const size = "text" in r && typeof r.text === "string" ? `${r.text.length} characters` : "blob" in r ? formatBytes(base64Bytes(r.blob)) : "";
+      const size =
+        "text" in r && typeof r.text === "string"
+          ? `${r.text.length} characters`
+          : "blob" in r
+            ? formatBytes(base64Bytes(r.blob))
+            : "";
       return `[resource: ${r.uri}${r.mimeType ? ` (${r.mimeType})` : ""}${size ? `, ${size}` : ""}]`;
     }
     default:
@@ -54,5 +59,9 @@ function base64Bytes(data: string): number {
 }
 
 function formatBytes(bytes: number): string {
-  return bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} kB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  return bytes < 1024
+    ? `${bytes} B`
+    : bytes < 1024 * 1024
+      ? `${(bytes / 1024).toFixed(1)} kB`
+      : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }

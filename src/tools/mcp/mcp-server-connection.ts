@@ -7,7 +7,11 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { ToolListChangedNotificationSchema, type CallToolResult, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type Tool as McpTool,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "./mcp-config.js";
 import { transportAttempts, type TransportAttempt } from "./mcp-transport.js";
 
@@ -65,7 +69,11 @@ export interface McpServerConnection {
   status(): McpServerStatus;
   tools(): readonly McpToolInfo[];
   /** Calls a tool by the server's own name; rejects when not connected, on timeout, cancellation or loss. */
-  call(tool: string, args: Record<string, unknown>, opts: { signal: AbortSignal; timeoutMs: number }): Promise<CallToolResult>;
+  call(
+    tool: string,
+    args: Record<string, unknown>,
+    opts: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<CallToolResult>;
   /** Ends the session and stops a stdio child; no reconnect afterwards. */
   close(): Promise<void>;
 }
@@ -151,7 +159,9 @@ export function createMcpServerConnection(opts: McpServerConnectionOptions): Mcp
     // Paginated; bounded so a server that hands out cursors forever cannot hold the worker.
     for (let page = 0; page < 50; page++) {
       const result = await c.listTools(cursor ? { cursor } : undefined, { timeout: connectTimeoutMs });
-      listed.push(...result.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })));
+      listed.push(
+        ...result.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+      );
       cursor = result.nextCursor;
       if (!cursor) break;
     }
@@ -178,7 +188,10 @@ export function createMcpServerConnection(opts: McpServerConnectionOptions): Mcp
       log.info({ mcpServer: name, tools: tools.map((t) => t.name) }, "MCP server changed its tool list");
     } catch (error) {
       // The old list stays: a failed refresh is no reason to take working tools away.
-      log.warn({ mcpServer: name, err: describeError(error) }, "MCP server announced new tools but listing them failed");
+      log.warn(
+        { mcpServer: name, err: describeError(error) },
+        "MCP server announced new tools but listing them failed",
+      );
     } finally {
       refreshing = false;
     }
@@ -196,7 +209,8 @@ export function createMcpServerConnection(opts: McpServerConnectionOptions): Mcp
     const exclude = new Set(config.exclude);
     const left = chosen.filter((t) => !exclude.has(t.name));
     const filtered = listed.filter((t) => !left.includes(t)).map((t) => t.name);
-    if (filtered.length) log.info({ mcpServer: name, filteredOut: filtered }, "MCP tools left out by the server's include/exclude");
+    if (filtered.length)
+      log.info({ mcpServer: name, filteredOut: filtered }, "MCP tools left out by the server's include/exclude");
     return left;
   }
 
@@ -256,7 +270,10 @@ export function createMcpServerConnection(opts: McpServerConnectionOptions): Mcp
       }
       try {
         // The SDK sends notifications/cancelled when `signal` aborts and when `timeout` passes.
-        return (await c.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs })) as CallToolResult;
+        return (await c.callTool({ name: tool, arguments: args }, undefined, {
+          signal,
+          timeout: timeoutMs,
+        })) as CallToolResult;
       } catch (error) {
         // A remote server that went away never "closes" an HTTP session: a failed request is how we learn it.
         if (client === c && isTransportLoss(error)) {

@@ -90,9 +90,18 @@ export function createMcpToolSource(opts: McpToolSourceOptions): McpToolSource {
         const clash = `${connection.name}/${info.name}`;
         if (modelName !== wanted && !reportedClashes.has(clash)) {
           reportedClashes.add(clash);
-          opts.log.warn({ mcpServer: connection.name, tool: info.name, wanted, given: modelName }, "MCP tool name taken; renamed");
+          opts.log.warn(
+            { mcpServer: connection.name, tool: info.name, wanted, given: modelName },
+            "MCP tool name taken; renamed",
+          );
         }
-        return createMcpTool({ connection, info, modelName, timeoutMs: timeouts.get(connection.name) ?? opts.defaultTimeoutMs, validator });
+        return createMcpTool({
+          connection,
+          info,
+          modelName,
+          timeoutMs: timeouts.get(connection.name) ?? opts.defaultTimeoutMs,
+          validator,
+        });
       });
       return { server: connection.name, status: connection.status(), tools };
     });

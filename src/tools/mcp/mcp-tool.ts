@@ -4,7 +4,7 @@
  * wrong), and every failure (an `isError` result, a timeout, a lost server, arguments the server
  * rejects) is thrown as a ToolError, which the runner hands back to the model as an observation.
  */
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { ToolError } from "../tool-error.js";
 import type { ArgumentCheck, JsonSchemaTool } from "../tool.js";
@@ -32,7 +32,8 @@ export function createMcpTool(opts: McpToolOptions): JsonSchemaTool {
   const description = (info.description ?? "").trim();
   return {
     name: opts.modelName,
-    description: description.length > MAX_DESCRIPTION_CHARS ? description.slice(0, MAX_DESCRIPTION_CHARS - 1) + "…" : description,
+    description:
+      description.length > MAX_DESCRIPTION_CHARS ? `${description.slice(0, MAX_DESCRIPTION_CHARS - 1)}…` : description,
     parameters,
     timeoutMs,
     validate(args) {
@@ -54,7 +55,10 @@ export function createMcpTool(opts: McpToolOptions): JsonSchemaTool {
   };
 }
 
-function compileCheck(validator: AjvJsonSchemaValidator, schema: Record<string, unknown>): (args: Record<string, unknown>) => ArgumentCheck {
+function compileCheck(
+  validator: AjvJsonSchemaValidator,
+  schema: Record<string, unknown>,
+): (args: Record<string, unknown>) => ArgumentCheck {
   let validate: ReturnType<AjvJsonSchemaValidator["getValidator"]>;
   try {
     validate = validator.getValidator(schema as Parameters<AjvJsonSchemaValidator["getValidator"]>[0]);
@@ -72,7 +76,7 @@ function compileCheck(validator: AjvJsonSchemaValidator, schema: Record<string, 
 export function readableAjvErrors(text: string): string {
   return text
     .split(", data")
-    .map((part, i) => (i === 0 ? part : "data" + part))
+    .map((part, i) => (i === 0 ? part : `data${part}`))
     .slice(0, 5)
     .map((part) => {
       const required = /^data(?:\/(\S*))? must have required property '([^']+)'/.exec(part);

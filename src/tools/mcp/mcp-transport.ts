@@ -32,7 +32,10 @@ export function stdioServerEnv(entryEnv: Record<string, string>, path: string | 
 }
 
 /** The transports to try, in order, for one entry (one for stdio, Streamable HTTP then SSE for a URL). */
-export function transportAttempts(config: McpTransportConfig, inheritedPath: string | undefined): (() => TransportAttempt)[] {
+export function transportAttempts(
+  config: McpTransportConfig,
+  inheritedPath: string | undefined,
+): (() => TransportAttempt)[] {
   if (config.kind === "stdio") {
     return [
       () => {

@@ -85,16 +85,24 @@ async function enqueuedNumber(count: number): Promise<InboundMessage> {
 
 /** The bot's replies in a channel once there are `count`. */
 async function botReplies(channelId: string, count = 1) {
-  return discord.waitFor(() => {
-    const mine = discord.botMessages(channelId);
-    return mine.length >= count ? mine : undefined;
-  }, { label: `${count} bot message(s) in ${channelId}` });
+  return discord.waitFor(
+    () => {
+      const mine = discord.botMessages(channelId);
+      return mine.length >= count ? mine : undefined;
+    },
+    { label: `${count} bot message(s) in ${channelId}` },
+  );
 }
 
 describe("what gets enqueued", () => {
   test("a mention in a channel: mention stripped, speaker's server nickname, shared channel conversation", async () => {
     await start();
-    const said = discord.userSays({ channelId: discord.ids.general, author: discord.users.bob, content: "what's the weather in Paris?", mentionsBot: true });
+    const said = discord.userSays({
+      channelId: discord.ids.general,
+      author: discord.users.bob,
+      content: "what's the weather in Paris?",
+      mentionsBot: true,
+    });
 
     const m = await enqueuedNumber(1);
     expect(m).toMatchObject({
@@ -130,7 +138,12 @@ describe("what gets enqueued", () => {
     await start();
     discord.userSays({ channelId: discord.ids.dm, author: discord.users.alice, content: "hello there" });
     const m = await enqueuedNumber(1);
-    expect(m).toMatchObject({ conversationKey: `dc:${discord.ids.dm}`, chatType: "private", author: { displayName: "Alice" }, text: "hello there" });
+    expect(m).toMatchObject({
+      conversationKey: `dc:${discord.ids.dm}`,
+      chatType: "private",
+      author: { displayName: "Alice" },
+      text: "hello there",
+    });
     expect(m.guildId).toBeUndefined();
   });
 
@@ -149,7 +162,12 @@ describe("what gets enqueued", () => {
       body: { content: "It is 21°C in Paris.", allowed_mentions: { parse: [] } },
     });
     // With the client's reply ping switched off, the message mentions nobody at all.
-    discord.userSays({ channelId: discord.ids.general, content: "and tomorrow?", replyTo: answer.id, mentionRepliedUser: false });
+    discord.userSays({
+      channelId: discord.ids.general,
+      content: "and tomorrow?",
+      replyTo: answer.id,
+      mentionRepliedUser: false,
+    });
 
     const m = await enqueuedNumber(1);
     expect(m.text).toBe("and tomorrow?");
@@ -159,14 +177,21 @@ describe("what gets enqueued", () => {
   test("a busy channel keeps only its last messages cached, and a reply to an older one still carries what it replies to", async () => {
     await start();
     const ch = discord.ids.general;
-    const original = discord.userSays({ channelId: ch, author: discord.users.bob, content: "which way to the harbour?" });
-    for (let i = 0; i < 3 * DISCORD_CACHED_MESSAGES_PER_CHANNEL; i++) discord.userSays({ channelId: ch, author: discord.users.carol, content: `chatter ${i}` });
+    const original = discord.userSays({
+      channelId: ch,
+      author: discord.users.bob,
+      content: "which way to the harbour?",
+    });
+    for (let i = 0; i < 3 * DISCORD_CACHED_MESSAGES_PER_CHANNEL; i++)
+      discord.userSays({ channelId: ch, author: discord.users.carol, content: `chatter ${i}` });
     discord.userSays({ channelId: ch, content: "can you answer him?", mentionsBot: true, replyTo: original.id });
 
     const m = await enqueuedNumber(1);
     expect(m.replyTo).toMatchObject({ messageId: original.id, text: "which way to the harbour?" });
     const channel = adapter?.client.channels.cache.get(ch);
-    expect(channel?.isTextBased() && channel.messages.cache.size).toBeLessThanOrEqual(DISCORD_CACHED_MESSAGES_PER_CHANNEL);
+    expect(channel?.isTextBased() && channel.messages.cache.size).toBeLessThanOrEqual(
+      DISCORD_CACHED_MESSAGES_PER_CHANNEL,
+    );
     expect(channel?.isTextBased() && channel.messages.cache.size).toBeGreaterThan(0);
   });
 
@@ -188,12 +213,25 @@ describe("what gets enqueued", () => {
   test("bots (itself included), webhooks, system messages and empty mentions are ignored", async () => {
     await start();
     const ch = discord.ids.general;
-    discord.userSays({ channelId: ch, author: discord.users.otherBot, content: "hey bot, answer me", mentionsBot: true });
-    discord.userSays({ channelId: ch, author: discord.users.alice, content: "from a webhook", mentionsBot: true, webhookId: "1100000000000000099" });
+    discord.userSays({
+      channelId: ch,
+      author: discord.users.otherBot,
+      content: "hey bot, answer me",
+      mentionsBot: true,
+    });
+    discord.userSays({
+      channelId: ch,
+      author: discord.users.alice,
+      content: "from a webhook",
+      mentionsBot: true,
+      webhookId: "1100000000000000099",
+    });
     discord.userSays({ channelId: ch, content: "", type: MessageType.UserJoin });
     discord.userSays({ channelId: ch, content: "   ", mentionsBot: true });
     const rest = createDiscordRestClient({ token: discord.token, apiBase: discord.apiBase });
-    await rest.request("POST", `/channels/${ch}/messages`, { body: { content: `<@${discord.bot.id}> talking to myself` } });
+    await rest.request("POST", `/channels/${ch}/messages`, {
+      body: { content: `<@${discord.bot.id}> talking to myself` },
+    });
     discord.userSays({ channelId: ch, content: "sentinel", mentionsBot: true });
 
     await enqueuedNumber(1);
@@ -298,7 +336,12 @@ describe("commands", () => {
     const streaming = await rest.request<{ id: string }>("POST", `/channels/${discord.ids.general}/messages`, {
       body: { content: "Writing…", components: [stopButtonRow()], allowed_mentions: { parse: [] } },
     });
-    const { id } = discord.clickButton({ channelId: discord.ids.general, messageId: streaming.id, customId: "stop", user: discord.users.bob });
+    const { id } = discord.clickButton({
+      channelId: discord.ids.general,
+      messageId: streaming.id,
+      customId: "stop",
+      user: discord.users.bob,
+    });
 
     const response = await discord.waitFor(() => discord.interactionResponses.find((r) => r.interactionId === id));
     expect(response.type).toBe(6); // DEFERRED_UPDATE_MESSAGE: acknowledged, the worker's final edit removes the button

@@ -3,8 +3,15 @@
  * who gets pinged, how limits and 429s surface. No gateway connection is involved, as in a worker.
  */
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { createDiscordReplyPortFactory, type DiscordReplyPortFactory } from "../../../src/bots/discord/discord-reply-port.js";
-import { createDiscordRestClient, DiscordApiError, type DiscordRestClient } from "../../../src/bots/discord/discord-rest-client.js";
+import {
+  createDiscordReplyPortFactory,
+  type DiscordReplyPortFactory,
+} from "../../../src/bots/discord/discord-reply-port.js";
+import {
+  createDiscordRestClient,
+  DiscordApiError,
+  type DiscordRestClient,
+} from "../../../src/bots/discord/discord-rest-client.js";
 import { RateLimitedError, RejectedContentError, type ReplyPort } from "../../../src/contracts/reply-port.js";
 import type { InboundMessage } from "../../../src/contracts/inbound-message.js";
 import { startFakeDiscord, type FakeDiscord } from "../../fakes/discord-server.js";
@@ -72,7 +79,9 @@ describe("send and edit", () => {
     expect(one?.components).toEqual([]);
     expect(two?.message_reference).toBeUndefined();
     const writes = discord.requests.filter((r) => r.route.includes("/messages") && r.method !== "GET");
-    expect(writes.every((r) => JSON.stringify(r.allowedMentions) === JSON.stringify({ parse: [], replied_user: false }))).toBe(true);
+    expect(
+      writes.every((r) => JSON.stringify(r.allowedMentions) === JSON.stringify({ parse: [], replied_user: false })),
+    ).toBe(true);
   });
 
   test("model output with @everyone, @here, a role and a user mention pings no one", async () => {
@@ -98,8 +107,12 @@ describe("send and edit", () => {
     const id = await port.send({ text: "a".repeat(2000) }, { final: true });
     expect(discord.botMessages(discord.ids.general)[0]?.content.length).toBe(2000);
 
-    await expect(port.edit(id, { text: "a".repeat(2001) }, { final: true })).rejects.toBeInstanceOf(RejectedContentError);
-    await expect(port.send({ text: "b".repeat(2001) }, { continuation: true })).rejects.toBeInstanceOf(RejectedContentError);
+    await expect(port.edit(id, { text: "a".repeat(2001) }, { final: true })).rejects.toBeInstanceOf(
+      RejectedContentError,
+    );
+    await expect(port.send({ text: "b".repeat(2001) }, { continuation: true })).rejects.toBeInstanceOf(
+      RejectedContentError,
+    );
     expect(discord.requests.filter((r) => r.status === 400).length).toBe(2);
   });
 
@@ -153,7 +166,9 @@ describe("rate limits", () => {
     await start();
     const asked = question(discord.ids.general);
     // A second client stands for another worker process sharing the bucket.
-    const other = createDiscordReplyPortFactory({ rest: createDiscordRestClient({ token: discord.token, apiBase: discord.apiBase }) })(asked);
+    const other = createDiscordReplyPortFactory({
+      rest: createDiscordRestClient({ token: discord.token, apiBase: discord.apiBase }),
+    })(asked);
     for (let i = 0; i < 5; i++) await other.send(other.format(`m${i}`), { continuation: true });
 
     const port = factory(asked);
@@ -187,7 +202,9 @@ describe("rate limits", () => {
     let clock = Date.UTC(2025, 0, 1);
     const now = (): number => clock;
     discord = await startFakeDiscord({ now });
-    factory = createDiscordReplyPortFactory({ rest: createDiscordRestClient({ token: discord.token, apiBase: discord.apiBase, now }) });
+    factory = createDiscordReplyPortFactory({
+      rest: createDiscordRestClient({ token: discord.token, apiBase: discord.apiBase, now }),
+    });
     const port = factory(question(discord.ids.general));
     const id = await port.send(port.format("0"), { final: false });
     for (let i = 1; i <= 12; i++) {

@@ -48,7 +48,11 @@ test("a 6000-character answer with code and @everyone lands as ≥3 paced messag
     text: "explain everything",
   });
   const paragraph = (i: number) => `Paragraph ${i}: ${"lorem ipsum dolor sit amet ".repeat(12).trim()}.`;
-  const code = ["```ts", ...Array.from({ length: 60 }, (_, i) => `const value${i} = ${i} * 2; // line ${i}`), "```"].join("\n");
+  const code = [
+    "```ts",
+    ...Array.from({ length: 60 }, (_, i) => `const value${i} = ${i} * 2; // line ${i}`),
+    "```",
+  ].join("\n");
   const text = [
     "@everyone here is the whole story.",
     ...Array.from({ length: 8 }, (_, i) => paragraph(i)),
@@ -63,7 +67,14 @@ test("a 6000-character answer with code and @everyone lands as ≥3 paced messag
   });
   const port = factory(message);
   const gate = createLocalRateGate({ minIntervalMs: () => port.limits.minEditIntervalMs });
-  const result = await streamReply({ port, chatKey: message.conversationKey, events: answer(text), journal: createMemoryReplyJournal(), showReasoning: "off", gate });
+  const result = await streamReply({
+    port,
+    chatKey: message.conversationKey,
+    events: answer(text),
+    journal: createMemoryReplyJournal(),
+    showReasoning: "off",
+    gate,
+  });
 
   const shown = discord.botMessages(channelId);
   expect(shown.length).toBeGreaterThanOrEqual(3);
@@ -80,6 +91,8 @@ test("a 6000-character answer with code and @everyone lands as ≥3 paced messag
   expect(discord.pings.filter((p) => p.authorId === discord.bot.id)).toEqual([]);
   expect(discord.typing.length).toBeGreaterThanOrEqual(1);
   // While streaming, the message offered the Stop button.
-  expect(discord.requests.some((r) => JSON.stringify(r.body?.components ?? []).includes('"custom_id":"stop"'))).toBe(true);
+  expect(discord.requests.some((r) => JSON.stringify(r.body?.components ?? []).includes('"custom_id":"stop"'))).toBe(
+    true,
+  );
   expect(port.limits.minEditIntervalMs).toBe(50);
 });

@@ -16,7 +16,14 @@ afterEach(async () => {
   await discord.close();
 });
 
-function newClient(intents: number[] = [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.MessageContent, GatewayIntentBits.DirectMessages]): Client {
+function newClient(
+  intents: number[] = [
+    GatewayIntentBits.Guilds,
+    GatewayIntentBits.GuildMessages,
+    GatewayIntentBits.MessageContent,
+    GatewayIntentBits.DirectMessages,
+  ],
+): Client {
   const client = new Client({ intents, partials: [Partials.Channel], rest: { api: discord.apiBase } });
   clients.push(client);
   return client;
@@ -43,7 +50,11 @@ async function call(method: string, path: string, body?: unknown, auth = `Bot ${
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, any>) : undefined };
+  return {
+    status: res.status,
+    headers: res.headers,
+    body: text ? (JSON.parse(text) as Record<string, any>) : undefined,
+  };
 }
 
 /** A raw gateway connection, to check the protocol where discord.js would hide it. */
@@ -62,7 +73,11 @@ async function rawGateway(): Promise<{ ws: WebSocket; next(): Promise<any>; clos
     ws.once("open", resolve);
     ws.once("error", reject);
   });
-  return { ws, closed, next: () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((resolve) => waiters.push(resolve))) };
+  return {
+    ws,
+    closed,
+    next: () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((resolve) => waiters.push(resolve))),
+  };
 }
 
 describe("gateway with the real discord.js client", () => {
@@ -104,7 +119,9 @@ describe("gateway with the real discord.js client", () => {
 
   test("without the MessageContent intent, content arrives only for mentions and DMs", async () => {
     discord = await startFakeDiscord({ privilegedIntents: [] });
-    const client = await loggedIn(newClient([GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages]));
+    const client = await loggedIn(
+      newClient([GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages]),
+    );
     const seen = collect(client);
     discord.userSays({ channelId: discord.ids.general, content: "secret chatter" });
     discord.userSays({ channelId: discord.ids.general, content: "for you", mentionsBot: true });
@@ -188,19 +205,31 @@ describe("REST", () => {
     expect((await call("POST", `/channels/${ch}/messages`, { content: "😀".repeat(2000) })).status).toBe(200);
     const tooLong = await call("POST", `/channels/${ch}/messages`, { content: "a".repeat(2001) });
     expect(tooLong.status).toBe(400);
-    expect(tooLong.body).toMatchObject({ code: 50035, errors: { content: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH" }] } } });
+    expect(tooLong.body).toMatchObject({
+      code: 50035,
+      errors: { content: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH" }] } },
+    });
     expect((await call("POST", `/channels/${ch}/messages`, { content: "  " })).body).toMatchObject({ code: 50006 });
-    expect((await call("PATCH", `/channels/${ch}/messages/1234567890123456789`, { content: "x" })).body).toMatchObject({ code: 10008 });
+    expect((await call("PATCH", `/channels/${ch}/messages/1234567890123456789`, { content: "x" })).body).toMatchObject({
+      code: 10008,
+    });
     const said = discord.userSays({ channelId: ch, content: "mine" });
-    expect((await call("PATCH", `/channels/${ch}/messages/${said.id}`, { content: "yours" })).body).toMatchObject({ code: 50005 });
+    expect((await call("PATCH", `/channels/${ch}/messages/${said.id}`, { content: "yours" })).body).toMatchObject({
+      code: 50005,
+    });
   });
 
   test("a reply to a missing message fails unless fail_if_not_exists is false", async () => {
     discord = await startFakeDiscord();
     const ch = discord.ids.general;
     const ref = { message_id: "1234567890123456789" };
-    expect((await call("POST", `/channels/${ch}/messages`, { content: "x", message_reference: ref })).body).toMatchObject({ code: 50035 });
-    const ok = await call("POST", `/channels/${ch}/messages`, { content: "x", message_reference: { ...ref, fail_if_not_exists: false } });
+    expect(
+      (await call("POST", `/channels/${ch}/messages`, { content: "x", message_reference: ref })).body,
+    ).toMatchObject({ code: 50035 });
+    const ok = await call("POST", `/channels/${ch}/messages`, {
+      content: "x",
+      message_reference: { ...ref, fail_if_not_exists: false },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body?.message_reference).toBeUndefined();
   });
@@ -226,7 +255,9 @@ describe("REST", () => {
     expect(discord.violations).toHaveLength(1);
     expect(discord.violations[0]).toMatchObject({ channelId: ch, route: "POST /channels/:id/messages" });
     // Another channel has its own bucket.
-    expect((await call("POST", `/channels/${discord.ids.general}/messages`, { content: "elsewhere" })).status).toBe(200);
+    expect((await call("POST", `/channels/${discord.ids.general}/messages`, { content: "elsewhere" })).status).toBe(
+      200,
+    );
   });
 
   test("scripted 429s and 5xx answer the next matching request only", async () => {
@@ -254,8 +285,10 @@ describe("REST", () => {
       content: "x",
       components: [{ type: 1, components: [{ type: 2, style: 2, label: "Stop", custom_id: "stop" }] }],
     });
-    const answer = (i: { id: string; token: string }) => call("POST", `/interactions/${i.id}/${i.token}/callback`, { type: 6 }, "");
-    const click = () => discord.clickButton({ channelId: discord.ids.general, messageId: posted.body?.id, customId: "stop" });
+    const answer = (i: { id: string; token: string }) =>
+      call("POST", `/interactions/${i.id}/${i.token}/callback`, { type: 6 }, "");
+    const click = () =>
+      discord.clickButton({ channelId: discord.ids.general, messageId: posted.body?.id, customId: "stop" });
 
     const first = click();
     expect((await answer({ ...first, token: "wrong" })).body).toMatchObject({ code: 10062 });
@@ -266,6 +299,8 @@ describe("REST", () => {
     clock += 3001;
     expect((await answer(late)).body).toMatchObject({ code: 10062 });
     expect(discord.interactionResponses.map((r) => r.type)).toEqual([6]);
-    expect(() => discord.clickButton({ channelId: discord.ids.general, messageId: posted.body?.id, customId: "nope" })).toThrow(/no component/);
+    expect(() =>
+      discord.clickButton({ channelId: discord.ids.general, messageId: posted.body?.id, customId: "nope" }),
+    ).toThrow(/no component/);
   });
 });

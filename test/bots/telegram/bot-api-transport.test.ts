@@ -31,7 +31,9 @@ afterEach(async () => {
 });
 
 /** A plain HTTP server on loopback; counts the sockets it was opened. */
-async function startPlain(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ apiRoot: string; sockets: () => number }> {
+async function startPlain(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ apiRoot: string; sockets: () => number }> {
   let sockets = 0;
   plain = createServer(handler);
   plain.on("connection", () => sockets++);
@@ -39,7 +41,11 @@ async function startPlain(handler: (req: IncomingMessage, res: ServerResponse) =
   return { apiRoot: `http://127.0.0.1:${(plain.address() as AddressInfo).port}`, sockets: () => sockets };
 }
 
-const failureOf = (p: Promise<unknown>): Promise<unknown> => p.then(() => undefined, (e: unknown) => e);
+const failureOf = (p: Promise<unknown>): Promise<unknown> =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 
 describe("Bot API transport", () => {
   it("answers and fails under grammY as its default fetch does", async () => {
@@ -92,7 +98,9 @@ describe("Bot API transport", () => {
     const bytes = Buffer.alloc(300_000, "abc");
     const send = (api: Api) => api.sendDocument(1, new InputFile(bytes, "notes.txt"), { caption: "your notes" });
     await send(new Api(TOKEN, { apiRoot: server.apiRoot }));
-    expect(await send(new Api(TOKEN, { apiRoot: server.apiRoot, fetch: platformTransport() }))).toEqual({ message_id: 2 });
+    expect(await send(new Api(TOKEN, { apiRoot: server.apiRoot, fetch: platformTransport() }))).toEqual({
+      message_id: 2,
+    });
     const [stock, lean] = bodies as [Buffer, Buffer];
     // The same form as node-fetch sends (boundary and attach id are random, of fixed length), with the file whole.
     expect(lean.length).toBe(stock.length);
@@ -128,7 +136,9 @@ describe("Bot API transport", () => {
 
     const timedOut = await failureOf(api.sendChatAction(1, "typing"));
     expect(timedOut).toBeInstanceOf(HttpError);
-    expect(((timedOut as HttpError).error as Error).message).toBe("Request to 'sendChatAction' timed out after 1 seconds");
+    expect(((timedOut as HttpError).error as Error).message).toBe(
+      "Request to 'sendChatAction' timed out after 1 seconds",
+    );
     await expect.poll(() => closed.length).toBe(2);
     expect(closed.map((url) => url.split("/").pop())).toEqual(["sendMessage", "sendChatAction"]);
 
@@ -158,7 +168,9 @@ describe("Bot API transport", () => {
     const redirected = await failureOf(api.getMe());
     expect(redirected).toBeInstanceOf(HttpError);
     expect(((redirected as HttpError).error as Error).message).toBe("fetch failed");
-    expect((((redirected as HttpError).error as Error).cause as Error).message).toBe("redirect to http://169.254.169.254/latest/meta-data refused");
+    expect((((redirected as HttpError).error as Error).cause as Error).message).toBe(
+      "redirect to http://169.254.169.254/latest/meta-data refused",
+    );
     const dropped = await failureOf(api.getChat(5));
     expect(dropped).toBeInstanceOf(HttpError);
     expect((dropped as HttpError).message).toBe("Network request for 'getChat' failed!");

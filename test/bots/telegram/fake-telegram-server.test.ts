@@ -58,11 +58,16 @@ describe("Telegram HTML parsing (tdlib rules)", () => {
     expect(error("<b")).toBe("Unclosed start tag at byte offset 0");
     expect(error('<span class="x">a</span>')).toBe('Tag "span" must have class "tg-spoiler" at byte offset 0');
     expect(error('<pre><code class="language-ts">const a = 1;</code></pre>')).toBe("parsed");
-    expect(parseTelegramHtml('<pre><code class="language-ts">x</code></pre>').entities).toEqual([{ type: "pre", offset: 0, length: 1, language: "ts" }]);
+    expect(parseTelegramHtml('<pre><code class="language-ts">x</code></pre>').entities).toEqual([
+      { type: "pre", offset: 0, length: 1, language: "ts" },
+    ]);
   });
 
   it("trims like Telegram: trailing whitespace, leading spaces and newlines", () => {
-    expect(parseTelegramHtml("\n  <b>hi</b>  \n")).toEqual({ text: "hi", entities: [{ type: "bold", offset: 0, length: 2 }] });
+    expect(parseTelegramHtml("\n  <b>hi</b>  \n")).toEqual({
+      text: "hi",
+      entities: [{ type: "bold", offset: 0, length: 2 }],
+    });
     expect(parseTelegramHtml("\n\thi").text).toBe("\thi");
     expect(parseTelegramHtml("\n\nhi \n").text).toBe("hi");
   });
@@ -88,7 +93,10 @@ describe("fake Bot API over HTTP", () => {
       reply_parameters: JSON.stringify({ message_id: 1 }),
     });
     const res = await fetch(`${fake.apiRoot}/bot${fake.token}/sendMessage`, { method: "POST", body });
-    const json = (await res.json()) as { ok: boolean; result: { text: string; entities: unknown[]; reply_to_message: { message_id: number } } };
+    const json = (await res.json()) as {
+      ok: boolean;
+      result: { text: string; entities: unknown[]; reply_to_message: { message_id: number } };
+    };
     expect(json.ok).toBe(true);
     expect(json.result.text).toBe("ok");
     expect(json.result.reply_to_message.message_id).toBe(1);
@@ -98,14 +106,20 @@ describe("fake Bot API over HTTP", () => {
   it("reads multipart bodies as the real server does: grammY's uploads and the platform's FormData alike", async () => {
     const { fake, api } = await setup();
     // grammY writes `content-disposition:form-data;name="…";filename=cert.pem` (no spaces, unquoted), which the real server takes.
-    await api.setWebhook("https://bot.example/hook", { certificate: new InputFile(Buffer.alloc(1500, "c"), "cert.pem"), secret_token: "s3cret-token" });
+    await api.setWebhook("https://bot.example/hook", {
+      certificate: new InputFile(Buffer.alloc(1500, "c"), "cert.pem"),
+      secret_token: "s3cret-token",
+    });
     expect(fake.webhookInfo()).toEqual({ url: "https://bot.example/hook", secretToken: "s3cret-token" });
-    expect(fake.requests("setWebhook")[0]?.params).toMatchObject({ url: "https://bot.example/hook", certificate: { file: "cert.pem", size: 1500 } });
+    expect(fake.requests("setWebhook")[0]?.params).toMatchObject({
+      url: "https://bot.example/hook",
+      certificate: { file: "cert.pem", size: 1500 },
+    });
 
     fake.userSays(privateChat(alice), alice, "hi");
     const form = new FormData();
     form.set("chat_id", String(alice.id));
-    form.set("text", "ünïcode, \"quoted\"");
+    form.set("text", 'ünïcode, "quoted"');
     const res = await fetch(`${fake.apiRoot}/bot${fake.token}/sendMessage`, { method: "POST", body: form });
     expect(((await res.json()) as { result: { text: string } }).result.text).toBe('ünïcode, "quoted"');
 
@@ -126,12 +140,20 @@ describe("fake Bot API over HTTP", () => {
     expect((await apiError(api.sendMessage(alice.id, "<p>x</p>", { parse_mode: "HTML" }))).description).toBe(
       'Bad Request: can\'t parse entities: Unsupported start tag "p" at byte offset 0',
     );
-    expect((await apiError(api.sendMessage(alice.id, "x".repeat(4097)))).description).toBe("Bad Request: message is too long");
+    expect((await apiError(api.sendMessage(alice.id, "x".repeat(4097)))).description).toBe(
+      "Bad Request: message is too long",
+    );
     expect((await apiError(api.sendMessage(424242, "hi"))).description).toBe("Bad Request: chat not found");
     // 4096 visible characters pass even when the HTML is longer.
     const sent = await api.sendMessage(alice.id, `<b>${"y".repeat(4096)}</b>`, { parse_mode: "HTML" });
     tick(1000);
-    expect((await apiError(api.editMessageText(alice.id, sent.message_id, `<b>${"y".repeat(4096)}</b>`, { parse_mode: "HTML" }))).description).toBe(
+    expect(
+      (
+        await apiError(
+          api.editMessageText(alice.id, sent.message_id, `<b>${"y".repeat(4096)}</b>`, { parse_mode: "HTML" }),
+        )
+      ).description,
+    ).toBe(
       "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message",
     );
     await api.editMessageText(alice.id, sent.message_id, "y".repeat(4096));
@@ -201,7 +223,11 @@ describe("fake Bot API over HTTP", () => {
     fake.failNext("sendMessage", 1, { status: 502, html: true });
     fake.failNext("sendMessage", 1, { networkError: true });
     const limited = await apiError(api.sendMessage(alice.id, "a"));
-    expect([limited.error_code, limited.parameters.retry_after, limited.description]).toEqual([429, 9, "Too Many Requests: retry after 9"]);
+    expect([limited.error_code, limited.parameters.retry_after, limited.description]).toEqual([
+      429,
+      9,
+      "Too Many Requests: retry after 9",
+    ]);
     await expect(api.sendMessage(alice.id, "b")).rejects.toBeInstanceOf(HttpError);
     await expect(api.sendMessage(alice.id, "c")).rejects.toBeInstanceOf(HttpError);
     await api.sendMessage(alice.id, "d");
@@ -214,6 +240,10 @@ describe("fake Bot API over HTTP", () => {
     fake.addChat(forum);
     const topic = fake.createForumTopic(forum.id, "Weather", alice);
     const { message } = fake.userSays(forum, alice, "in the topic", { threadId: topic });
-    expect(message).toMatchObject({ message_thread_id: topic, is_topic_message: true, reply_to_message: { message_id: topic, forum_topic_created: { name: "Weather" } } });
+    expect(message).toMatchObject({
+      message_thread_id: topic,
+      is_topic_message: true,
+      reply_to_message: { message_id: topic, forum_topic_created: { name: "Weather" } },
+    });
   });
 });

@@ -4,9 +4,21 @@
  * users are told directly, and that no update is confirmed before it is enqueued.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createTelegramAdapter, TELEGRAM_COMMANDS, type TelegramAdapter, type TelegramAdapterOptions } from "../../../src/bots/telegram/telegram-adapter.js";
+import {
+  createTelegramAdapter,
+  TELEGRAM_COMMANDS,
+  type TelegramAdapter,
+  type TelegramAdapterOptions,
+} from "../../../src/bots/telegram/telegram-adapter.js";
 import { STOP_CALLBACK_DATA } from "../../../src/bots/telegram/telegram-reply-port.js";
-import { privateChat, startFakeTelegram, type FakeChat, type FakeTelegram, type FakeTelegramOptions, type FakeUser } from "../../fakes/telegram-server.js";
+import {
+  privateChat,
+  startFakeTelegram,
+  type FakeChat,
+  type FakeTelegram,
+  type FakeTelegramOptions,
+  type FakeUser,
+} from "../../fakes/telegram-server.js";
 import { createRecordingGateway, type RecordingGateway } from "./recording-gateway.js";
 import { freePort } from "../../support/free-port.js";
 import { Registry } from "prom-client";
@@ -68,7 +80,9 @@ async function setup(opts: Partial<TelegramAdapterOptions> = {}, fakeOpts: FakeT
 
 /** Waits until the gateway saw a message with this text (the adapter handles a chat's updates in order). */
 function offeredText(f: FakeTelegram, gateway: RecordingGateway, text: string) {
-  return f.waitFor(() => gateway.offered.find((m) => m.text === text), { what: `"${text}" to be offered to the queue` });
+  return f.waitFor(() => gateway.offered.find((m) => m.text === text), {
+    what: `"${text}" to be offered to the queue`,
+  });
 }
 
 function lastBotText(f: FakeTelegram, chatId: number): string | undefined {
@@ -93,11 +107,16 @@ describe("Telegram adapter: what becomes a question", () => {
     });
     expect(gateway.queued).toHaveLength(1);
     // The first sign of life comes from here, as the question is queued, before any worker has it.
-    const actions = await fake.waitFor(() => {
-      const calls = fake.calls().filter((c) => c.method === "sendChatAction");
-      return calls.length > 0 ? calls : undefined;
-    }, { what: "the typing indicator" });
-    expect(actions.map((c) => [Number(c.params.chat_id), c.params.action, c.params.message_thread_id])).toEqual([[alice.id, "typing", undefined]]);
+    const actions = await fake.waitFor(
+      () => {
+        const calls = fake.calls().filter((c) => c.method === "sendChatAction");
+        return calls.length > 0 ? calls : undefined;
+      },
+      { what: "the typing indicator" },
+    );
+    expect(actions.map((c) => [Number(c.params.chat_id), c.params.action, c.params.message_thread_id])).toEqual([
+      [alice.id, "typing", undefined],
+    ]);
     expect(fake.botMessages(alice.id)).toEqual([]);
     expect(fake.registeredCommands()).toEqual(TELEGRAM_COMMANDS.map((c) => ({ ...c })));
   });
@@ -110,7 +129,9 @@ describe("Telegram adapter: what becomes a question", () => {
     fake.userSays(group, bob, "/ask what about Spain");
     fake.userSays(group, alice, "/ask@other_bot this is for another bot");
     fake.userSays(group, carol, "Test Bot tell me a joke", {
-      entities: [{ type: "text_mention", offset: 0, length: 8, user: { id: fake.me.id, is_bot: true, first_name: "Test Bot" } }],
+      entities: [
+        { type: "text_mention", offset: 0, length: 8, user: { id: fake.me.id, is_bot: true, first_name: "Test Bot" } },
+      ],
     });
     const earlier = fake.botSays(group.id, "Paris.");
     fake.userSays(group, alice, "and Germany?", { replyTo: earlier.messageId });
@@ -127,8 +148,14 @@ describe("Telegram adapter: what becomes a question", () => {
       ["Alice Smith", "and Germany?"],
       ["Bob", "ask now please"],
     ]);
-    expect(new Set(gateway.queued.map((m) => [m.conversationKey, m.chatType].join(" ")))).toEqual(new Set(["tg:-100123 group"]));
-    expect(gateway.queued[4]?.replyTo).toEqual({ messageId: String(earlier.messageId), authorName: "Test Bot", text: "Paris." });
+    expect(new Set(gateway.queued.map((m) => [m.conversationKey, m.chatType].join(" ")))).toEqual(
+      new Set(["tg:-100123 group"]),
+    );
+    expect(gateway.queued[4]?.replyTo).toEqual({
+      messageId: String(earlier.messageId),
+      authorName: "Test Bot",
+      text: "Paris.",
+    });
     expect(fake.botMessages(group.id).map((m) => m.text)).toEqual(["Paris."]);
   });
 
@@ -346,4 +373,3 @@ describe("Telegram adapter: nothing is lost", () => {
     await expect(adapter.start()).rejects.toThrow(/401/);
   });
 });
-

@@ -19,7 +19,18 @@ describe("Telegram attachments", () => {
   });
 
   it("lists the message's photo and the replied-to message's document, marked as from the reply", () => {
-    const reply = { message_id: 3, date: 0, chat: { id: 1, type: "private" }, document: { file_id: "d", file_unique_id: "u", file_name: "report.pdf", mime_type: "application/pdf", file_size: 1234 } } as unknown as Message;
+    const reply = {
+      message_id: 3,
+      date: 0,
+      chat: { id: 1, type: "private" },
+      document: {
+        file_id: "d",
+        file_unique_id: "u",
+        file_name: "report.pdf",
+        mime_type: "application/pdf",
+        file_size: 1234,
+      },
+    } as unknown as Message;
     const message = { message_id: 4, date: 0, chat: { id: 1, type: "private" }, photo: sizes } as unknown as Message;
     expect(telegramAttachments(message, reply, 500_000)).toEqual([
       { ref: "x", name: "photo-4.jpg", contentType: "image/jpeg", size: 200_000 },
@@ -28,7 +39,14 @@ describe("Telegram attachments", () => {
   });
 
   it("a user message's image parts never reach the stored history element", () => {
-    const element = encodeHistoryElement({ role: "user", content: "look\n[image: a.jpg]", images: [{ name: "a.jpg", mediaType: "image/jpeg", base64: "QUJD" }] }, 5);
+    const element = encodeHistoryElement(
+      {
+        role: "user",
+        content: "look\n[image: a.jpg]",
+        images: [{ name: "a.jpg", mediaType: "image/jpeg", base64: "QUJD" }],
+      },
+      5,
+    );
     expect(element).toBe('u5|{"role":"user","content":"look\\n[image: a.jpg]"}');
   });
 });

@@ -25,8 +25,17 @@ describe("Telegram chat admin check", () => {
   it("creators and administrators are admins, members are not; an answer is reused until it expires", async () => {
     let now = 0;
     const warnings: string[] = [];
-    const isAdmin = createChatAdminCheck({ api: new Api(tg.token, { apiRoot: tg.apiRoot }), ttlMs: 60_000, now: () => now, logger: { warn: (_o, m) => warnings.push(String(m)) } });
-    expect([await isAdmin(group.id, owner.id), await isAdmin(group.id, admin.id), await isAdmin(group.id, member.id)]).toEqual([true, true, false]);
+    const isAdmin = createChatAdminCheck({
+      api: new Api(tg.token, { apiRoot: tg.apiRoot }),
+      ttlMs: 60_000,
+      now: () => now,
+      logger: { warn: (_o, m) => warnings.push(String(m)) },
+    });
+    expect([
+      await isAdmin(group.id, owner.id),
+      await isAdmin(group.id, admin.id),
+      await isAdmin(group.id, member.id),
+    ]).toEqual([true, true, false]);
     expect(await isAdmin(group.id, member.id)).toBe(false);
     expect(tg.calls("getChatMember")).toHaveLength(3);
 
@@ -42,6 +51,9 @@ describe("Telegram chat admin check", () => {
     expect(await isAdmin(group.id, 99)).toBe(false);
     expect(await isAdmin(group.id, 99)).toBe(false);
     expect(tg.calls("getChatMember").filter((c) => Number(c.params.user_id) === 99)).toHaveLength(2);
-    expect(warnings).toEqual(["getChatMember failed; treating the user as not an admin", "getChatMember failed; treating the user as not an admin"]);
+    expect(warnings).toEqual([
+      "getChatMember failed; treating the user as not an admin",
+      "getChatMember failed; treating the user as not an admin",
+    ]);
   });
 });

@@ -6,9 +6,18 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Api, GrammyError, HttpError } from "grammy";
 import { RateLimitedError, RejectedContentError, type ReplyPort } from "../../../src/contracts/reply-port.js";
 import { createTelegramReplyPortFactory, STOP_CALLBACK_DATA } from "../../../src/bots/telegram/telegram-reply-port.js";
-import { TELEGRAM_GROUP_EDIT_INTERVAL_MS, TELEGRAM_PRIVATE_EDIT_INTERVAL_MS } from "../../../src/bots/telegram/telegram-pacing.js";
+import {
+  TELEGRAM_GROUP_EDIT_INTERVAL_MS,
+  TELEGRAM_PRIVATE_EDIT_INTERVAL_MS,
+} from "../../../src/bots/telegram/telegram-pacing.js";
 import type { InboundMessage } from "../../../src/contracts/inbound-message.js";
-import { privateChat, startFakeTelegram, type FakeChat, type FakeTelegram, type FakeUser } from "../../fakes/telegram-server.js";
+import {
+  privateChat,
+  startFakeTelegram,
+  type FakeChat,
+  type FakeTelegram,
+  type FakeUser,
+} from "../../fakes/telegram-server.js";
 import { inboundMessage } from "../../support/inbound-message.js";
 
 const alice: FakeUser = { id: 1001, first_name: "Alice" };
@@ -19,12 +28,16 @@ afterEach(async () => {
 });
 
 /** A fake with a hand-driven clock (flood control uses it), one user message, and a port answering it. */
-async function setup(opts: { chat?: FakeChat; threadId?: number; useDrafts?: boolean; toHtml?: (md: string) => string } = {}) {
+async function setup(
+  opts: { chat?: FakeChat; threadId?: number; useDrafts?: boolean; toHtml?: (md: string) => string } = {},
+) {
   let clock = 1_700_000_000_000;
   fake = await startFakeTelegram({ now: () => clock });
   const chat = opts.chat ?? privateChat(alice);
   fake.addChat(chat);
-  const threadId = opts.threadId ?? (chat.type === "supergroup" && chat.is_forum ? fake.createForumTopic(chat.id, "Topic", alice) : undefined);
+  const threadId =
+    opts.threadId ??
+    (chat.type === "supergroup" && chat.is_forum ? fake.createForumTopic(chat.id, "Topic", alice) : undefined);
   const said = fake.userSays(chat, alice, "question?", threadId !== undefined ? { threadId } : {});
   const inbound: InboundMessage = inboundMessage({
     chatId: String(chat.id),
@@ -36,9 +49,20 @@ async function setup(opts: { chat?: FakeChat; threadId?: number; useDrafts?: boo
     receivedAt: clock,
   });
   const api = new Api(fake.token, { apiRoot: fake.apiRoot });
-  const factory = createTelegramReplyPortFactory({ api, useDrafts: opts.useDrafts ?? false, ...(opts.toHtml ? { toHtml: opts.toHtml } : {}) });
+  const factory = createTelegramReplyPortFactory({
+    api,
+    useDrafts: opts.useDrafts ?? false,
+    ...(opts.toHtml ? { toHtml: opts.toHtml } : {}),
+  });
   const port: ReplyPort = factory(inbound);
-  return { fake, port, chat, threadId, userMessageId: said.message.message_id as number, tick: (ms: number) => (clock += ms) };
+  return {
+    fake,
+    port,
+    chat,
+    threadId,
+    userMessageId: said.message.message_id as number,
+    tick: (ms: number) => (clock += ms),
+  };
 }
 
 async function rejection(p: Promise<unknown>): Promise<unknown> {
@@ -62,7 +86,10 @@ describe("Telegram reply port", () => {
       buttons: [[{ text: "⏹ Stop", callback_data: STOP_CALLBACK_DATA }]],
     });
     expect(shown?.entities.map((e) => e.type)).toEqual(["bold", "italic"]);
-    expect(fake.calls("sendMessage")[0]?.params).toMatchObject({ link_preview_options: { is_disabled: true }, parse_mode: "HTML" });
+    expect(fake.calls("sendMessage")[0]?.params).toMatchObject({
+      link_preview_options: { is_disabled: true },
+      parse_mode: "HTML",
+    });
 
     tick(TELEGRAM_PRIVATE_EDIT_INTERVAL_MS);
     await port.edit(id, port.format("**Sunny** in *Paris*, 21°C."), { final: true });
@@ -141,7 +168,12 @@ describe("Telegram reply port", () => {
     expect(port.draft).toBeDefined();
     await port.draft?.(42, port.format("Thinking about **it**"), {});
     await port.draft?.(42, port.format("Thinking about **it** more"), {});
-    expect(fake.draft(chat.id)).toMatchObject({ draftId: 42, text: "Thinking about it more", updates: 2, canStop: true });
+    expect(fake.draft(chat.id)).toMatchObject({
+      draftId: 42,
+      text: "Thinking about it more",
+      updates: 2,
+      canStop: true,
+    });
     await port.send(port.format("Done."), { final: true });
     expect(fake.draft(chat.id)).toBeUndefined();
     expect(fake.visibleText(chat.id)).toBe("Done.");
@@ -164,8 +196,6 @@ describe("Telegram reply port", () => {
     expect(port.draft).toBeUndefined();
     expect(port.limits.minEditIntervalMs).toBe(TELEGRAM_GROUP_EDIT_INTERVAL_MS);
     const factory = createTelegramReplyPortFactory({ api: new Api("1:x"), useDrafts: false });
-    expect(() =>
-      factory(inboundMessage({ platform: "discord", chatId: "1", chatType: "group" })),
-    ).toThrow(/discord/);
+    expect(() => factory(inboundMessage({ platform: "discord", chatId: "1", chatType: "group" }))).toThrow(/discord/);
   });
 });

@@ -4,7 +4,11 @@
  * gone once the final answer lands. Checked on the screen a terminal would show.
  */
 import { describe, expect, it } from "vitest";
-import { createTerminalReplyPortFactory, showStatus, type TerminalScreen } from "../../../src/bots/terminal/terminal-reply-port.js";
+import {
+  createTerminalReplyPortFactory,
+  showStatus,
+  type TerminalScreen,
+} from "../../../src/bots/terminal/terminal-reply-port.js";
 
 /** A tiny VT100: applies "\n", "\r", cursor-up (ESC[nA) and erase-below (ESC[J) to a list of rows. */
 function fakeTerminal(): { screen: TerminalScreen; rows(): string[] } {
@@ -17,11 +21,16 @@ function fakeTerminal(): { screen: TerminalScreen; rows(): string[] } {
         if (rows.length <= row) rows.push("");
       } else if (token === "\r") continue;
       else if (token.endsWith("A")) row = Math.max(0, row - Number(token.slice(2, -1) || 1));
-      else if (token.endsWith("J")) rows.splice(row + 1), (rows[row] = "");
-      else rows[row] = (rows[row] ?? "") + token;
+      else if (token.endsWith("J")) {
+        rows.splice(row + 1);
+        rows[row] = "";
+      } else rows[row] = (rows[row] ?? "") + token;
     }
   };
-  return { screen: { out: { write, isTTY: true, columns: 80 }, nextId: 1 }, rows: () => rows.filter((r, i) => r !== "" || i < rows.length - 1) };
+  return {
+    screen: { out: { write, isTTY: true, columns: 80 }, nextId: 1 },
+    rows: () => rows.filter((r, i) => r !== "" || i < rows.length - 1),
+  };
 }
 
 describe("terminal status line", () => {

@@ -20,7 +20,8 @@ export interface FakeAttachmentInput {
 export function createFakeAttachments(opts: { origin: () => string; nextId: () => string; now: () => number }) {
   const files = new Map<string, { bytes: Buffer; contentType?: string }>();
   const secret = "fake-cdn-signing-key";
-  const sign = (path: string, ex: string, is: string) => createHmac("sha256", secret).update(`${path}|${ex}|${is}`).digest("hex");
+  const sign = (path: string, ex: string, is: string) =>
+    createHmac("sha256", secret).update(`${path}|${ex}|${is}`).digest("hex");
   const downloads: { path: string; status: number }[] = [];
 
   return {
@@ -37,7 +38,9 @@ export function createFakeAttachments(opts: { origin: () => string; nextId: () =
         files.set(path, { bytes: input.bytes, ...(input.contentType ? { contentType: input.contentType } : {}) });
         let size: { width?: number; height?: number } = {};
         if (input.contentType?.startsWith("image/")) {
-          const meta = await sharp(input.bytes).metadata().catch(() => undefined);
+          const meta = await sharp(input.bytes)
+            .metadata()
+            .catch(() => undefined);
           if (meta?.width && meta.height) size = { width: meta.width, height: meta.height };
         }
         out.push({
@@ -66,7 +69,10 @@ export function createFakeAttachments(opts: { origin: () => string; nextId: () =
       }
       downloads.push({ path: url.pathname, status: 200 });
       res
-        .writeHead(200, { "content-type": file.contentType ?? "application/octet-stream", "content-length": String(file.bytes.length) })
+        .writeHead(200, {
+          "content-type": file.contentType ?? "application/octet-stream",
+          "content-length": String(file.bytes.length),
+        })
         .end(file.bytes);
       return true;
     },

@@ -3,7 +3,13 @@
  * event as one session may see it (its intents decide whether it gets the event at all, and
  * whether the content is visible, as Discord hides content without the MessageContent intent).
  */
-import { ChannelType, type APIGuildMember, type APIMessage, type GatewayGuildCreateDispatchData, type GatewayReadyDispatchData } from "discord.js";
+import {
+  ChannelType,
+  type APIGuildMember,
+  type APIMessage,
+  type GatewayGuildCreateDispatchData,
+  type GatewayReadyDispatchData,
+} from "discord.js";
 import { staticGuildFields } from "../discord-fixtures.js";
 import type { FakeGatewaySession } from "./gateway.js";
 import { userWithMember } from "./mentions.js";
@@ -18,8 +24,12 @@ export const guildCreate = ({ channels, world, roles, members, now }: DiscordSta
     name: world.guildName,
     owner_id: world.users.alice.id,
     roles: [...roles.values()],
-    channels: guildChannels.filter((c) => c.type !== ChannelType.PublicThread && c.type !== ChannelType.PrivateThread) as GatewayGuildCreateDispatchData["channels"],
-    threads: guildChannels.filter((c) => c.type === ChannelType.PublicThread || c.type === ChannelType.PrivateThread) as GatewayGuildCreateDispatchData["threads"],
+    channels: guildChannels.filter(
+      (c) => c.type !== ChannelType.PublicThread && c.type !== ChannelType.PrivateThread,
+    ) as GatewayGuildCreateDispatchData["channels"],
+    threads: guildChannels.filter(
+      (c) => c.type === ChannelType.PublicThread || c.type === ChannelType.PrivateThread,
+    ) as GatewayGuildCreateDispatchData["threads"],
     members: [...members.values()],
     member_count: members.size,
     presences: [],
@@ -38,7 +48,11 @@ export const guildCreate = ({ channels, world, roles, members, now }: DiscordSta
 };
 
 /** READY for a new session: the bot, its one guild (unavailable until GUILD_CREATE) and where to resume. */
-export const readyData = ({ world, port }: DiscordState, sessionId: string, shard: [number, number]): GatewayReadyDispatchData => ({
+export const readyData = (
+  { world, port }: DiscordState,
+  sessionId: string,
+  shard: [number, number],
+): GatewayReadyDispatchData => ({
   v: 10,
   user: { ...world.bot, verified: true, mfa_enabled: false, email: null },
   guilds: [{ id: world.guildId, unavailable: true }],

@@ -8,7 +8,12 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { randomBytes } from "node:crypto";
-import { GatewayIntentBits, GatewayOpcodes, type GatewayGuildCreateDispatchData, type GatewayReadyDispatchData } from "discord.js";
+import {
+  GatewayIntentBits,
+  GatewayOpcodes,
+  type GatewayGuildCreateDispatchData,
+  type GatewayReadyDispatchData,
+} from "discord.js";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { PrivilegedIntent } from "../discord-fixtures.js";
 
@@ -129,7 +134,8 @@ export function createFakeGateway(options: FakeGatewayOptions): FakeGateway {
       return closeWith(conn, 4013, "Invalid intent(s).");
     }
     for (const [name, bit] of Object.entries(PRIVILEGED) as [PrivilegedIntent, number][]) {
-      if ((intents & bit) !== 0 && !options.privilegedIntents.has(name)) return closeWith(conn, 4014, "Disallowed intent(s).");
+      if ((intents & bit) !== 0 && !options.privilegedIntents.has(name))
+        return closeWith(conn, 4014, "Disallowed intent(s).");
     }
     stats.identifies += 1;
     const session: FakeGatewaySession = {
@@ -228,7 +234,8 @@ export function createFakeGateway(options: FakeGatewayOptions): FakeGateway {
     ws.on("error", () => undefined);
     const version = url.searchParams.get("v");
     if (version !== "10" && version !== "9") return closeWith(conn, 4012, "Invalid API version.");
-    if ((url.searchParams.get("encoding") ?? "json") !== "json") return closeWith(conn, 4002, "Error while decoding payload.");
+    if ((url.searchParams.get("encoding") ?? "json") !== "json")
+      return closeWith(conn, 4002, "Error while decoding payload.");
     if (url.searchParams.has("compress")) return closeWith(conn, 4002, "Error while decoding payload.");
     send(conn, { op: GatewayOpcodes.Hello, d: { heartbeat_interval: options.heartbeatIntervalMs } });
     options.onChange();

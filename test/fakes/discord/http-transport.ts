@@ -35,8 +35,14 @@ const write = (res: ServerResponse, answer: HttpAnswer): void => {
 };
 
 /** The scripted failure this request hits (used up as it is hit), or undefined. */
-const scripted = (failures: DiscordState["failures"], routeName: string, channelId: string | undefined): HttpAnswer | undefined => {
-  const index = failures.findIndex((f) => (!f.route || f.route === routeName) && (!f.channelId || f.channelId === channelId));
+const scripted = (
+  failures: DiscordState["failures"],
+  routeName: string,
+  channelId: string | undefined,
+): HttpAnswer | undefined => {
+  const index = failures.findIndex(
+    (f) => (!f.route || f.route === routeName) && (!f.channelId || f.channelId === channelId),
+  );
   if (index < 0) return undefined;
   const f = failures[index]!;
   f.left -= 1;
@@ -48,10 +54,17 @@ const scripted = (failures: DiscordState["failures"], routeName: string, channel
       "x-ratelimit-scope": f.global ? "global" : "user",
     };
     if (f.global) headers["x-ratelimit-global"] = "true";
-    return new HttpAnswer(429, { message: "You are being rate limited.", retry_after: retryAfterS, global: f.global ?? false }, headers);
+    return new HttpAnswer(
+      429,
+      { message: "You are being rate limited.", retry_after: retryAfterS, global: f.global ?? false },
+      headers,
+    );
   }
   if (f.status === 500) return json(500, { message: "500: Internal Server Error", code: 0 });
-  return new HttpAnswer(f.status, `<html><head><title>${f.status}</title></head><body>${f.status} Bad Gateway</body></html>`);
+  return new HttpAnswer(
+    f.status,
+    `<html><head><title>${f.status}</title></head><body>${f.status} Bad Gateway</body></html>`,
+  );
 };
 
 /** What the transport serves besides REST. */
@@ -63,7 +76,11 @@ export interface TransportParts {
 }
 
 /** The request handler: attachments, then the REST routes with Discord's checks in front. */
-export function createRequestHandler({ state, routes, attachments }: TransportParts): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+export function createRequestHandler({
+  state,
+  routes,
+  attachments,
+}: TransportParts): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const { now, token, requests, violations, failures, changed } = state;
   const buckets = createRateBuckets(now);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -96,7 +113,9 @@ export function createRequestHandler({ state, routes, attachments }: TransportPa
       if (route.route.includes("/messages/:id")) record.messageId = params[1];
       if (raw !== "") {
         if (!(req.headers["content-type"] ?? "").includes("application/json")) {
-          return apiError(400, 50035, "Invalid Form Body", { _errors: [{ code: "CONTENT_TYPE_INVALID", message: "Expected application/json" }] });
+          return apiError(400, 50035, "Invalid Form Body", {
+            _errors: [{ code: "CONTENT_TYPE_INVALID", message: "Expected application/json" }],
+          });
         }
         try {
           record.body = JSON.parse(raw) as Record<string, any>;
@@ -117,10 +136,20 @@ export function createRequestHandler({ state, routes, attachments }: TransportPa
         const verdict = buckets.take(bucket[0], bucket[1]);
         limitHeaders = verdict.headers;
         if (verdict.limited) {
-          violations.push({ at: now(), channelId: bucket[1], bucket: bucket[0].hash, route: route.route, retryAfterMs: Math.round(verdict.resetAfterS * 1000) });
+          violations.push({
+            at: now(),
+            channelId: bucket[1],
+            bucket: bucket[0].hash,
+            route: route.route,
+            retryAfterMs: Math.round(verdict.resetAfterS * 1000),
+          });
           return new HttpAnswer(
             429,
-            { message: "You are being rate limited.", retry_after: Number(verdict.resetAfterS.toFixed(3)), global: false },
+            {
+              message: "You are being rate limited.",
+              retry_after: Number(verdict.resetAfterS.toFixed(3)),
+              global: false,
+            },
             { ...limitHeaders, "retry-after": String(Math.ceil(verdict.resetAfterS)), "x-ratelimit-scope": "user" },
           );
         }
@@ -139,10 +168,16 @@ export function createRequestHandler({ state, routes, attachments }: TransportPa
 }
 
 /** Listens on 127.0.0.1 with a free port; WebSocket upgrades go to the gateway. The port is in `state.port` when it resolves. */
-export async function listenOnLoopback(state: DiscordState, handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>, gateway: FakeGateway): Promise<Server> {
+export async function listenOnLoopback(
+  state: DiscordState,
+  handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+  gateway: FakeGateway,
+): Promise<Server> {
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ message: String(error), code: 0 }));
+      res
+        .writeHead(500, { "content-type": "application/json" })
+        .end(JSON.stringify({ message: String(error), code: 0 }));
     });
   });
   server.on("upgrade", (req, socket, head) => gateway.handleUpgrade(req, socket, head));

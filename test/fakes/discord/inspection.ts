@@ -6,7 +6,12 @@ import type { FakeDiscord } from "../discord-server.js";
 import type { DiscordState } from "./state.js";
 
 /** The test's view of the world (see FakeDiscord for each). */
-export function createInspection({ messagesIn, world, requests, changes }: DiscordState): Pick<FakeDiscord, "messages" | "botMessages" | "waitFor"> {
+export function createInspection({
+  messagesIn,
+  world,
+  requests,
+  changes,
+}: DiscordState): Pick<FakeDiscord, "messages" | "botMessages" | "waitFor"> {
   return {
     messages: (channelId) => [...messagesIn(channelId)],
     botMessages: (channelId) => messagesIn(channelId).filter((m) => m.author.id === world.bot.id),
@@ -32,7 +37,11 @@ export function createInspection({ messagesIn, world, requests, changes }: Disco
         const timer = setTimeout(() => {
           cleanup();
           const last = requests.slice(-5).map((r) => `${r.route} → ${r.status}`);
-          reject(new Error(`fake discord: timed out after ${timeoutMs} ms waiting for ${opts.label ?? "condition"}; last requests: ${last.join(", ") || "none"}`));
+          reject(
+            new Error(
+              `fake discord: timed out after ${timeoutMs} ms waiting for ${opts.label ?? "condition"}; last requests: ${last.join(", ") || "none"}`,
+            ),
+          );
         }, timeoutMs);
         // Also poll: probes often look at things outside the fake (a recording gateway, Redis).
         const poll = setInterval(onChange, 10);

@@ -51,7 +51,8 @@ export function createMessageWriter(state: DiscordState, gateway: FakeGateway): 
   const storeAndDispatch = (message: APIMessage): void => {
     messagesIn(message.channel_id).push(message);
     const channel = channels.get(message.channel_id);
-    if (channel && "last_message_id" in channel) (channel as { last_message_id?: string | null }).last_message_id = message.id;
+    if (channel && "last_message_id" in channel)
+      (channel as { last_message_id?: string | null }).last_message_id = message.id;
     if (channel && channel.type === ChannelType.PublicThread) {
       channel.message_count = (channel.message_count ?? 0) + 1;
       channel.total_message_sent = (channel.total_message_sent ?? 0) + 1;
@@ -60,7 +61,11 @@ export function createMessageWriter(state: DiscordState, gateway: FakeGateway): 
     gateway.dispatch("MESSAGE_CREATE", (session) => messageEventFor(state, session, message));
   };
 
-  const createBotMessage = (channelId: string, body: Record<string, unknown>, extra: Partial<APIMessage> = {}): HttpAnswer => {
+  const createBotMessage = (
+    channelId: string,
+    body: Record<string, unknown>,
+    extra: Partial<APIMessage> = {},
+  ): HttpAnswer => {
     const channel = channels.get(channelId);
     if (!channel) return apiError(404, 10003, "Unknown Channel");
     if (denied.has(channelId)) return apiError(403, 50013, "Missing Permissions");
@@ -69,17 +74,32 @@ export function createMessageWriter(state: DiscordState, gateway: FakeGateway): 
     const inGuild = guildOf(channel) !== undefined;
     let reference: APIMessage["message_reference"];
     let referenced: APIMessage | undefined;
-    const ref = body.message_reference as { message_id?: string; channel_id?: string; fail_if_not_exists?: boolean } | undefined;
+    const ref = body.message_reference as
+      | { message_id?: string; channel_id?: string; fail_if_not_exists?: boolean }
+      | undefined;
     if (ref && typeof ref === "object" && ref.message_id) {
       referenced = findMessage(ref.channel_id ?? channelId, ref.message_id);
       if (!referenced && ref.fail_if_not_exists !== false) {
         return formError("message_reference", "REPLIES_UNKNOWN_MESSAGE", "Unknown message");
       }
-      if (referenced) reference = { type: 0, channel_id: channelId, message_id: referenced.id, ...(inGuild ? { guild_id: guildOf(channel)! } : {}) };
+      if (referenced)
+        reference = {
+          type: 0,
+          channel_id: channelId,
+          message_id: referenced.id,
+          ...(inGuild ? { guild_id: guildOf(channel)! } : {}),
+        };
     }
     const content = typeof body.content === "string" ? body.content : "";
-    const mentioned = applyAllowed(parseMentions(state, content, inGuild), body.allowed_mentions, referenced?.author.id);
-    const flags = typeof body.flags === "number" ? body.flags & (MessageFlags.SuppressEmbeds | MessageFlags.SuppressNotifications) : 0;
+    const mentioned = applyAllowed(
+      parseMentions(state, content, inGuild),
+      body.allowed_mentions,
+      referenced?.author.id,
+    );
+    const flags =
+      typeof body.flags === "number"
+        ? body.flags & (MessageFlags.SuppressEmbeds | MessageFlags.SuppressNotifications)
+        : 0;
     const message: APIMessage = {
       id: nextId(),
       channel_id: channelId,
@@ -110,14 +130,20 @@ export function createMessageWriter(state: DiscordState, gateway: FakeGateway): 
     if (!channel) return apiError(404, 10003, "Unknown Channel");
     const message = findMessage(channelId, messageId);
     if (!message) return apiError(404, 10008, "Unknown Message");
-    if (message.author.id !== world.bot.id) return apiError(403, 50005, "Cannot edit a message authored by another user");
+    if (message.author.id !== world.bot.id)
+      return apiError(403, 50005, "Cannot edit a message authored by another user");
     const problem = contentProblem(body, false);
     if (problem) return problem;
     const next = { ...message };
     if (body.content !== undefined) next.content = typeof body.content === "string" ? body.content : "";
-    if (body.components !== undefined) next.components = Array.isArray(body.components) ? (structuredClone(body.components) as APIMessage["components"]) : [];
-    if (body.embeds !== undefined) next.embeds = Array.isArray(body.embeds) ? (body.embeds as APIMessage["embeds"]) : [];
-    if (typeof body.flags === "number") next.flags = ((message.flags ?? 0) & ~MessageFlags.SuppressEmbeds) | (body.flags & MessageFlags.SuppressEmbeds);
+    if (body.components !== undefined)
+      next.components = Array.isArray(body.components)
+        ? (structuredClone(body.components) as APIMessage["components"])
+        : [];
+    if (body.embeds !== undefined)
+      next.embeds = Array.isArray(body.embeds) ? (body.embeds as APIMessage["embeds"]) : [];
+    if (typeof body.flags === "number")
+      next.flags = ((message.flags ?? 0) & ~MessageFlags.SuppressEmbeds) | (body.flags & MessageFlags.SuppressEmbeds);
     if (next.content.trim() === "" && next.embeds.length === 0 && (next.components?.length ?? 0) === 0) {
       return apiError(400, 50006, "Cannot send an empty message");
     }

@@ -37,15 +37,23 @@ export interface MessageBucketRules {
 }
 
 /** Discord's message buckets (writes: 5 per 5 s per channel unless the test says otherwise). */
-export const messageBucketRules = (messageWriteLimit: { limit: number; windowMs: number } | undefined): MessageBucketRules => ({
+export const messageBucketRules = (
+  messageWriteLimit: { limit: number; windowMs: number } | undefined,
+): MessageBucketRules => ({
   write: {
     hash: "80c17d2f203122d936070c88c8d10f33",
     limit: messageWriteLimit?.limit ?? 5,
     windowMs: messageWriteLimit?.windowMs ?? 5000,
   },
   typing: { hash: "a1b2c3d4e5f60718293a4b5c6d7e8f90", limit: 5, windowMs: 5000 },
-  fallback: (route: string): BucketRule => ({ hash: Buffer.from(route).toString("hex").slice(0, 32), limit: 50, windowMs: 1000 }),
+  fallback: (route: string): BucketRule => ({
+    hash: Buffer.from(route).toString("hex").slice(0, 32),
+    limit: 50,
+    windowMs: 1000,
+  }),
 });
 
 /** A route's bucket keyed by its channel (the first path parameter). */
-export const channelBucket = (rule: BucketRule) => (params: string[]): [BucketRule, string] => [rule, params[0] ?? ""];
+export const channelBucket =
+  (rule: BucketRule) =>
+  (params: string[]): [BucketRule, string] => [rule, params[0] ?? ""];

@@ -8,7 +8,11 @@ import type { Route } from "./rest-route.js";
 import type { DiscordState } from "./state.js";
 
 /** GET /applications/@me `flags` for the privileged intents switched on (an unverified bot gets the _LIMITED bits). */
-const LIMITED_INTENT_FLAGS: Record<PrivilegedIntent, number> = { GuildPresences: 1 << 13, GuildMembers: 1 << 15, MessageContent: 1 << 19 };
+const LIMITED_INTENT_FLAGS: Record<PrivilegedIntent, number> = {
+  GuildPresences: 1 << 13,
+  GuildMembers: 1 << 15,
+  MessageContent: 1 << 19,
+};
 
 /** The application route. */
 export function applicationRoutes({ world, privileged }: DiscordState): Route[] {

@@ -8,7 +8,11 @@ import { channelBucket, type MessageBucketRules, type Route } from "./rest-route
 import type { DiscordState } from "./state.js";
 
 /** GET/POST /channels/:id/messages, GET/PATCH/DELETE /channels/:id/messages/:id, POST /channels/:id/typing. */
-export function channelMessageRoutes(state: DiscordState, { createBotMessage, editBotMessage, removeMessage }: MessageWriter, rules: MessageBucketRules): Route[] {
+export function channelMessageRoutes(
+  state: DiscordState,
+  { createBotMessage, editBotMessage, removeMessage }: MessageWriter,
+  rules: MessageBucketRules,
+): Route[] {
   const { channels, messagesIn, findMessage, world, denied, typing, now } = state;
   return [
     {

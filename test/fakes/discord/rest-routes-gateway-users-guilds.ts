@@ -10,7 +10,11 @@ import type { Route } from "./rest-route.js";
 import type { DiscordState } from "./state.js";
 
 /** GET /gateway(/bot), /users/..., POST /users/@me/channels, GET /channels/:id, /guilds/:id(/members/:id). */
-export function gatewayUserGuildRoutes(state: DiscordState, gateway: FakeGateway, notInAnyGuild: boolean | undefined): Route[] {
+export function gatewayUserGuildRoutes(
+  state: DiscordState,
+  gateway: FakeGateway,
+  notInAnyGuild: boolean | undefined,
+): Route[] {
   const { world, users, channels, members, nextId } = state;
   return [
     {
@@ -29,10 +33,21 @@ export function gatewayUserGuildRoutes(state: DiscordState, gateway: FakeGateway
         json(200, {
           url: `ws://127.0.0.1:${state.port}`,
           shards: 1,
-          session_start_limit: { total: 1000, remaining: Math.max(0, 1000 - gateway.stats.identifies), reset_after: 14_400_000, max_concurrency: 1 },
+          session_start_limit: {
+            total: 1000,
+            remaining: Math.max(0, 1000 - gateway.stats.identifies),
+            reset_after: 14_400_000,
+            max_concurrency: 1,
+          },
         }),
     },
-    { method: "GET", pattern: /^\/users\/@me$/, route: "GET /users/@me", auth: true, handle: () => json(200, world.bot) },
+    {
+      method: "GET",
+      pattern: /^\/users\/@me$/,
+      route: "GET /users/@me",
+      auth: true,
+      handle: () => json(200, world.bot),
+    },
     {
       method: "GET",
       pattern: /^\/users\/(\d+)$/,
@@ -53,7 +68,19 @@ export function gatewayUserGuildRoutes(state: DiscordState, gateway: FakeGateway
           200,
           notInAnyGuild
             ? []
-            : [{ id: world.guildId, name: world.guildName, icon: null, banner: null, owner: false, permissions: "274877975552", features: [], approximate_member_count: 4, approximate_presence_count: 2 }],
+            : [
+                {
+                  id: world.guildId,
+                  name: world.guildName,
+                  icon: null,
+                  banner: null,
+                  owner: false,
+                  permissions: "274877975552",
+                  features: [],
+                  approximate_member_count: 4,
+                  approximate_presence_count: 2,
+                },
+              ],
         ),
     },
     {
@@ -65,10 +92,18 @@ export function gatewayUserGuildRoutes(state: DiscordState, gateway: FakeGateway
         const recipient = users.get(String(body?.recipient_id ?? ""));
         if (!recipient) return formError("recipient_id", "BASE_TYPE_REQUIRED", "This field is required");
         const existing = [...channels.values()].find(
-          (c): c is APIDMChannel => c.type === ChannelType.DM && (c.recipients ?? []).some((r) => r.id === recipient.id),
+          (c): c is APIDMChannel =>
+            c.type === ChannelType.DM && (c.recipients ?? []).some((r) => r.id === recipient.id),
         );
         if (existing) return json(200, existing);
-        const dm: APIDMChannel = { id: nextId(), type: ChannelType.DM, last_message_id: null, recipients: [recipient], flags: 0 as ChannelFlags, name: null };
+        const dm: APIDMChannel = {
+          id: nextId(),
+          type: ChannelType.DM,
+          last_message_id: null,
+          recipients: [recipient],
+          flags: 0 as ChannelFlags,
+          name: null,
+        };
         channels.set(dm.id, dm);
         return json(200, dm);
       },
@@ -90,7 +125,14 @@ export function gatewayUserGuildRoutes(state: DiscordState, gateway: FakeGateway
       auth: true,
       handle: ({ params }) => {
         if (params[0] !== world.guildId) return apiError(404, 10004, "Unknown Guild");
-        const { channels: _c, threads: _t, members: _m, presences: _p, voice_states: _v, ...guild } = guildCreate(state);
+        const {
+          channels: _c,
+          threads: _t,
+          members: _m,
+          presences: _p,
+          voice_states: _v,
+          ...guild
+        } = guildCreate(state);
         return json(200, guild);
       },
     },

@@ -11,7 +11,10 @@ import type { Route } from "./rest-route.js";
 import type { DiscordState } from "./state.js";
 
 /** PUT/GET /applications/:id/commands and POST /interactions/:id/:token/callback. */
-export function interactionCommandRoutes(state: DiscordState, { createBotMessage, editBotMessage }: MessageWriter): Route[] {
+export function interactionCommandRoutes(
+  state: DiscordState,
+  { createBotMessage, editBotMessage }: MessageWriter,
+): Route[] {
   const { world, commands, nextId, changed, interactions, now, interactionTimeoutMs, interactionResponses } = state;
   return [
     {
@@ -21,14 +24,18 @@ export function interactionCommandRoutes(state: DiscordState, { createBotMessage
       auth: true,
       handle: ({ params, json: list }) => {
         if (params[0] !== world.applicationId) return apiError(403, 50001, "Missing Access");
-        if (!Array.isArray(list)) return formError("_errors", "MODEL_TYPE_CONVERT", "Only iterables may be used in a ListType");
+        if (!Array.isArray(list))
+          return formError("_errors", "MODEL_TYPE_CONVERT", "Only iterables may be used in a ListType");
         const made: APIApplicationCommand[] = [];
         for (const [i, raw] of list.entries()) {
           const c = raw as { name?: unknown; description?: unknown; type?: unknown };
           if (typeof c.name !== "string" || !/^[-_\p{Ll}\p{Lo}\p{N}]{1,32}$/u.test(c.name)) {
             return formError(`${i}.name`, "APPLICATION_COMMAND_INVALID_NAME", "Command name is invalid");
           }
-          if ((c.type ?? 1) === 1 && (typeof c.description !== "string" || c.description.length < 1 || c.description.length > 100)) {
+          if (
+            (c.type ?? 1) === 1 &&
+            (typeof c.description !== "string" || c.description.length < 1 || c.description.length > 100)
+          ) {
             return formError(`${i}.description`, "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.");
           }
           const previous = commands.find((x) => x.name === c.name);
@@ -69,14 +76,18 @@ export function interactionCommandRoutes(state: DiscordState, { createBotMessage
         if (interaction.acknowledged) return apiError(400, 40060, "Interaction has already been acknowledged.");
         const type = Number(body?.type);
         const data = body?.data as Record<string, unknown> | undefined;
-        if (![1, 4, 5, 6, 7, 8, 9].includes(type)) return formError("type", "BASE_TYPE_CHOICES", "Value must be one of (1, 4, 5, 6, 7, 8, 9).");
+        if (![1, 4, 5, 6, 7, 8, 9].includes(type))
+          return formError("type", "BASE_TYPE_CHOICES", "Value must be one of (1, 4, 5, 6, 7, 8, 9).");
         // An autocomplete interaction takes only choices (8), and choices answer nothing else.
-        if ((type === 8) !== (interaction.autocomplete === true)) return apiError(400, 40004, "Interaction response type invalid for this interaction");
+        if ((type === 8) !== (interaction.autocomplete === true))
+          return apiError(400, 40004, "Interaction response type invalid for this interaction");
         if (type === 8) {
           const choices = (data as { choices?: unknown } | undefined)?.choices;
-          if (!Array.isArray(choices) || choices.length > 25) return formError("data.choices", "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.");
+          if (!Array.isArray(choices) || choices.length > 25)
+            return formError("data.choices", "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.");
         }
-        if ((type === 6 || type === 7) && !interaction.messageId) return apiError(400, 40004, "Interaction response type invalid for this interaction");
+        if ((type === 6 || type === 7) && !interaction.messageId)
+          return apiError(400, 40004, "Interaction response type invalid for this interaction");
         const ephemeral = ((Number(data?.flags) || 0) & MessageFlags.Ephemeral) !== 0;
         if (type === 4 || type === 7) {
           const problem = contentProblem(data ?? {}, type === 4);

@@ -20,7 +20,10 @@ export interface PendingInteraction {
 
 /** The shared state of one running fake (the records are the very arrays the fake exposes). */
 export interface DiscordState
-  extends Pick<FakeDiscord, "token" | "world" | "requests" | "violations" | "pings" | "typing" | "interactionResponses" | "commands"> {
+  extends Pick<
+    FakeDiscord,
+    "token" | "world" | "requests" | "violations" | "pings" | "typing" | "interactionResponses" | "commands"
+  > {
   readonly now: () => number;
   readonly nextId: () => string;
   readonly changes: EventEmitter;
@@ -52,10 +55,17 @@ export interface DiscordStateOptions {
 }
 
 /** The guild a channel belongs to; undefined for DMs. */
-export const guildOf = (channel: APIChannel): string | undefined => ("guild_id" in channel ? channel.guild_id : undefined);
+export const guildOf = (channel: APIChannel): string | undefined =>
+  "guild_id" in channel ? channel.guild_id : undefined;
 
 /** Builds the state of a fresh fake from its world (channels are copied: the fake mutates them). */
-export function createDiscordState({ now, token, world, privilegedIntents, interactionTimeoutMs }: DiscordStateOptions): DiscordState {
+export function createDiscordState({
+  now,
+  token,
+  world,
+  privilegedIntents,
+  interactionTimeoutMs,
+}: DiscordStateOptions): DiscordState {
   const changes = new EventEmitter();
   changes.setMaxListeners(0);
   const store = new Map<string, APIMessage[]>();
@@ -76,7 +86,9 @@ export function createDiscordState({ now, token, world, privilegedIntents, inter
     users: new Map<string, APIUser>([world.bot, ...Object.values(world.users)].map((u) => [u.id, u])),
     members: new Map<string, APIGuildMember>(world.members.map((m) => [m.user.id, m])),
     roles: new Map([world.roles.everyone, world.roles.moderators, world.roles.botRole].map((r) => [r.id, r])),
-    channels: new Map<string, APIChannel>(Object.values(world.channels).map((c) => [c.id, structuredClone(c) as APIChannel])),
+    channels: new Map<string, APIChannel>(
+      Object.values(world.channels).map((c) => [c.id, structuredClone(c) as APIChannel]),
+    ),
     denied: new Set<string>(),
     failures: [],
     requests: [],

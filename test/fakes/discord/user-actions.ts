@@ -29,7 +29,8 @@ export function createUserActions(
       if (opts.replyTo && !referenced) throw new Error(`fake discord: no message ${opts.replyTo} in ${opts.channelId}`);
       const found = parseMentions(state, content, inGuild);
       const mentionUsers = [...found.users];
-      if (referenced && opts.mentionRepliedUser !== false && !mentionUsers.includes(referenced.author.id)) mentionUsers.push(referenced.author.id);
+      if (referenced && opts.mentionRepliedUser !== false && !mentionUsers.includes(referenced.author.id))
+        mentionUsers.push(referenced.author.id);
       const guildId = guildOf(channel);
       const message: APIMessage = {
         id: nextId(),
@@ -51,7 +52,12 @@ export function createUserActions(
         ...(opts.webhookId ? { webhook_id: opts.webhookId } : {}),
         ...(referenced
           ? {
-              message_reference: { type: 0, channel_id: opts.channelId, message_id: referenced.id, ...(guildId ? { guild_id: guildId } : {}) },
+              message_reference: {
+                type: 0,
+                channel_id: opts.channelId,
+                message_id: referenced.id,
+                ...(guildId ? { guild_id: guildId } : {}),
+              },
               referenced_message: referencedCopy(referenced),
             }
           : {}),
@@ -67,7 +73,8 @@ export function createUserActions(
       denied.add(channelId);
     },
     deleteMessage(channelId, messageId) {
-      if (!removeMessage(channelId, messageId)) throw new Error(`fake discord: no message ${messageId} in ${channelId}`);
+      if (!removeMessage(channelId, messageId))
+        throw new Error(`fake discord: no message ${messageId} in ${channelId}`);
       changed();
     },
   };

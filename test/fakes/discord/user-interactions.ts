@@ -18,7 +18,10 @@ import type { FakeGateway } from "./gateway.js";
 import { guildOf, type DiscordState } from "./state.js";
 
 /** The test's way to start interactions (see FakeDiscord for each). */
-export function createUserInteractions(state: DiscordState, gateway: FakeGateway): Pick<FakeDiscord, "clickButton" | "runCommand" | "autocomplete"> {
+export function createUserInteractions(
+  state: DiscordState,
+  gateway: FakeGateway,
+): Pick<FakeDiscord, "clickButton" | "runCommand" | "autocomplete"> {
   const { world, roles, channels, members, nextId, findMessage, interactions, commands, now } = state;
   /** A member's permissions in a channel, as interactions carry them: @everyone's and their roles' (no overwrites in this world); Administrator means all. */
   const memberPermissions = (roleIds: readonly string[]): string => {
@@ -50,7 +53,14 @@ export function createUserInteractions(state: DiscordState, gateway: FakeGateway
               guild: { id: guildId, locale: "en-US", features: [] },
               guild_locale: "en-US",
               member: {
-                ...(member ?? { user, roles: [], joined_at: new Date(0).toISOString(), deaf: false, mute: false, flags: 0 }),
+                ...(member ?? {
+                  user,
+                  roles: [],
+                  joined_at: new Date(0).toISOString(),
+                  deaf: false,
+                  mute: false,
+                  flags: 0,
+                }),
                 user,
                 permissions: memberPermissions(member?.roles ?? []),
               },
@@ -70,13 +80,20 @@ export function createUserInteractions(state: DiscordState, gateway: FakeGateway
     clickButton({ channelId, messageId, customId, user = world.users.alice }) {
       const message = findMessage(channelId, messageId);
       if (!message) throw new Error(`fake discord: no message ${messageId} in ${channelId}`);
-      const buttons = (message.components ?? []).flatMap((row) => ("components" in row ? (row.components as unknown[]) : []));
+      const buttons = (message.components ?? []).flatMap((row) =>
+        "components" in row ? (row.components as unknown[]) : [],
+      );
       if (!buttons.some((b) => typeof b === "object" && b !== null && "custom_id" in b && b.custom_id === customId)) {
         throw new Error(`fake discord: message ${messageId} has no component with custom_id ${customId}`);
       }
       const base = interactionBase(channelId, user);
       interactions.set(base.id, { token: base.token, createdAt: now(), acknowledged: false, channelId, messageId });
-      const payload = { ...base.common, type: InteractionType.MessageComponent, data: { custom_id: customId, component_type: ComponentType.Button }, message };
+      const payload = {
+        ...base.common,
+        type: InteractionType.MessageComponent,
+        data: { custom_id: customId, component_type: ComponentType.Button },
+        message,
+      };
       gateway.dispatch("INTERACTION_CREATE", () => payload);
       return { id: base.id, token: base.token };
     },
@@ -86,7 +103,8 @@ export function createUserInteractions(state: DiscordState, gateway: FakeGateway
       if (!command) throw new Error(`fake discord: command /${name} is not registered (the client would not offer it)`);
       const known = (command.options ?? []).map((o) => o.name);
       for (const option of options ?? []) {
-        if (!known.includes(option.name)) throw new Error(`fake discord: /${name} has no option "${option.name}" (the client would not send it)`);
+        if (!known.includes(option.name))
+          throw new Error(`fake discord: /${name} has no option "${option.name}" (the client would not send it)`);
       }
       const base = interactionBase(channelId, user);
       interactions.set(base.id, { token: base.token, createdAt: now(), acknowledged: false, channelId });
@@ -94,7 +112,15 @@ export function createUserInteractions(state: DiscordState, gateway: FakeGateway
         id: command.id,
         name: command.name,
         type: command.type,
-        ...(options?.length ? { options: options.map((o) => ({ name: o.name, type: ApplicationCommandOptionType.String, value: o.value })) } : {}),
+        ...(options?.length
+          ? {
+              options: options.map((o) => ({
+                name: o.name,
+                type: ApplicationCommandOptionType.String,
+                value: o.value,
+              })),
+            }
+          : {}),
       };
       const payload = { ...base.common, type: InteractionType.ApplicationCommand, data };
       gateway.dispatch("INTERACTION_CREATE", () => payload);
@@ -105,11 +131,27 @@ export function createUserInteractions(state: DiscordState, gateway: FakeGateway
       const command = commands.find((c) => c.name === name);
       if (!command) throw new Error(`fake discord: command /${name} is not registered (the client would not offer it)`);
       const declared = (command.options ?? []).find((o) => o.name === option) as { autocomplete?: boolean } | undefined;
-      if (!declared?.autocomplete) throw new Error(`fake discord: /${name} option "${option}" has no autocomplete (the client would not ask)`);
+      if (!declared?.autocomplete)
+        throw new Error(`fake discord: /${name} option "${option}" has no autocomplete (the client would not ask)`);
       const base = interactionBase(channelId, user);
-      interactions.set(base.id, { token: base.token, createdAt: now(), acknowledged: false, channelId, autocomplete: true });
-      const data = { id: command.id, name: command.name, type: command.type, options: [{ name: option, type: ApplicationCommandOptionType.String, value: typed, focused: true }] };
-      gateway.dispatch("INTERACTION_CREATE", () => ({ ...base.common, type: InteractionType.ApplicationCommandAutocomplete, data }));
+      interactions.set(base.id, {
+        token: base.token,
+        createdAt: now(),
+        acknowledged: false,
+        channelId,
+        autocomplete: true,
+      });
+      const data = {
+        id: command.id,
+        name: command.name,
+        type: command.type,
+        options: [{ name: option, type: ApplicationCommandOptionType.String, value: typed, focused: true }],
+      };
+      gateway.dispatch("INTERACTION_CREATE", () => ({
+        ...base.common,
+        type: InteractionType.ApplicationCommandAutocomplete,
+        data,
+      }));
       return { id: base.id, token: base.token };
     },
   };

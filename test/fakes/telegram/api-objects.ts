@@ -7,7 +7,14 @@ import type { ChatState, StoredMessage, TelegramState } from "./state.js";
 
 /** A Bot API User. */
 export function apiUser(u: FakeUser): Record<string, unknown> {
-  return { id: u.id, is_bot: u.is_bot ?? false, first_name: u.first_name, ...(u.last_name ? { last_name: u.last_name } : {}), ...(u.username ? { username: u.username } : {}), ...(u.language_code ? { language_code: u.language_code } : {}) };
+  return {
+    id: u.id,
+    is_bot: u.is_bot ?? false,
+    first_name: u.first_name,
+    ...(u.last_name ? { last_name: u.last_name } : {}),
+    ...(u.username ? { username: u.username } : {}),
+    ...(u.language_code ? { language_code: u.language_code } : {}),
+  };
 }
 
 /** A Bot API Chat. */

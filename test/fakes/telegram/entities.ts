@@ -18,11 +18,12 @@ export function detectEntities(text: string): MessageEntity[] {
   for (const m of text.matchAll(/@[a-zA-Z0-9_]{2,32}/g)) {
     const before = text[m.index - 1];
     const after = text[m.index + m[0].length];
-    if (before && (word.test(before) || before === "/" )) continue;
+    if (before && (word.test(before) || before === "/")) continue;
     if (after && word.test(after)) continue;
     if (found.some((e) => e.type === "bot_command" && e.offset < m.index && m.index < e.offset + e.length)) continue;
     found.push({ type: "mention", offset: m.index, length: m[0].length });
   }
-  for (const m of text.matchAll(/https?:\/\/[^\s<>"]+/g)) found.push({ type: "url", offset: m.index, length: m[0].length });
+  for (const m of text.matchAll(/https?:\/\/[^\s<>"]+/g))
+    found.push({ type: "url", offset: m.index, length: m[0].length });
   return found.sort((a, b) => a.offset - b.offset);
 }

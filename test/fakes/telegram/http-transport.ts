@@ -41,7 +41,8 @@ async function readParams(req: IncomingMessage, url: URL): Promise<Record<string
     Object.assign(params, Object.fromEntries(new URLSearchParams(body.toString("utf8"))));
     return params;
   }
-  if (type.startsWith("multipart/form-data")) return Object.assign(params, parseMultipart(body, req.headers["content-type"] as string));
+  if (type.startsWith("multipart/form-data"))
+    return Object.assign(params, parseMultipart(body, req.headers["content-type"] as string));
   return params;
 }
 
@@ -50,7 +51,10 @@ const nginxErrorPage = (status: number): string =>
   `<html><head><title>${status} Bad Gateway</title></head><body><center><h1>${status} Bad Gateway</h1></center><hr><center>nginx/1.18.0</center></body></html>`;
 
 /** The request handler: downloads, then the Bot API methods behind the token check and injected failures. */
-export function createRequestHandler(state: TelegramState, dispatch: Dispatch): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+export function createRequestHandler(
+  state: TelegramState,
+  dispatch: Dispatch,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const reply = (res: ServerResponse, status: number, body: unknown): void => {
     if (res.writableEnded || res.destroyed) return;
     res.writeHead(status, { "content-type": "application/json" });
@@ -77,11 +81,25 @@ export function createRequestHandler(state: TelegramState, dispatch: Dispatch): 
     reply(res, 200, { ok: true, result: outcome });
   };
 
-  const injectFailure = async (res: ServerResponse, req: IncomingMessage, method: string, params: Record<string, unknown>, failure: InjectedFailure): Promise<void> => {
+  const injectFailure = async (
+    res: ServerResponse,
+    req: IncomingMessage,
+    method: string,
+    params: Record<string, unknown>,
+    failure: InjectedFailure,
+  ): Promise<void> => {
     if ("retryAfter" in failure) {
-      return answer(res, method, params, new ApiFailure(429, `Too Many Requests: retry after ${failure.retryAfter}`, { retry_after: failure.retryAfter }));
+      return answer(
+        res,
+        method,
+        params,
+        new ApiFailure(429, `Too Many Requests: retry after ${failure.retryAfter}`, {
+          retry_after: failure.retryAfter,
+        }),
+      );
     }
-    if ("errorCode" in failure) return answer(res, method, params, new ApiFailure(failure.errorCode, failure.description));
+    if ("errorCode" in failure)
+      return answer(res, method, params, new ApiFailure(failure.errorCode, failure.description));
     if (failure.applied) await dispatch(method, params, res);
     if ("networkError" in failure) {
       state.record(method, params, 0, false, "connection destroyed (injected)");
@@ -121,7 +139,10 @@ export function createRequestHandler(state: TelegramState, dispatch: Dispatch): 
       outcome = await dispatch(method, params, res);
     } catch (err) {
       // A bug in the fake must show up in the test, not hang it.
-      outcome = new ApiFailure(500, `Internal Server Error: fake Telegram crashed: ${(err as Error).stack ?? String(err)}`);
+      outcome = new ApiFailure(
+        500,
+        `Internal Server Error: fake Telegram crashed: ${(err as Error).stack ?? String(err)}`,
+      );
     }
     return answer(res, method, params, outcome);
   };

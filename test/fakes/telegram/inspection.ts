@@ -31,7 +31,11 @@ export type FakeTelegramInspection = Pick<
 >;
 
 /** Resolves with the predicate's first truthy value; rejects after `timeoutMs` with the recent calls. */
-function waitFor<T>(state: TelegramState, predicate: () => T | undefined | null | false, opts: { timeoutMs?: number; what?: string } = {}): Promise<T> {
+function waitFor<T>(
+  state: TelegramState,
+  predicate: () => T | undefined | null | false,
+  opts: { timeoutMs?: number; what?: string } = {},
+): Promise<T> {
   const first = predicate();
   if (first) return Promise.resolve(first);
   const timeoutMs = opts.timeoutMs ?? 5000;
@@ -54,7 +58,11 @@ function waitFor<T>(state: TelegramState, predicate: () => T | undefined | null 
         .slice(-8)
         .map((c) => `${c.method} ${c.status}${c.description ? ` ${c.description}` : ""}`)
         .join("; ");
-      reject(new Error(`fake Telegram: timed out after ${timeoutMs} ms waiting for ${opts.what ?? "a condition"}; recent calls: ${recent}`));
+      reject(
+        new Error(
+          `fake Telegram: timed out after ${timeoutMs} ms waiting for ${opts.what ?? "a condition"}; recent calls: ${recent}`,
+        ),
+      );
     }, timeoutMs);
     const ticker = setInterval(check, 25);
     const cleanup = () => {
@@ -82,7 +90,8 @@ export function createInspection(state: TelegramState): FakeTelegramInspection {
       .filter((m) => opts.threadId === undefined || m.threadId === opts.threadId)
       .map((m) => viewOf(state, m));
   };
-  const botMessages = (chatId: number, opts: { threadId?: number } = {}): ChatMessageView[] => messages(chatId, opts).filter((m) => m.fromBot);
+  const botMessages = (chatId: number, opts: { threadId?: number } = {}): ChatMessageView[] =>
+    messages(chatId, opts).filter((m) => m.fromBot);
   return {
     calls(method) {
       const m = method?.toLowerCase();

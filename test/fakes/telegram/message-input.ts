@@ -18,7 +18,8 @@ import type { ChatState } from "./state.js";
 function withAutoMentions(parsed: ParsedText): ParsedText {
   const opaque = parsed.entities.filter((e) => ["code", "pre", "text_link", "text_mention", "url"].includes(e.type));
   const mentions = detectEntities(parsed.text).filter(
-    (m) => m.type === "mention" && !opaque.some((e) => m.offset < e.offset + e.length && e.offset < m.offset + m.length),
+    (m) =>
+      m.type === "mention" && !opaque.some((e) => m.offset < e.offset + e.length && e.offset < m.offset + m.length),
   );
   if (mentions.length === 0) return parsed;
   return { ...parsed, entities: [...parsed.entities, ...mentions].sort((a, b) => a.offset - b.offset) };
@@ -58,11 +59,14 @@ export function checkMarkup(value: unknown): Record<string, unknown> | undefined
   const markup = jsonArg(value, "reply markup") as { inline_keyboard?: unknown } | undefined;
   if (!markup || typeof markup !== "object") throw bad("can't parse reply keyboard markup JSON object");
   if (markup.inline_keyboard !== undefined) {
-    if (!Array.isArray(markup.inline_keyboard)) throw bad("field \"inline_keyboard\" of the InlineKeyboardMarkup must be an Array of Arrays");
+    if (!Array.isArray(markup.inline_keyboard))
+      throw bad('field "inline_keyboard" of the InlineKeyboardMarkup must be an Array of Arrays');
     for (const row of markup.inline_keyboard as unknown[]) {
-      if (!Array.isArray(row)) throw bad("field \"inline_keyboard\" of the InlineKeyboardMarkup must be an Array of Arrays");
+      if (!Array.isArray(row))
+        throw bad('field "inline_keyboard" of the InlineKeyboardMarkup must be an Array of Arrays');
       for (const button of row as { text?: unknown; callback_data?: unknown; url?: unknown }[]) {
-        if (typeof button.text !== "string" || button.text === "") throw bad("text buttons are unallowed in the inline keyboard");
+        if (typeof button.text !== "string" || button.text === "")
+          throw bad("text buttons are unallowed in the inline keyboard");
         if (button.callback_data !== undefined) {
           const bytes = Buffer.byteLength(String(button.callback_data), "utf8");
           if (bytes < 1 || bytes > 64) throw bad("BUTTON_DATA_INVALID");

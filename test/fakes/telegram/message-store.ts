@@ -7,7 +7,12 @@ import type { ChatState, StoredMessage, TelegramState } from "./state.js";
 
 /** What a new message is made of; the store adds its id, thread, date and edit record. */
 export type NewMessage = Pick<StoredMessage, "from" | "text" | "entities"> &
-  Partial<Pick<StoredMessage, "replyToMessageId" | "threadId" | "source" | "parseMode" | "replyMarkup" | "forumTopicCreated" | "media">>;
+  Partial<
+    Pick<
+      StoredMessage,
+      "replyToMessageId" | "threadId" | "source" | "parseMode" | "replyMarkup" | "forumTopicCreated" | "media"
+    >
+  >;
 
 /** Stores a message in a chat, with the thread and reply Telegram would give it. */
 export function storeMessage(state: TelegramState, chatState: ChatState, m: NewMessage): StoredMessage {
@@ -67,7 +72,14 @@ export function deliversToBot(state: TelegramState, chatState: ChatState, msg: S
   const { me } = state;
   if (!state.privacyMode || chatState.chat.type === "private") return true;
   if (msg.text.startsWith("/")) return true;
-  if (msg.entities.some((e) => e.type === "mention" && msg.text.slice(e.offset, e.offset + e.length).toLowerCase() === `@${me.username.toLowerCase()}`)) return true;
+  if (
+    msg.entities.some(
+      (e) =>
+        e.type === "mention" &&
+        msg.text.slice(e.offset, e.offset + e.length).toLowerCase() === `@${me.username.toLowerCase()}`,
+    )
+  )
+    return true;
   const target = msg.replyToMessageId !== undefined ? chatState.messages.get(msg.replyToMessageId) : undefined;
   return target !== undefined && !target.forumTopicCreated && target.from.id === me.id;
 }

@@ -11,14 +11,23 @@ import { bool, chatFromParam, int, jsonArg, str } from "./method-params.js";
 import type { TelegramState } from "./state.js";
 
 const CHAT_ACTIONS = new Set([
-  "typing", "upload_photo", "record_video", "upload_video", "record_voice", "upload_voice",
-  "upload_document", "choose_sticker", "find_location", "record_video_note", "upload_video_note",
+  "typing",
+  "upload_photo",
+  "record_video",
+  "upload_video",
+  "record_voice",
+  "upload_voice",
+  "upload_document",
+  "choose_sticker",
+  "find_location",
+  "record_video_note",
+  "upload_video_note",
 ]);
 
 /** The setMyCommands handler: Telegram's limits on the menu (100 commands, lower-case names, described). */
 function setMyCommands(state: TelegramState, p: Record<string, unknown>): unknown {
   const commands = jsonArg(p.commands, "commands");
-  if (!Array.isArray(commands)) return bad("field \"commands\" must be an Array");
+  if (!Array.isArray(commands)) return bad('field "commands" must be an Array');
   if (commands.length > 100) return bad("too many commands specified");
   for (const c of commands as { command?: unknown; description?: unknown }[]) {
     const command = typeof c.command === "string" ? c.command.replace(/^\//, "") : "";
@@ -45,9 +54,20 @@ function getChatMember(state: TelegramState, p: Record<string, unknown>): unknow
       return { status: "creator", user, is_anonymous: false };
     case "administrator":
       return {
-        status: "administrator", user, can_be_edited: false, is_anonymous: false, can_manage_chat: true, can_delete_messages: true,
-        can_manage_video_chats: true, can_restrict_members: true, can_promote_members: false, can_change_info: true, can_invite_users: true,
-        can_post_stories: false, can_edit_stories: false, can_delete_stories: false,
+        status: "administrator",
+        user,
+        can_be_edited: false,
+        is_anonymous: false,
+        can_manage_chat: true,
+        can_delete_messages: true,
+        can_manage_video_chats: true,
+        can_restrict_members: true,
+        can_promote_members: false,
+        can_change_info: true,
+        can_invite_users: true,
+        can_post_stories: false,
+        can_edit_stories: false,
+        can_delete_stories: false,
       };
     case "restricted":
       return { status: "restricted", user, is_member: true, until_date: 0, can_send_messages: true };

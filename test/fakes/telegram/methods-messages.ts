@@ -22,7 +22,9 @@ function admitFlood(state: TelegramState, method: string, chatState: ChatState):
   const isGroup = chatState.chat.type === "group" || chatState.chat.type === "supergroup";
   const verdict = state.flood.admit(method, chatState.chat.id, isGroup, state.now());
   if (!verdict.ok) {
-    throw new ApiFailure(429, `Too Many Requests: retry after ${verdict.retryAfter}`, { retry_after: verdict.retryAfter });
+    throw new ApiFailure(429, `Too Many Requests: retry after ${verdict.retryAfter}`, {
+      retry_after: verdict.retryAfter,
+    });
   }
 }
 
@@ -38,9 +40,9 @@ function sendMessage(state: TelegramState, p: Record<string, unknown>): unknown 
 
   let threadId = int(p.message_thread_id);
   if (threadId !== undefined) checkThread(chatState, threadId);
-  const replyParams = (p.reply_parameters !== undefined ? jsonArg(p.reply_parameters, "reply parameters") : undefined) as
-    | { message_id?: number; allow_sending_without_reply?: boolean }
-    | undefined;
+  const replyParams = (
+    p.reply_parameters !== undefined ? jsonArg(p.reply_parameters, "reply parameters") : undefined
+  ) as { message_id?: number; allow_sending_without_reply?: boolean } | undefined;
   const replyId = replyParams?.message_id ?? int(p.reply_to_message_id);
   let replyTo: number | undefined;
   if (replyId !== undefined) {
@@ -51,7 +53,13 @@ function sendMessage(state: TelegramState, p: Record<string, unknown>): unknown 
     } else {
       replyTo = replyId;
       // A reply lands in the topic of the message it answers.
-      if (threadId === undefined && target.threadId !== undefined && chatState.chat.type === "supergroup" && chatState.chat.is_forum) threadId = target.threadId;
+      if (
+        threadId === undefined &&
+        target.threadId !== undefined &&
+        chatState.chat.type === "supergroup" &&
+        chatState.chat.is_forum
+      )
+        threadId = target.threadId;
     }
   }
 
@@ -87,7 +95,8 @@ function editMessageText(state: TelegramState, p: Record<string, unknown>): unkn
   if (telegramTextLength(parsed.text) > 4096) return bad("message is too long");
   const markup = checkMarkup(p.reply_markup);
   // Leaving reply_markup out of an edit removes the inline keyboard.
-  if (parsed.text === msg.text && sameJson(parsed.entities, msg.entities) && sameJson(markup, msg.replyMarkup)) return bad(NOT_MODIFIED);
+  if (parsed.text === msg.text && sameJson(parsed.entities, msg.entities) && sameJson(markup, msg.replyMarkup))
+    return bad(NOT_MODIFIED);
 
   admitFlood(state, "editMessageText", chatState);
   msg.text = parsed.text;

@@ -51,7 +51,10 @@ function longPoll(state: TelegramState, limit: number, timeout: number, res?: Se
 /** The getUpdates handler. */
 async function getUpdates(state: TelegramState, p: Record<string, unknown>, res?: ServerResponse): Promise<unknown> {
   if (state.webhook) {
-    return new ApiFailure(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first");
+    return new ApiFailure(
+      409,
+      "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first",
+    );
   }
   const offset = int(p.offset) ?? 0;
   const limit = Math.min(100, Math.max(1, int(p.limit) ?? 100));
@@ -65,7 +68,12 @@ async function getUpdates(state: TelegramState, p: Record<string, unknown>, res?
   if (ready.length > 0 || timeout === 0) return ready.map((u) => u.update);
 
   // A second long poll ends the first with 409, like two bot instances fighting over one token.
-  state.poller?.finish(new ApiFailure(409, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"));
+  state.poller?.finish(
+    new ApiFailure(
+      409,
+      "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
+    ),
+  );
   return longPoll(state, limit, timeout, res);
 }
 
@@ -83,7 +91,8 @@ export function updateWebhookMethods(state: TelegramState, delivery: WebhookDeli
       if (url === "") return deleteWebhook(p);
       if (!/^https?:\/\//.test(url)) return bad("bad webhook: An HTTPS URL must be provided for webhook");
       const secretToken = str(p.secret_token);
-      if (secretToken !== undefined && !/^[A-Za-z0-9_-]{1,256}$/.test(secretToken)) return bad("secret token contains unallowed characters");
+      if (secretToken !== undefined && !/^[A-Za-z0-9_-]{1,256}$/.test(secretToken))
+        return bad("secret token contains unallowed characters");
       takeAllowedUpdates(state, p);
       if (bool(p.drop_pending_updates)) state.queue = [];
       state.poller?.finish(new ApiFailure(409, "Conflict: terminated by setWebhook request"));
@@ -96,7 +105,9 @@ export function updateWebhookMethods(state: TelegramState, delivery: WebhookDeli
       url: state.webhook?.url ?? "",
       has_custom_certificate: false,
       pending_update_count: state.queue.length,
-      ...(state.webhookLastError ? { last_error_date: state.webhookLastError.date, last_error_message: state.webhookLastError.message } : {}),
+      ...(state.webhookLastError
+        ? { last_error_date: state.webhookLastError.date, last_error_message: state.webhookLastError.message }
+        : {}),
     }),
   };
 }

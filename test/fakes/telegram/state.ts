@@ -105,7 +105,14 @@ export interface TelegramState {
   /** Tells waiters something changed, once the current request has been fully applied and recorded. */
   changed(): void;
   /** Records one answered call. */
-  record(method: string, params: Record<string, unknown>, status: number, ok: boolean, description?: string, result?: unknown): void;
+  record(
+    method: string,
+    params: Record<string, unknown>,
+    status: number,
+    ok: boolean,
+    description?: string,
+    result?: unknown,
+  ): void;
 }
 
 /** Builds the state of a fresh fake listening on `port` (the token names the port, so fakes never share one). */
@@ -128,7 +135,12 @@ export function createTelegramState(port: number, options: FakeTelegramOptions):
   return {
     apiRoot: `http://127.0.0.1:${port}`,
     token: `${botId}:AAFakeTokenForTests_${port}`,
-    me: { id: botId, is_bot: true, first_name: options.bot?.first_name ?? "Test Bot", username: options.bot?.username ?? "test_bot" },
+    me: {
+      id: botId,
+      is_bot: true,
+      first_name: options.bot?.first_name ?? "Test Bot",
+      username: options.bot?.username ?? "test_bot",
+    },
     options,
     now,
     flood: new FloodControl({ ...DOCUMENTED_FLOOD_LIMITS, ...options.floodLimits }),

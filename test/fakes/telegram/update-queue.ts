@@ -12,7 +12,8 @@ export type PushUpdate = (update: Record<string, unknown>) => number | undefined
 
 /** Whether the bot asked for updates of this type. */
 function wants(state: TelegramState, type: string): boolean {
-  if (state.allowedUpdates === undefined || state.allowedUpdates.length === 0) return !DEFAULT_UPDATE_TYPES_EXCLUDED.has(type);
+  if (state.allowedUpdates === undefined || state.allowedUpdates.length === 0)
+    return !DEFAULT_UPDATE_TYPES_EXCLUDED.has(type);
   return state.allowedUpdates.includes(type);
 }
 

@@ -16,7 +16,16 @@ export function createUserActions(
   pushUpdate: PushUpdate,
 ): Pick<
   FakeTelegram,
-  "addChat" | "userSays" | "userSendsFile" | "setMemberStatus" | "botSays" | "userEdits" | "userPresses" | "userStopsDraft" | "createForumTopic" | "failNext"
+  | "addChat"
+  | "userSays"
+  | "userSendsFile"
+  | "setMemberStatus"
+  | "botSays"
+  | "userEdits"
+  | "userPresses"
+  | "userStopsDraft"
+  | "createForumTopic"
+  | "failNext"
 > {
   const { members, me, now, callbackQueries, failures } = state;
   return {
@@ -83,7 +92,13 @@ export function createUserActions(
       const queryId = String(4_000_000_000_000 + state.callbackSeq++);
       callbackQueries.set(queryId, { answered: false });
       const updateId = pushUpdate({
-        callback_query: { id: queryId, from: apiUser(user), message: toApiMessage(state, msg), chat_instance: String(-chatId * 7), data },
+        callback_query: {
+          id: queryId,
+          from: apiUser(user),
+          message: toApiMessage(state, msg),
+          chat_instance: String(-chatId * 7),
+          data,
+        },
       });
       return { queryId, updateId };
     },
@@ -99,9 +114,16 @@ export function createUserActions(
     },
     createForumTopic(chatId, name, creator) {
       const chatState = requireChat(state, chatId);
-      if (chatState.chat.type !== "supergroup" || !chatState.chat.is_forum) throw new Error(`chat ${chatId} is not a forum supergroup`);
+      if (chatState.chat.type !== "supergroup" || !chatState.chat.is_forum)
+        throw new Error(`chat ${chatId} is not a forum supergroup`);
       const id = chatState.nextMessageId;
-      const msg = storeMessage(state, chatState, { from: creator, text: "", entities: [], threadId: id, forumTopicCreated: { name, icon_color: 7322096 } });
+      const msg = storeMessage(state, chatState, {
+        from: creator,
+        text: "",
+        entities: [],
+        threadId: id,
+        forumTopicCreated: { name, icon_color: 7322096 },
+      });
       chatState.topics.set(msg.messageId, name);
       return msg.messageId;
     },

@@ -10,7 +10,16 @@ import { ApiFailure } from "./method-outcomes.js";
 import type { TelegramState } from "./state.js";
 
 /** Reason phrases Telegram quotes in last_error_message. */
-const STATUS_TEXT: Record<number, string> = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout" };
+const STATUS_TEXT: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+};
 
 /** The webhook's delivery loop. */
 export interface WebhookDelivery {
@@ -20,7 +29,8 @@ export interface WebhookDelivery {
 
 /** Telegram's own wording for a failed delivery: "Connection refused", "Wrong response from the webhook: 502 Bad Gateway", … */
 function deliveryError(attempt: WebhookAttempt, causeCode: string | undefined): string {
-  if (attempt.status !== undefined) return `Wrong response from the webhook: ${attempt.status} ${STATUS_TEXT[attempt.status] ?? ""}`.trim();
+  if (attempt.status !== undefined)
+    return `Wrong response from the webhook: ${attempt.status} ${STATUS_TEXT[attempt.status] ?? ""}`.trim();
   return causeCode === "ECONNREFUSED" ? "Connection refused" : `Connection error: ${attempt.error ?? "unknown"}`;
 }
 
@@ -65,12 +75,16 @@ export function createWebhookDelivery(state: TelegramState, dispatch: Dispatch):
       attempt.error = (err as Error).message;
       causeCode = ((err as Error).cause as { code?: string } | undefined)?.code;
     }
-    if (!delivered) state.webhookLastError = { date: Math.floor(state.now() / 1000), message: deliveryError(attempt, causeCode) };
+    if (!delivered)
+      state.webhookLastError = { date: Math.floor(state.now() / 1000), message: deliveryError(attempt, causeCode) };
     state.webhookAttempts.push(attempt);
     if (delivered) state.queue = state.queue.filter((u) => u.update_id !== next.update_id);
     state.changed();
     if (state.closed) return;
-    state.deliveryTimer = setTimeout(() => void deliverNext(), delivered ? 0 : (state.options.webhookRetryDelayMs ?? 100));
+    state.deliveryTimer = setTimeout(
+      () => void deliverNext(),
+      delivered ? 0 : (state.options.webhookRetryDelayMs ?? 100),
+    );
   };
 
   return {

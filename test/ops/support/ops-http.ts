@@ -23,7 +23,11 @@ export async function scrape(base: string): Promise<Exposition> {
 }
 
 /** Polls `check` every 50 ms until it returns something truthy; throws naming `what` after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 12_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 12_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

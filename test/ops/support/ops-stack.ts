@@ -58,7 +58,11 @@ function captureDestination(): { stream: Writable; logs: LogCapture } {
 }
 
 /** Starts worker and bots roles against the given environment (REDIS_URL and KEY_PREFIX are filled in). */
-export async function startOpsStack(opts: { env: Record<string, string>; worker?: WorkerRoleOptions; logLevel?: string }): Promise<OpsStack> {
+export async function startOpsStack(opts: {
+  env: Record<string, string>;
+  worker?: WorkerRoleOptions;
+  logLevel?: string;
+}): Promise<OpsStack> {
   const redis = createTestRedis("ops");
   const config = loadConfig({ REDIS_URL: redis.url, KEY_PREFIX: redis.prefix, HTTP_PORT: "0", ...opts.env });
   const { stream, logs } = captureDestination();

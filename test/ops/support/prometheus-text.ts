@@ -33,7 +33,8 @@ export function parsePrometheusText(text: string): Exposition {
     const m = SAMPLE.exec(line);
     if (!m) throw new Error(`not a Prometheus sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? "").matchAll(LABEL)) labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, c: string) => (c === "n" ? "\n" : c));
+    for (const l of (m[2] ?? "").matchAll(LABEL))
+      labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, c: string) => (c === "n" ? "\n" : c));
     samples.push({ name: m[1]!, labels, value: Number(m[3]) });
   }
   return { samples, types };

@@ -25,7 +25,11 @@ async function healthz(): Promise<{ status: number; body: { status: string; chec
 describe("/healthz and MCP servers", () => {
   it("reports a server that cannot start as degraded with its name, while the others are ok", async () => {
     tools = await botToolsFor(loadConfig({}), recordingLog(), {
-      mcpConfig: mcpConfig({ everything: everythingEntry(), broken: { command: "/nonexistent/mcp-server" }, off: { command: "x", enabled: false } }),
+      mcpConfig: mcpConfig({
+        everything: everythingEntry(),
+        broken: { command: "/nonexistent/mcp-server" },
+        off: { command: "x", enabled: false },
+      }),
       mcpRetry: { initialMs: 5_000, maxMs: 5_000 },
     });
     tools.mcp?.start();
@@ -46,18 +50,25 @@ describe("/healthz and MCP servers", () => {
     expect(body.checks["mcp:everything"]).toBe("ok");
     // The probe learns which part failed; why (a path on this machine) goes to the log only.
     expect(body.checks["mcp:broken"]).toBe("unavailable");
-    expect(logged.find((l) => l.check === "mcp:broken")?.err).toEqual(expect.objectContaining({ message: expect.stringMatching(/^retrying: .*ENOENT/) }));
+    expect(logged.find((l) => l.check === "mcp:broken")?.err).toEqual(
+      expect.objectContaining({ message: expect.stringMatching(/^retrying: .*ENOENT/) }),
+    );
     expect(body.checks).not.toHaveProperty("mcp:off");
   });
 
   it("a failing core check is still unhealthy (503)", async () => {
-    tools = await botToolsFor(loadConfig({}), recordingLog(), { mcpConfig: mcpConfig({ broken: { command: "/nonexistent/mcp-server" } }) });
+    tools = await botToolsFor(loadConfig({}), recordingLog(), {
+      mcpConfig: mcpConfig({ broken: { command: "/nonexistent/mcp-server" } }),
+    });
     tools.mcp?.start();
     server = await startOpsServer({
       port: 0,
       host: "127.0.0.1",
       registry: new Registry(),
-      checks: [{ name: "redis", check: async () => Promise.reject(new Error("connection refused")) }, ...tools.healthChecks],
+      checks: [
+        { name: "redis", check: async () => Promise.reject(new Error("connection refused")) },
+        ...tools.healthChecks,
+      ],
     });
     const { status, body } = await healthz();
     expect(status).toBe(503);

@@ -44,21 +44,32 @@ export async function startTestMcpHttpServer(
   const sse = new Map<string, SSEServerTransport>();
 
   function newServer(): McpServer {
-    const server = new McpServer({ name: "test-http", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
-    server.registerTool("shout", { description: "Upper-cases a text", inputSchema: { text: z.string() } }, async ({ text }) => ({
-      content: [{ type: "text", text: text.toUpperCase() }],
-    }));
-    server.registerTool("wait", { description: "Waits until cancelled (at most 10 s)", inputSchema: { label: z.string() } }, async ({ label }, extra) => {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 10_000);
-        extra.signal.addEventListener("abort", () => {
-          clearTimeout(timer);
-          cancelled.push(`${label}: ${String(extra.signal.reason)}`);
-          resolve();
+    const server = new McpServer(
+      { name: "test-http", version: "1.0.0" },
+      { capabilities: { tools: { listChanged: true } } },
+    );
+    server.registerTool(
+      "shout",
+      { description: "Upper-cases a text", inputSchema: { text: z.string() } },
+      async ({ text }) => ({
+        content: [{ type: "text", text: text.toUpperCase() }],
+      }),
+    );
+    server.registerTool(
+      "wait",
+      { description: "Waits until cancelled (at most 10 s)", inputSchema: { label: z.string() } },
+      async ({ label }, extra) => {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 10_000);
+          extra.signal.addEventListener("abort", () => {
+            clearTimeout(timer);
+            cancelled.push(`${label}: ${String(extra.signal.reason)}`);
+            resolve();
+          });
         });
-      });
-      return { content: [{ type: "text", text: `waited for ${label}` }] };
-    });
+        return { content: [{ type: "text", text: `waited for ${label}` }] };
+      },
+    );
     server.registerTool("fail", { description: "Always reports an error", inputSchema: {} }, async () => ({
       isError: true,
       content: [{ type: "text", text: "the backend said no" }],
@@ -69,7 +80,9 @@ export async function startTestMcpHttpServer(
   }
 
   function registerAdded(server: McpServer, name: string, reply: string): void {
-    server.registerTool(name, { description: `Added later: ${name}`, inputSchema: {} }, async () => ({ content: [{ type: "text", text: reply }] }));
+    server.registerTool(name, { description: `Added later: ${name}`, inputSchema: {} }, async () => ({
+      content: [{ type: "text", text: reply }],
+    }));
   }
 
   async function handleStreamable(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -127,7 +140,12 @@ export async function startTestMcpHttpServer(
   const http = createServer((req, res) => {
     authorizations.push(req.headers.authorization);
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    const handled = opts.transport === "sse" ? handleSse(req, res, url) : url.pathname === "/mcp" ? handleStreamable(req, res) : undefined;
+    const handled =
+      opts.transport === "sse"
+        ? handleSse(req, res, url)
+        : url.pathname === "/mcp"
+          ? handleStreamable(req, res)
+          : undefined;
     if (!handled) {
       res.writeHead(404).end();
       return;

@@ -25,7 +25,9 @@ afterEach(async () => {
 });
 
 async function connect(entry: Record<string, unknown> = {}): Promise<{ source: McpToolSource; log: RecordingLog }> {
-  const started = startSource(mcpConfig({ remote: { url: remote.url, headers: { Authorization: "Bearer remote-test-token" }, ...entry } }));
+  const started = startSource(
+    mcpConfig({ remote: { url: remote.url, headers: { Authorization: "Bearer remote-test-token" }, ...entry } }),
+  );
   source = started.source;
   await waitReady(started.source, "remote");
   return started;
@@ -52,9 +54,16 @@ describe("a Streamable HTTP server", () => {
     expect(remote.authorizations.length).toBeGreaterThan(0);
     expect(remote.authorizations.every((a) => a === "Bearer remote-test-token")).toBe(true);
 
-    fake.script([toolCallAnswer([{ name: "remote__shout", arguments: { text: "hello" }, id: "callShout" }]), textAnswer("HELLO it is.")]);
+    fake.script([
+      toolCallAnswer([{ name: "remote__shout", arguments: { text: "hello" }, id: "callShout" }]),
+      textAnswer("HELLO it is."),
+    ]);
     const events = await collect(agentDeps(fake.url, catalogueOf(mcp).forRequest()), [user("shout hello")]);
-    expect(fake.requests[0]?.body.tools?.map((t) => t.function.name)).toEqual(["remote__shout", "remote__wait", "remote__fail"]);
+    expect(fake.requests[0]?.body.tools?.map((t) => t.function.name)).toEqual([
+      "remote__shout",
+      "remote__wait",
+      "remote__fail",
+    ]);
     expect(toolMessage(1, "callShout")).toBe("HELLO");
     expect(finishOf(events).text).toBe("HELLO it is.");
   });
@@ -100,17 +109,27 @@ describe("a Streamable HTTP server", () => {
 
   it("a call past timeoutMs becomes a timeout observation, and the server is told to stop", async () => {
     const { source: mcp } = await connect({ timeoutMs: 400 });
-    fake.script([toolCallAnswer([{ name: "remote__wait", arguments: { label: "too-slow" }, id: "callSlow" }]), textAnswer("It took too long.")]);
+    fake.script([
+      toolCallAnswer([{ name: "remote__wait", arguments: { label: "too-slow" }, id: "callSlow" }]),
+      textAnswer("It took too long."),
+    ]);
     const started = Date.now();
     await collect(agentDeps(fake.url, catalogueOf(mcp).forRequest()), [user("wait")]);
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(toolMessage(1, "callSlow")).toMatch(/^Error: remote__wait timed out after 400 ms/);
-    await waitFor(() => remote.cancelled.some((c) => c.startsWith("too-slow")), 3_000, "the server to see the cancellation");
+    await waitFor(
+      () => remote.cancelled.some((c) => c.startsWith("too-slow")),
+      3_000,
+      "the server to see the cancellation",
+    );
   });
 
   it("an isError result reaches the model as an error observation", async () => {
     const { source: mcp } = await connect();
-    fake.script([toolCallAnswer([{ name: "remote__fail", arguments: {}, id: "callFail" }]), textAnswer("The backend refused.")]);
+    fake.script([
+      toolCallAnswer([{ name: "remote__fail", arguments: {}, id: "callFail" }]),
+      textAnswer("The backend refused."),
+    ]);
     const events = await collect(agentDeps(fake.url, catalogueOf(mcp).forRequest()), [user("try it")]);
     expect(toolMessage(1, "callFail")).toBe("Error: remote__fail failed: the backend said no");
     expect(events.find((e) => e.type === "tool-result")).toMatchObject({ ok: false });
@@ -122,16 +141,24 @@ describe("a Streamable HTTP server", () => {
     const port = Number(new URL(remote.url).port);
     await remote.close();
 
-    fake.script([toolCallAnswer([{ name: "remote__shout", arguments: { text: "anyone?" }, id: "callGone" }]), textAnswer("The service is down.")]);
+    fake.script([
+      toolCallAnswer([{ name: "remote__shout", arguments: { text: "anyone?" }, id: "callGone" }]),
+      textAnswer("The service is down."),
+    ]);
     const events = await collect(agentDeps(fake.url, catalogueOf(mcp).forRequest()), [user("shout")]);
-    expect(toolMessage(1, "callGone")).toMatch(/^Error: remote__shout failed: the MCP server "remote" is not connected right now \(the server stopped answering/);
+    expect(toolMessage(1, "callGone")).toMatch(
+      /^Error: remote__shout failed: the MCP server "remote" is not connected right now \(the server stopped answering/,
+    );
     expect(finishOf(events).text).toBe("The service is down.");
     expect(mcp.tools()).toEqual([]);
     expect(mcp.groups()[0]?.status.state).toBe("retrying");
 
     remote = await startTestMcpHttpServer({ transport: "streamable-http", port });
     await waitReady(mcp, "remote");
-    fake.script([toolCallAnswer([{ name: "remote__shout", arguments: { text: "back" }, id: "callBack" }]), textAnswer("ok")]);
+    fake.script([
+      toolCallAnswer([{ name: "remote__shout", arguments: { text: "back" }, id: "callBack" }]),
+      textAnswer("ok"),
+    ]);
     const before = fake.requests.length;
     await collect(agentDeps(fake.url, catalogueOf(mcp).forRequest()), [user("shout again")]);
     expect(toolMessage(before + 1, "callBack")).toBe("BACK");
@@ -154,7 +181,10 @@ describe("an SSE-only server", () => {
   it("is reached over the older SSE transport after Streamable HTTP is refused", async () => {
     const { source: mcp } = await connect();
     expect(mcp.groups()[0]?.status).toMatchObject({ state: "ready", transport: "sse" });
-    fake.script([toolCallAnswer([{ name: "remote__shout", arguments: { text: "over sse" }, id: "callSse" }]), textAnswer("ok")]);
+    fake.script([
+      toolCallAnswer([{ name: "remote__shout", arguments: { text: "over sse" }, id: "callSse" }]),
+      textAnswer("ok"),
+    ]);
     await collect(agentDeps(fake.url, catalogueOf(mcp).forRequest()), [user("shout")]);
     expect(toolMessage(1, "callSse")).toBe("OVER SSE");
     expect(remote.authorizations.every((a) => a === "Bearer remote-test-token")).toBe(true);

@@ -2,10 +2,16 @@
 import { fileURLToPath } from "node:url";
 import { parseMcpConfig, type McpConfig } from "../../../src/tools/mcp/mcp-config.js";
 import type { McpLog } from "../../../src/tools/mcp/mcp-server-connection.js";
-import { createMcpToolSource, type McpToolSource, type McpToolSourceOptions } from "../../../src/tools/mcp/mcp-tool-source.js";
+import {
+  createMcpToolSource,
+  type McpToolSource,
+  type McpToolSourceOptions,
+} from "../../../src/tools/mcp/mcp-tool-source.js";
 
 /** The entry point of @modelcontextprotocol/server-everything; its first argument picks the transport. */
-export const everythingScript = fileURLToPath(new URL("../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url));
+export const everythingScript = fileURLToPath(
+  new URL("../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url),
+);
 
 /** A `mcpServers` entry that starts server-everything over stdio with this Node. */
 export function everythingEntry(extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -33,7 +39,10 @@ export function recordingLog(): RecordingLog {
 }
 
 /** A started source with test-friendly retry timing; remember to close it. */
-export function startSource(config: McpConfig, overrides: Partial<McpToolSourceOptions> = {}): { source: McpToolSource; log: RecordingLog } {
+export function startSource(
+  config: McpConfig,
+  overrides: Partial<McpToolSourceOptions> = {},
+): { source: McpToolSource; log: RecordingLog } {
   const log = recordingLog();
   const source = createMcpToolSource({
     config,
@@ -59,5 +68,9 @@ export async function waitFor(predicate: () => boolean, timeoutMs = 10_000, what
 
 /** Waits until `server` is connected with its tools listed. */
 export function waitReady(source: McpToolSource, server: string, timeoutMs = 15_000): Promise<void> {
-  return waitFor(() => source.groups().find((g) => g.server === server)?.status.state === "ready", timeoutMs, `${server} to be ready`);
+  return waitFor(
+    () => source.groups().find((g) => g.server === server)?.status.state === "ready",
+    timeoutMs,
+    `${server} to be ready`,
+  );
 }

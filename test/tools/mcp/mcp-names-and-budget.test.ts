@@ -9,7 +9,8 @@ import { mcpToolName, uniqueToolName } from "../../../src/tools/mcp/mcp-tool-nam
 import type { McpToolSource } from "../../../src/tools/mcp/mcp-tool-source.js";
 import { everythingEntry, mcpConfig, recordingLog, startSource, waitReady } from "./mcp-kit.js";
 
-const builtIn = () => createTools({ weatherApiBase: "http://127.0.0.1:9", newsRssUrl: "http://127.0.0.1:9/?q={query}", allowHosts: [] });
+const builtIn = () =>
+  createTools({ weatherApiBase: "http://127.0.0.1:9", newsRssUrl: "http://127.0.0.1:9/?q={query}", allowHosts: [] });
 
 let source: McpToolSource | undefined;
 afterEach(async () => {
@@ -34,7 +35,7 @@ describe("MCP tool names", () => {
     expect(uniqueToolName("a__b", taken)).toBe("a__b_3");
     const long = "x".repeat(64);
     taken.add(long);
-    expect(uniqueToolName(long, taken)).toBe("x".repeat(62) + "_2");
+    expect(uniqueToolName(long, taken)).toBe(`${"x".repeat(62)}_2`);
   });
 
   it("two servers whose names reduce to the same prefix get unique tool names, with a log line", async () => {
@@ -48,7 +49,10 @@ describe("MCP tool names", () => {
     await Promise.all([waitReady(source, "my.server"), waitReady(source, "my server")]);
     expect(source.tools().map((t) => t.name)).toEqual(["my_server__echo", "my_server__echo_2"]);
     expect(log.lines.filter((l) => l.message.includes("renamed"))).toEqual([
-      expect.objectContaining({ level: "warn", fields: expect.objectContaining({ mcpServer: "my server", tool: "echo", given: "my_server__echo_2" }) }),
+      expect.objectContaining({
+        level: "warn",
+        fields: expect.objectContaining({ mcpServer: "my server", tool: "echo", given: "my_server__echo_2" }),
+      }),
     ]);
   });
 });
@@ -67,7 +71,15 @@ describe("MAX_TOOLS_PER_REQUEST", () => {
 
     const offered = catalogue.forRequest().map((t) => t.name);
     // include decides order as well as choice.
-    expect(offered).toEqual(["get_weather", "get_news", "get_time", "read_url", "first__get-sum", "first__echo", "second__echo"]);
+    expect(offered).toEqual([
+      "get_weather",
+      "get_news",
+      "get_time",
+      "read_url",
+      "first__get-sum",
+      "first__echo",
+      "second__echo",
+    ]);
     const leftOut = log.lines.find((l) => l.message.includes("MAX_TOOLS_PER_REQUEST"))?.fields.leftOut as string[];
     expect(leftOut[0]).toBe("second__get-annotated-message");
     expect(leftOut).not.toContain("second__get-env");
@@ -87,7 +99,12 @@ describe("MAX_TOOLS_PER_REQUEST", () => {
   it("a per-chat filter runs before the cap", async () => {
     ({ source } = startSource(mcpConfig({ e: everythingEntry({ tools: { include: ["echo", "get-sum"] } }) })));
     await waitReady(source, "e");
-    const catalogue = createToolInventory({ builtIn: builtIn(), mcp: source, maxToolsPerRequest: 16, log: recordingLog() });
+    const catalogue = createToolInventory({
+      builtIn: builtIn(),
+      mcp: source,
+      maxToolsPerRequest: 16,
+      log: recordingLog(),
+    });
     expect(catalogue.forRequest((name) => name !== "read_url" && name !== "e__echo").map((t) => t.name)).toEqual([
       "get_weather",
       "get_news",

@@ -9,7 +9,15 @@ import { createToolInventory, type ToolInventory } from "../../../src/tools/tool
 import type { McpToolSource } from "../../../src/tools/mcp/mcp-tool-source.js";
 import { startFakeOpenAI, textAnswer, toolCallAnswer, type FakeOpenAI } from "../../fakes/openai-server.js";
 import { agentDeps, collect, finishOf, user } from "../../agent/agent-harness.js";
-import { everythingEntry, mcpConfig, recordingLog, startSource, waitFor, waitReady, type RecordingLog } from "./mcp-kit.js";
+import {
+  everythingEntry,
+  mcpConfig,
+  recordingLog,
+  startSource,
+  waitFor,
+  waitReady,
+  type RecordingLog,
+} from "./mcp-kit.js";
 
 const BOT_SECRETS = {
   OPENAI_API_KEY: "sk-bot-secret-openai-key-123456",
@@ -38,7 +46,11 @@ beforeAll(async () => {
     }),
   ));
   await Promise.all([waitReady(source, "everything"), waitReady(source, "slow")]);
-  const builtIn = createTools({ weatherApiBase: "http://127.0.0.1:9", newsRssUrl: "http://127.0.0.1:9/?q={query}", allowHosts: [] });
+  const builtIn = createTools({
+    weatherApiBase: "http://127.0.0.1:9",
+    newsRssUrl: "http://127.0.0.1:9/?q={query}",
+    allowHosts: [],
+  });
   catalogue = createToolInventory({ builtIn, mcp: source, maxToolsPerRequest: 32, log: recordingLog() });
 });
 
@@ -66,15 +78,27 @@ function toolMessage(index: number, id: string): string {
 
 describe("MCP tools over stdio in the agent loop", () => {
   it("the first request lists everything__echo with its description and schema; the echo comes back as the tool message", async () => {
-    fake.script([toolCallAnswer([{ name: "everything__echo", arguments: { message: "你好 MCP" }, id: "callEcho" }]), textAnswer("It said hello.")]);
+    fake.script([
+      toolCallAnswer([{ name: "everything__echo", arguments: { message: "你好 MCP" }, id: "callEcho" }]),
+      textAnswer("It said hello."),
+    ]);
     const events = await collect(agentDeps(fake.url, catalogue.forRequest()), [user("echo 你好 MCP")]);
 
     const offered = fake.requests[0]?.body.tools ?? [];
     const echo = offered.find((t) => t.function.name === "everything__echo");
     expect(echo?.function.description).toBe("Echoes back the input string");
-    expect(echo?.function.parameters).toMatchObject({ type: "object", properties: { message: { type: "string" } }, required: ["message"] });
+    expect(echo?.function.parameters).toMatchObject({
+      type: "object",
+      properties: { message: { type: "string" } },
+      required: ["message"],
+    });
     // Built-in tools keep their names and come first; every name fits the OpenAI rule.
-    expect(offered.slice(0, 4).map((t) => t.function.name)).toEqual(["get_weather", "get_news", "get_time", "read_url"]);
+    expect(offered.slice(0, 4).map((t) => t.function.name)).toEqual([
+      "get_weather",
+      "get_news",
+      "get_time",
+      "read_url",
+    ]);
     expect(offered.every((t) => /^[A-Za-z0-9_-]{1,64}$/.test(t.function.name))).toBe(true);
 
     expect(toolMessage(1, "callEcho")).toBe("Echo: 你好 MCP");
@@ -118,7 +142,10 @@ describe("MCP tools over stdio in the agent loop", () => {
   });
 
   it("arguments that break the tool's JSON Schema come back naming the field, without reaching the server", async () => {
-    fake.script([toolCallAnswer([{ name: "everything__get-sum", arguments: { a: "two", b: 3 }, id: "callSum" }]), textAnswer("ok")]);
+    fake.script([
+      toolCallAnswer([{ name: "everything__get-sum", arguments: { a: "two", b: 3 }, id: "callSum" }]),
+      textAnswer("ok"),
+    ]);
     const events = await collect(agentDeps(fake.url, catalogue.forRequest()), [user("2+3")]);
     const seen = toolMessage(1, "callSum");
     expect(seen).toContain('invalid arguments for everything__get-sum: "a" must be number');
@@ -135,14 +162,23 @@ describe("MCP tools over stdio in the agent loop", () => {
       textAnswer("ok"),
     ]);
     await collect(agentDeps(fake.url, catalogue.forRequest()), [user("weather and a picture")]);
-    expect(JSON.parse(toolMessage(1, "callWeather"))).toEqual({ temperature: 36, conditions: "Light rain / drizzle", humidity: 82 });
+    expect(JSON.parse(toolMessage(1, "callWeather"))).toEqual({
+      temperature: 36,
+      conditions: "Light rain / drizzle",
+      humidity: 82,
+    });
     const image = toolMessage(1, "callImage");
     expect(image).toMatch(/^\[image: image\/png, \d+\.\d kB\]$/m);
     expect(image).not.toMatch(/[A-Za-z0-9+/]{200}/); // no base64 for a small model to choke on
   });
 
   it("a call longer than the server's timeoutMs becomes a timeout observation at that time", async () => {
-    fake.script([toolCallAnswer([{ name: "slow__trigger-long-running-operation", arguments: { duration: 10, steps: 10 }, id: "callSlow" }]), textAnswer("too slow")]);
+    fake.script([
+      toolCallAnswer([
+        { name: "slow__trigger-long-running-operation", arguments: { duration: 10, steps: 10 }, id: "callSlow" },
+      ]),
+      textAnswer("too slow"),
+    ]);
     const started = Date.now();
     const events = await collect(agentDeps(fake.url, catalogue.forRequest()), [user("run a long one")]);
     const result = events.find((e) => e.type === "tool-result");
@@ -154,7 +190,11 @@ describe("MCP tools over stdio in the agent loop", () => {
   });
 
   it("/stop cancels a running call at once, and the server keeps serving", async () => {
-    fake.script([toolCallAnswer([{ name: "everything__trigger-long-running-operation", arguments: { duration: 10, steps: 10 }, id: "callLong" }])]);
+    fake.script([
+      toolCallAnswer([
+        { name: "everything__trigger-long-running-operation", arguments: { duration: 10, steps: 10 }, id: "callLong" },
+      ]),
+    ]);
     const stop = new AbortController();
     setTimeout(() => stop.abort(), 300);
     const started = Date.now();
@@ -164,9 +204,11 @@ describe("MCP tools over stdio in the agent loop", () => {
     expect(fake.requests).toHaveLength(1); // no further round after /stop
 
     const echo = catalogue.forRequest().find((t) => t.name === "everything__echo");
-    await expect(echo && "parameters" in echo ? echo.execute({ message: "still here" }, { signal: new AbortController().signal }) : undefined).resolves.toBe(
-      "Echo: still here",
-    );
+    await expect(
+      echo && "parameters" in echo
+        ? echo.execute({ message: "still here" }, { signal: new AbortController().signal })
+        : undefined,
+    ).resolves.toBe("Echo: still here");
   });
 
   it("the SDK's default 60 s is not used: each tool carries its server's timeout", () => {
@@ -174,14 +216,18 @@ describe("MCP tools over stdio in the agent loop", () => {
     expect(tools.find((t) => t.name === "everything__echo")?.timeoutMs).toBe(5_000);
     expect(tools.find((t) => t.name === "slow__trigger-long-running-operation")?.timeoutMs).toBe(600);
     // include kept exactly the one tool of "slow"
-    expect(tools.filter((t) => t.name.startsWith("slow__")).map((t) => t.name)).toEqual(["slow__trigger-long-running-operation"]);
+    expect(tools.filter((t) => t.name.startsWith("slow__")).map((t) => t.name)).toEqual([
+      "slow__trigger-long-running-operation",
+    ]);
     expect(log.lines.some((l) => l.message.includes("include/exclude") && l.fields.mcpServer === "slow")).toBe(true);
   });
 });
 
 describe("a stdio server that dies", () => {
   it("a server killed mid-call becomes an observation, its tools go away, and it comes back after a restart", async () => {
-    const { source: own } = startSource(mcpConfig({ everything: everythingEntry() }), { retry: { initialMs: 300, maxMs: 300 } });
+    const { source: own } = startSource(mcpConfig({ everything: everythingEntry() }), {
+      retry: { initialMs: 300, maxMs: 300 },
+    });
     try {
       await waitReady(own, "everything");
       const firstPid = own.groups()[0]?.status.pid;
@@ -189,14 +235,22 @@ describe("a stdio server that dies", () => {
       const mcpCatalogue = createToolInventory({ builtIn: [], mcp: own, maxToolsPerRequest: 16, log: recordingLog() });
 
       fake.script([
-        toolCallAnswer([{ name: "everything__trigger-long-running-operation", arguments: { duration: 5, steps: 5 }, id: "callKilled" }]),
+        toolCallAnswer([
+          {
+            name: "everything__trigger-long-running-operation",
+            arguments: { duration: 5, steps: 5 },
+            id: "callKilled",
+          },
+        ]),
         textAnswer("The tool crashed."),
       ]);
       setTimeout(() => process.kill(firstPid!, "SIGKILL"), 300);
       const started = Date.now();
       const events = await collect(agentDeps(fake.url, mcpCatalogue.forRequest()), [user("long")]);
       expect(Date.now() - started).toBeLessThan(3_000);
-      expect(toolMessage(1, "callKilled")).toMatch(/^Error: everything__trigger-long-running-operation failed: the MCP server "everything" stopped during the call/);
+      expect(toolMessage(1, "callKilled")).toMatch(
+        /^Error: everything__trigger-long-running-operation failed: the MCP server "everything" stopped during the call/,
+      );
       expect(finishOf(events).reason).toBe("stop");
 
       // While it is away its tools are absent and health names it.
@@ -207,7 +261,10 @@ describe("a stdio server that dies", () => {
       // The restart: a new child, the tools back, and a call works again.
       await waitReady(own, "everything");
       expect(own.groups()[0]?.status.pid).not.toBe(firstPid);
-      fake.script([toolCallAnswer([{ name: "everything__echo", arguments: { message: "back" }, id: "callBack" }]), textAnswer("ok")]);
+      fake.script([
+        toolCallAnswer([{ name: "everything__echo", arguments: { message: "back" }, id: "callBack" }]),
+        textAnswer("ok"),
+      ]);
       const before = fake.requests.length;
       await collect(agentDeps(fake.url, mcpCatalogue.forRequest()), [user("echo back")]);
       expect(toolMessage(before + 1, "callBack")).toBe("Echo: back");
@@ -217,15 +274,26 @@ describe("a stdio server that dies", () => {
   });
 
   it("a server that cannot start is retried with backoff and never blocks: its tools are just absent", async () => {
-    const { source: own, log: ownLog } = startSource(mcpConfig({ missing: { command: "/nonexistent/mcp-server-binary" } }), {
-      retry: { initialMs: 100, maxMs: 400 },
-    });
+    const { source: own, log: ownLog } = startSource(
+      mcpConfig({ missing: { command: "/nonexistent/mcp-server-binary" } }),
+      {
+        retry: { initialMs: 100, maxMs: 400 },
+      },
+    );
     try {
-      await waitFor(() => ownLog.lines.filter((l) => l.message.includes("unavailable")).length >= 3, 5_000, "three failed attempts");
+      await waitFor(
+        () => ownLog.lines.filter((l) => l.message.includes("unavailable")).length >= 3,
+        5_000,
+        "three failed attempts",
+      );
       const delays = ownLog.lines.filter((l) => l.message.includes("unavailable")).map((l) => l.fields.retryInMs);
       expect(delays.slice(0, 3)).toEqual([100, 200, 400]);
       expect(own.tools()).toEqual([]);
-      expect(own.groups()[0]?.status).toMatchObject({ name: "missing", state: "retrying", error: expect.stringMatching(/ENOENT/) });
+      expect(own.groups()[0]?.status).toMatchObject({
+        name: "missing",
+        state: "retrying",
+        error: expect.stringMatching(/ENOENT/),
+      });
     } finally {
       await own.close();
     }
