@@ -36,16 +36,17 @@ export interface SettingsServiceDeps {
   botAdmins: readonly string[];
 }
 
-const SWITCH_WORDS: Record<string, boolean> = {
-  on: true,
-  off: false,
-  true: true,
-  false: false,
-  yes: true,
-  no: false,
-  "1": true,
-  "0": false,
-};
+// A Map, not an object: a typed word such as "constructor" or "__proto__" must not find Object.prototype.
+const SWITCH_WORDS = new Map<string, boolean>([
+  ["on", true],
+  ["off", false],
+  ["true", true],
+  ["false", false],
+  ["yes", true],
+  ["no", false],
+  ["1", true],
+  ["0", false],
+]);
 const REASONING_MODES = ["off", "collapsed", "full"] as const;
 const APPLIES_NEXT = "It applies from the next answer.";
 
@@ -103,7 +104,7 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
 
   const think = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
     if (arg === "") return thinkView(await stateOf(asker));
-    const on = SWITCH_WORDS[arg.toLowerCase()];
+    const on = SWITCH_WORDS.get(arg.toLowerCase());
     if (on === undefined) return thinkView(await stateOf(asker), `“${arg}” is neither on nor off.`);
     if (!(await mayChange(asker))) return refusal();
     return changeThen(
@@ -149,7 +150,7 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
     const groups = deps.toolCatalogue();
     if (arg === "") return toolsView(await stateOf(asker), groups);
     const [word = "", ...rest] = arg.split(/\s+/);
-    const on = SWITCH_WORDS[word.toLowerCase()];
+    const on = SWITCH_WORDS.get(word.toLowerCase());
     const names = toolNames();
     if (on === undefined || rest.length !== 1)
       return toolsView(await stateOf(asker), groups, "Use /tools on <name> or /tools off <name>.");

@@ -72,7 +72,8 @@ export function createGetTimeTool(deps: GetTimeDeps = {}): Tool<typeof timeArgs>
 export function resolveTimeZone(name: string): string {
   const key = name.trim().toLowerCase();
   const offset = key.match(/^(?:utc|gmt)?\s*([+-])\s*(\d{1,2})(?::?(\d{2}))?$/);
-  let candidate = ALIASES[key] ?? name.trim();
+  // Own keys only: the model's word must not find Object.prototype ("constructor").
+  let candidate = (Object.hasOwn(ALIASES, key) ? ALIASES[key] : undefined) ?? name.trim();
   if (offset) {
     const hours = Number(offset[2]);
     const minutes = Number(offset[3] ?? 0);

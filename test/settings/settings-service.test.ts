@@ -130,6 +130,23 @@ describe("settings commands", () => {
     expect((await service.run(me, "model", "QWEN3-8B")).text).toContain("✅ Model here is now qwen3-8b.");
   });
 
+  it("words that name Object.prototype's keys are no switch and no tool (/think constructor, /tools __proto__)", async () => {
+    const me: SettingsAsker = {
+      platform: "telegram",
+      conversationKey: "tg:5",
+      isPrivate: true,
+      userId: "5",
+      isChatAdmin: async () => false,
+    };
+    for (const word of ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"]) {
+      expect((await service.run(me, "think", word)).text).toContain(`“${word}” is neither on nor off.`);
+      expect((await service.run(me, "tools", `${word} get_weather`)).text).toContain(
+        "Use /tools on <name> or /tools off <name>.",
+      );
+    }
+    expect(await store.overrides("tg:5")).toEqual({ toolsOff: [] });
+  });
+
   it("buttons replay commands; a name too long for a button's 64 bytes goes by its position", async () => {
     const me: SettingsAsker = {
       platform: "telegram",

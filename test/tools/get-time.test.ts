@@ -51,6 +51,8 @@ describe("get_time", () => {
     expect(resolveTimeZone("utc")).toBe("UTC");
     expect(resolveTimeZone("北京")).toBe("Asia/Shanghai");
     expect(resolveTimeZone("Asia/Beijing")).toBe("Asia/Shanghai");
+    // Object.prototype's keys are no alias: an unknown zone, not a crash on a function.
+    expect(() => resolveTimeZone("constructor")).toThrow(/unknown timezone "constructor"/);
   });
 
   it("an unknown zone is an error that names it and shows valid ones", async () => {
