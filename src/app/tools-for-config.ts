@@ -59,6 +59,7 @@ export async function botToolsFor(config: Config, log: McpLog, options: BotTools
         // The one variable a stdio server inherits from us, so it can find `npx`, `uvx` or `node`.
         inheritedPath: process.env.PATH,
         log,
+        maxToolsPerServer: config.MCP_MAX_TOOLS_PER_SERVER,
         ...(options.mcpRetry ? { retry: options.mcpRetry } : {}),
       })
     : undefined;

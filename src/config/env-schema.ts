@@ -125,6 +125,7 @@ export const envSchema = z.object({
   READ_URL_ALLOW_HOSTS: hostPortList.default([]),
   MCP_CONFIG: z.string().min(1, { message: "expected the path of an MCP servers JSON file" }).optional(),
   MAX_TOOLS_PER_REQUEST: positiveInt(128).default(16),
+  MCP_MAX_TOOLS_PER_SERVER: positiveInt(1000).default(64),
   WORKER_CONCURRENCY: positiveInt(1000).default(8),
   QUEUE_LOCK_MS: positiveInt().default(30_000),
   QUEUE_STALLED_CHECK_MS: positiveInt().default(30_000),

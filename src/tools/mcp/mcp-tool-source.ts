@@ -14,7 +14,7 @@ import {
   type RetryPolicy,
 } from "./mcp-server-connection.js";
 import { createMcpTool } from "./mcp-tool.js";
-import { mcpToolName, uniqueToolName } from "./mcp-tool-name.js";
+import { createToolNamer, mcpToolName, uniqueToolName } from "./mcp-tool-name.js";
 
 /** One server's tools as the model sees them, with the server's status. */
 export interface McpToolGroup {
@@ -33,6 +33,8 @@ export interface McpToolSourceOptions {
   /** PATH handed to stdio children. */
   inheritedPath: string | undefined;
   log: McpLog;
+  /** MCP_MAX_TOOLS_PER_SERVER: a server's tools past this many are left out (one log line says so). */
+  maxToolsPerServer?: number;
   retry?: RetryPolicy;
   connectTimeoutMs?: number;
   clientInfo?: { name: string; version: string };
@@ -54,6 +56,9 @@ export interface McpToolSource {
   close(): Promise<void>;
 }
 
+/** MCP_MAX_TOOLS_PER_SERVER's default. */
+export const DEFAULT_MAX_TOOLS_PER_SERVER = 64;
+
 /** Creates the source; nothing connects until `start`. */
 export function createMcpToolSource(opts: McpToolSourceOptions): McpToolSource {
   const validator = new AjvJsonSchemaValidator();
@@ -61,6 +66,8 @@ export function createMcpToolSource(opts: McpToolSourceOptions): McpToolSource {
   let cache: McpToolGroup[] | undefined;
   const listeners: (() => void)[] = [];
   const reportedClashes = new Set<string>();
+  const reportedCaps = new Map<string, number>();
+  const maxPerServer = opts.maxToolsPerServer ?? DEFAULT_MAX_TOOLS_PER_SERVER;
   const connections: McpServerConnection[] = opts.config.servers
     .filter((server) => server.enabled)
     .map((server) =>
@@ -82,11 +89,20 @@ export function createMcpToolSource(opts: McpToolSourceOptions): McpToolSource {
   if (skipped.length) opts.log.info({ mcpServers: skipped }, "MCP servers disabled in the config");
 
   function build(): McpToolGroup[] {
-    const taken = new Set(opts.reservedNames);
+    const namer = createToolNamer(opts.reservedNames);
     return connections.map((connection) => {
-      const tools = connection.tools().map((info) => {
+      const listed = connection.tools();
+      // A server listing thousands of tools would cost every rebuild (each list_changed) and flood the log.
+      if (listed.length > maxPerServer && reportedCaps.get(connection.name) !== listed.length) {
+        reportedCaps.set(connection.name, listed.length);
+        opts.log.warn(
+          { mcpServer: connection.name, listed: listed.length, kept: maxPerServer },
+          `MCP server lists ${listed.length} tools; only the first ${maxPerServer} are used (MCP_MAX_TOOLS_PER_SERVER)`,
+        );
+      }
+      const tools = listed.slice(0, maxPerServer).map((info) => {
         const wanted = mcpToolName(connection.name, info.name);
-        const modelName = uniqueToolName(wanted, taken);
+        const modelName = uniqueToolName(wanted, namer);
         const clash = `${connection.name}/${info.name}`;
         if (modelName !== wanted && !reportedClashes.has(clash)) {
           reportedClashes.add(clash);

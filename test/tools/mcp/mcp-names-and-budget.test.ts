@@ -5,9 +5,12 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createTools } from "../../../src/tools/index.js";
 import { createToolInventory } from "../../../src/tools/tool-catalogue.js";
-import { mcpToolName, uniqueToolName } from "../../../src/tools/mcp/mcp-tool-name.js";
+import { fileURLToPath } from "node:url";
+import { createToolNamer, mcpToolName, uniqueToolName } from "../../../src/tools/mcp/mcp-tool-name.js";
 import type { McpToolSource } from "../../../src/tools/mcp/mcp-tool-source.js";
 import { everythingEntry, mcpConfig, recordingLog, startSource, waitReady } from "./mcp-kit.js";
+
+const probeServer = fileURLToPath(new URL("./fixtures/probe-stdio-server.mjs", import.meta.url));
 
 const builtIn = () =>
   createTools({ weatherApiBase: "http://127.0.0.1:9", newsRssUrl: "http://127.0.0.1:9/?q={query}", allowHosts: [] });
@@ -30,12 +33,47 @@ describe("MCP tool names", () => {
   });
 
   it("a clash gets a suffix and still fits", () => {
-    const taken = new Set(["a__b"]);
-    expect(uniqueToolName("a__b", taken)).toBe("a__b_2");
-    expect(uniqueToolName("a__b", taken)).toBe("a__b_3");
+    const namer = createToolNamer(["a__b"]);
+    expect(uniqueToolName("a__b", namer)).toBe("a__b_2");
+    expect(uniqueToolName("a__b", namer)).toBe("a__b_3");
+    // A name that happens to equal a suffixed one is skipped over, not given twice.
+    expect(uniqueToolName("a__b_4", namer)).toBe("a__b_4");
+    expect(uniqueToolName("a__b", namer)).toBe("a__b_5");
     const long = "x".repeat(64);
-    taken.add(long);
-    expect(uniqueToolName(long, taken)).toBe(`${"x".repeat(62)}_2`);
+    namer.taken.add(long);
+    expect(uniqueToolName(long, namer)).toBe(`${"x".repeat(62)}_2`);
+  });
+
+  it("naming 20,000 tools of one name takes linear time (it took 10 s for 10,000)", () => {
+    const namer = createToolNamer([]);
+    const started = performance.now();
+    const names = Array.from({ length: 20_000 }, () => uniqueToolName("srv__same", namer));
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(new Set(names).size).toBe(20_000);
+    expect(names.at(-1)).toBe("srv__same_20000");
+  });
+
+  it("a server listing 5,000 clashing tools gives the first MCP_MAX_TOOLS_PER_SERVER and one log line", async () => {
+    let log;
+    ({ source, log } = startSource(
+      mcpConfig({
+        many: {
+          command: process.execPath,
+          args: [probeServer],
+          env: { PROBE_TOOL_COUNT: "5000", PROBE_TOOL_NAME: "same" },
+        },
+      }),
+      { maxToolsPerServer: 64 },
+    ));
+    await waitReady(source, "many");
+    const names = source.tools().map((t) => t.name);
+    expect(names).toHaveLength(64);
+    expect(names.slice(0, 3)).toEqual(["many__probe", "many__same", "many__same_2"]);
+    source.tools();
+    expect(log.lines.filter((l) => l.message.includes("MCP_MAX_TOOLS_PER_SERVER"))).toEqual([
+      expect.objectContaining({ level: "warn", fields: { mcpServer: "many", listed: 5000, kept: 64 } }),
+    ]);
+    expect(log.lines.filter((l) => l.message.includes("renamed")).length).toBeLessThanOrEqual(63);
   });
 
   it("two servers whose names reduce to the same prefix get unique tool names, with a log line", async () => {
