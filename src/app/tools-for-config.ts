@@ -10,7 +10,8 @@ import { createTools } from "../tools/index.js";
 import { loadMcpConfigFile, mcpConfigSecrets, type McpConfig } from "../tools/mcp/mcp-config.js";
 import type { McpLog, RetryPolicy } from "../tools/mcp/mcp-server-connection.js";
 import type { McpToolSource } from "../tools/mcp/mcp-tool-source.js";
-import { createToolInventory, type ToolInventory } from "../tools/tool-catalogue.js";
+import { createToolInventory, toolCharsForContext, type ToolInventory } from "../tools/tool-catalogue.js";
+import { DEFAULT_CONTEXT_TOKENS } from "../tokens/context-window.js";
 import type { Tool } from "../tools/tool.js";
 
 /** Tools of one process. */
@@ -79,6 +80,8 @@ export async function botToolsFor(config: Config, log: McpLog, options: BotTools
       builtIn,
       ...(mcp ? { mcp } : {}),
       maxToolsPerRequest: config.MAX_TOOLS_PER_REQUEST,
+      // The context size the server reports is known only later: the configured one, else the usual default.
+      maxToolChars: toolCharsForContext(config.MODEL_CONTEXT_TOKENS ?? DEFAULT_CONTEXT_TOKENS),
       log,
     }),
     ...(mcp ? { mcp } : {}),

@@ -7,7 +7,7 @@
 import type { ListedTool, ToolGroup } from "../contracts/tool-listing.js";
 import type { McpLog } from "./mcp/mcp-server-connection.js";
 import type { McpToolSource } from "./mcp/mcp-tool-source.js";
-import type { AgentTool, Tool } from "./tool.js";
+import { type AgentTool, type Tool, toOpenAiTool } from "./tool.js";
 
 /** The group name of the tools the bot brings itself. */
 export const BUILT_IN_SOURCE = "built-in";
@@ -31,7 +31,28 @@ export interface ToolInventoryOptions {
   builtIn: readonly Tool[];
   mcp?: McpToolSource;
   maxToolsPerRequest: number;
+  /**
+   * Most characters the tool definitions (as sent, JSON) may take in one request: MCP tools past it
+   * do not fit the context and are left out, logged. Unset: no limit.
+   */
+  maxToolChars?: number;
   log: McpLog;
+}
+
+/** The share of the context tool definitions may take: half of it, at a cautious 3 characters a token. */
+export function toolCharsForContext(contextTokens: number): number {
+  return Math.floor(contextTokens / 2) * 3;
+}
+
+const definitionChars = new WeakMap<AgentTool, number>();
+/** The length of a tool's definition as the request carries it (kept: a tool object never changes). */
+function charsOf(tool: AgentTool): number {
+  let chars = definitionChars.get(tool);
+  if (chars === undefined) {
+    chars = JSON.stringify(toOpenAiTool(tool)).length;
+    definitionChars.set(tool, chars);
+  }
+  return chars;
 }
 
 /** The tools of one process (built-in and MCP). */
@@ -48,6 +69,7 @@ export interface ToolInventory {
 /** Creates the inventory over the built-in tools and an optional MCP source. */
 export function createToolInventory(opts: ToolInventoryOptions): ToolInventory {
   let lastLeftOut = "";
+  let lastTooLarge = "";
   return {
     groups() {
       const builtIn: ToolGroup = { source: BUILT_IN_SOURCE, tools: opts.builtIn.map(entry) };
@@ -75,7 +97,31 @@ export function createToolInventory(opts: ToolInventoryOptions): ToolInventory {
           );
         }
       }
-      return [...builtIn, ...mcp.slice(0, room)];
+      const offered = mcp.slice(0, room);
+      if (opts.maxToolChars === undefined) return [...builtIn, ...offered];
+      // Built-ins first, then MCP tools in config order while they fit: the context-refusal path can
+      // drop history and the summary, never tools, so tools must fit before the request is built.
+      let used = builtIn.reduce((sum, t) => sum + charsOf(t), 0);
+      const fitting: AgentTool[] = [];
+      const tooLarge: string[] = [];
+      for (const tool of offered) {
+        const chars = charsOf(tool);
+        if (used + chars <= opts.maxToolChars) {
+          used += chars;
+          fitting.push(tool);
+        } else tooLarge.push(tool.name);
+      }
+      const tooLargeKey = tooLarge.join(",");
+      if (tooLargeKey !== lastTooLarge) {
+        lastTooLarge = tooLargeKey;
+        if (tooLarge.length) {
+          opts.log.warn(
+            { leftOut: tooLarge, maxToolChars: opts.maxToolChars },
+            "these MCP tools' definitions do not fit the model's context: they are not offered",
+          );
+        }
+      }
+      return [...builtIn, ...fitting];
     },
   };
 }

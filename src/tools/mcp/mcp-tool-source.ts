@@ -56,6 +56,13 @@ export interface McpToolSource {
   close(): Promise<void>;
 }
 
+/**
+ * A tool whose input schema is longer than this (as JSON) is left out: it would ride along in every
+ * request and crowd out the conversation (a 4 MB schema broke every answer). Real schemas are a
+ * few hundred characters; 8,000 is about 2,000 tokens.
+ */
+export const MAX_TOOL_SCHEMA_CHARS = 8000;
+
 /** MCP_MAX_TOOLS_PER_SERVER's default. */
 export const DEFAULT_MAX_TOOLS_PER_SERVER = 64;
 
@@ -67,6 +74,7 @@ export function createMcpToolSource(opts: McpToolSourceOptions): McpToolSource {
   const listeners: (() => void)[] = [];
   const reportedClashes = new Set<string>();
   const reportedCaps = new Map<string, number>();
+  const reportedSchemas = new Set<string>();
   const maxPerServer = opts.maxToolsPerServer ?? DEFAULT_MAX_TOOLS_PER_SERVER;
   const connections: McpServerConnection[] = opts.config.servers
     .filter((server) => server.enabled)
@@ -100,7 +108,20 @@ export function createMcpToolSource(opts: McpToolSourceOptions): McpToolSource {
           `MCP server lists ${listed.length} tools; only the first ${maxPerServer} are used (MCP_MAX_TOOLS_PER_SERVER)`,
         );
       }
-      const tools = listed.slice(0, maxPerServer).map((info) => {
+      const fitting = listed.slice(0, maxPerServer).filter((info) => {
+        const chars = JSON.stringify(info.inputSchema ?? {}).length;
+        if (chars <= MAX_TOOL_SCHEMA_CHARS) return true;
+        const key = `${connection.name}/${info.name}`;
+        if (!reportedSchemas.has(key)) {
+          reportedSchemas.add(key);
+          opts.log.warn(
+            { mcpServer: connection.name, tool: info.name, schemaChars: chars, maxSchemaChars: MAX_TOOL_SCHEMA_CHARS },
+            "MCP tool left out: its input schema is too large to send with every request",
+          );
+        }
+        return false;
+      });
+      const tools = fitting.map((info) => {
         const wanted = mcpToolName(connection.name, info.name);
         const modelName = uniqueToolName(wanted, namer);
         const clash = `${connection.name}/${info.name}`;

@@ -4,7 +4,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createTools } from "../../../src/tools/index.js";
-import { createToolInventory } from "../../../src/tools/tool-catalogue.js";
+import { createToolInventory, toolCharsForContext } from "../../../src/tools/tool-catalogue.js";
+import { toOpenAiTool } from "../../../src/tools/tool.js";
 import { fileURLToPath } from "node:url";
 import { createToolNamer, mcpToolName, uniqueToolName } from "../../../src/tools/mcp/mcp-tool-name.js";
 import type { McpToolSource } from "../../../src/tools/mcp/mcp-tool-source.js";
@@ -92,6 +93,55 @@ describe("MCP tool names", () => {
         fields: expect.objectContaining({ mcpServer: "my server", tool: "echo", given: "my_server__echo_2" }),
       }),
     ]);
+  });
+});
+
+describe("tool schemas that do not fit", () => {
+  it("a tool with a 4 MB input schema is left out with one log line; its neighbours stay", async () => {
+    let log;
+    ({ source, log } = startSource(
+      mcpConfig({
+        big: {
+          command: process.execPath,
+          args: [probeServer],
+          env: { PROBE_TOOL_COUNT: "3", PROBE_SCHEMA_BYTES: String(4 * 1024 * 1024) },
+        },
+      }),
+    ));
+    await waitReady(source, "big");
+    expect(source.tools().map((t) => t.name)).toEqual(["big__probe", "big__tool_2"]);
+    source.tools();
+    expect(log.lines.filter((l) => l.message.includes("schema is too large"))).toEqual([
+      expect.objectContaining({ fields: expect.objectContaining({ mcpServer: "big", tool: "tool_1" }) }),
+    ]);
+  });
+
+  it("MCP tools whose definitions together pass the context's share are left out, in config order, logged once", async () => {
+    ({ source } = startSource(mcpConfig({ e: everythingEntry({ tools: { include: ["echo", "get-sum"] } }) })));
+    await waitReady(source, "e");
+    const log = recordingLog();
+    const sizes = builtIn().reduce((sum, t) => sum + JSON.stringify(toOpenAiTool(t)).length, 0);
+    const echo = JSON.stringify(toOpenAiTool(source.tools()[0]!)).length;
+    const catalogue = createToolInventory({
+      builtIn: builtIn(),
+      mcp: source,
+      maxToolsPerRequest: 16,
+      maxToolChars: sizes + echo,
+      log,
+    });
+    expect(catalogue.forRequest().map((t) => t.name)).toEqual([
+      "get_weather",
+      "get_news",
+      "get_time",
+      "read_url",
+      "e__echo",
+    ]);
+    catalogue.forRequest();
+    expect(log.lines.filter((l) => l.message.includes("do not fit the model's context"))).toEqual([
+      expect.objectContaining({ fields: { leftOut: ["e__get-sum"], maxToolChars: sizes + echo } }),
+    ]);
+    // Half of an 8k context at 3 characters a token.
+    expect(toolCharsForContext(8192)).toBe(12_288);
   });
 });
 
