@@ -27,6 +27,17 @@ const url = (schemes: string[]) =>
     }
     if (!schemes.includes(parsed.protocol.replace(":", "")))
       ctx.addIssue({ code: "custom", message: `expected a URL with scheme ${schemes.join(" or ")}` });
+    // Clients decode the userinfo (ioredis with decodeURIComponent): a literal % made it throw a URIError
+    // at connect time, after validation had passed.
+    try {
+      decodeURIComponent(parsed.username);
+      decodeURIComponent(parsed.password);
+    } catch {
+      ctx.addIssue({
+        code: "custom",
+        message: "expected a URL whose user and password are percent-encoded (write a literal % as %25)",
+      });
+    }
   });
 
 const idList = z

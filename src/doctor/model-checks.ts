@@ -5,6 +5,7 @@
  * Probes are tiny (a few tokens, thinking off) so a CPU server answers quickly.
  */
 import type { Config } from "../config/env-schema.js";
+import { maskedValue } from "../config/load-config.js";
 import { dialectFields } from "../agent/model-dialect.js";
 import { findingsOf, type SetupFinding } from "../contracts/setup-finding.js";
 import { describeFetchError, errorMessageOf, probeChat, type ChatProbeTarget } from "./chat-probe.js";
@@ -78,6 +79,8 @@ export async function checkModelAnswers(
   timeoutMs = 3000,
 ): Promise<{ finding: SetupFinding; listing?: ModelsListing }> {
   const base = config.OPENAI_BASE_URL.replace(/\/+$/, "");
+  // Shown without user:password@ and query values (`?key=`): the report is pasted into issues.
+  const shown = maskedValue(base);
   const startFix = `start one: ${LLAMA_SERVER_COMMAND} (or set OPENAI_BASE_URL to your server)`;
   let res: Response;
   try {
@@ -87,7 +90,7 @@ export async function checkModelAnswers(
     });
   } catch (error) {
     return {
-      finding: f.fail("answers", `no model server answers at ${base} (${describeFetchError(error)})`, startFix),
+      finding: f.fail("answers", `no model server answers at ${shown} (${describeFetchError(error)})`, startFix),
     };
   }
   const text = await res.text();
@@ -95,7 +98,7 @@ export async function checkModelAnswers(
     return {
       finding: f.fail(
         "answers",
-        `${base} refuses the key (HTTP ${res.status}: ${errorMessageOf(text)})`,
+        `${shown} refuses the key (HTTP ${res.status}: ${errorMessageOf(text)})`,
         "set OPENAI_API_KEY to a key this server accepts",
       ),
     };
@@ -104,7 +107,7 @@ export async function checkModelAnswers(
     return {
       finding: f.fail(
         "answers",
-        `${base} is still loading the model (${errorMessageOf(text)})`,
+        `${shown} is still loading the model (${errorMessageOf(text)})`,
         "wait until the model is loaded, then run the doctor again",
       ),
     };
@@ -113,7 +116,7 @@ export async function checkModelAnswers(
     return {
       finding: f.fail(
         "answers",
-        `${base}/models answered HTTP ${res.status} (${errorMessageOf(text)})`,
+        `${shown}/models answered HTTP ${res.status} (${errorMessageOf(text)})`,
         "OPENAI_BASE_URL must be the server's OpenAI API root, usually ending in /v1",
       ),
     };
@@ -130,12 +133,12 @@ export async function checkModelAnswers(
     return {
       finding: f.fail(
         "answers",
-        `${base}/models is not JSON: not an OpenAI-compatible server`,
+        `${shown}/models is not JSON: not an OpenAI-compatible server`,
         "OPENAI_BASE_URL must be the server's OpenAI API root, usually ending in /v1",
       ),
     };
   }
-  return { finding: f.pass("answers", `answers at ${base}`), listing };
+  return { finding: f.pass("answers", `answers at ${shown}`), listing };
 }
 
 /** MODEL is served. llama.cpp serves one model whatever the request names, so there one model is enough. */

@@ -37,12 +37,16 @@ export async function connectRedis(url: string, timeoutMs = 5000): Promise<Redis
   return new Redis(url, redisOptions());
 }
 
-/** The URL without its password, for messages and logs. */
+/**
+ * The URL as it may be shown in messages and logs: userinfo (`user:password@`) and every query value
+ * (ioredis reads `?password=` too) replaced by `***`.
+ */
 export function safeUrl(url: string): string {
   try {
     const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
+    const query = u.search ? `?${[...u.searchParams.keys()].map((key) => `${key}=***`).join("&")}` : "";
+    const auth = u.username || u.password ? "***@" : "";
+    return `${u.protocol}//${auth}${u.host}${u.pathname}${query}`;
   } catch {
     return "(invalid URL)";
   }

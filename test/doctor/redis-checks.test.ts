@@ -63,7 +63,7 @@ describe("doctor: Redis", () => {
     expect(findings).toHaveLength(1);
     expect(findings[0]).toMatchObject({ check: "answers", status: "fail" });
     expect(findings[0]!.detail).toBe(
-      `no Redis answers at redis://:***@127.0.0.1:${port} (connect ECONNREFUSED 127.0.0.1:${port})`,
+      `no Redis answers at redis://***@127.0.0.1:${port} (connect ECONNREFUSED 127.0.0.1:${port})`,
     );
     expect(findings[0]!.fix).toContain("set REDIS_URL");
     expect(JSON.stringify(findings)).not.toContain("hunter2secret");

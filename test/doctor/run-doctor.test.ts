@@ -2,6 +2,9 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
 import { formatReport, runDoctor } from "../../src/doctor/run-doctor.js";
+import { DOCTOR_CHECK_GROUPS } from "../../src/doctor/check-groups.js";
+import { safeUrl } from "../../src/redis/connection.js";
+import { configuredSecrets } from "../../src/security/configured-secrets.js";
 import type { DoctorCheckGroup } from "../../src/doctor/check-groups.js";
 
 const TOKEN = "7000000001:AAsecretSecretSecretSecret";
@@ -46,5 +49,23 @@ describe("doctor runner", () => {
     const report = await runDoctor(loadConfig({}), groups.slice(0, 2));
     expect(report.ok).toBe(true);
     expect(formatReport(report).trim().split("\n").at(-1)).toBe("All checks passed.");
+  });
+
+  it("URL credentials (user:password@, ?password=, ?key=) are never printed by the real checks", async () => {
+    const config = loadConfig({
+      REDIS_URL: "redis://127.0.0.1:9/?password=redisQuerySecret",
+      OPENAI_BASE_URL: "http://bob:pa55word-model@127.0.0.1:9/v1?key=sk-query-secret",
+    });
+    const groups = DOCTOR_CHECK_GROUPS.filter((g) => g.name === "Redis" || g.name === "Model server");
+    expect(groups).toHaveLength(2);
+    const text = formatReport(await runDoctor(config, groups));
+    expect(text).toContain("127.0.0.1:9");
+    for (const secret of ["redisQuerySecret", "pa55word-model", "sk-query-secret"]) expect(text).not.toContain(secret);
+    expect(configuredSecrets(config)).toEqual(
+      expect.arrayContaining(["redisQuerySecret", "pa55word-model", "sk-query-secret"]),
+    );
+    expect(safeUrl("redis://user:hunter22@h:6379/0?password=other-secret&db=1")).toBe(
+      "redis://***@h:6379/0?password=***&db=***",
+    );
   });
 });

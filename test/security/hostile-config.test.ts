@@ -45,6 +45,18 @@ describe("bad values in the environment", () => {
     expect(output).not.toMatch(/\bat .+:\d+:\d+/); // no stack trace
   }, 30_000);
 
+  it("REDIS_URL with a literal % in its password is refused at validation: one line, no password, exit 1", async () => {
+    expect(configProblem({ REDIS_URL: "redis://:s3cret%ZZpw@cache.internal:6379" })).toBe(
+      'Invalid configuration: REDIS_URL: expected a URL whose user and password are percent-encoded (write a literal % as %25) (got "redis://***@cache.internal:6379")',
+    );
+    expect(loadConfig({ REDIS_URL: "redis://:s3cret%25ZZpw@cache.internal:6379" }).REDIS_URL).toContain("%25");
+    const { code, output } = await runMain({ REDIS_URL: "redis://:s3cret%ZZpw@127.0.0.1:6379" });
+    expect(code).toBe(1);
+    expect(output).not.toContain("s3cret");
+    expect(output.trim().split("\n")).toHaveLength(1);
+    expect(output).not.toMatch(/\bat .+:\d+:\d+/);
+  }, 30_000);
+
   it("credentials and query values of bad URLs are masked in the message", () => {
     const message = configProblem({
       REDIS_URL: "http://admin:s3cr3tpass@cache.internal:6379",
