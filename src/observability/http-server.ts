@@ -82,6 +82,8 @@ async function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
 /** Starts the server; resolves with it listening (port 0 picks a free one). */
 export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
   const checkTimeoutMs = opts.checkTimeoutMs ?? 2000;
+  /** The last reason logged per degraded-only check, so a probe every few seconds does not repeat it. */
+  const lastDegraded = new Map<string, string>();
   const throttle = opts.adminThrottle ?? createFailedLoginThrottle();
   const server = createServer((req, res) => {
     let url: URL;
@@ -98,9 +100,17 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
         opts.checks.map(async (c) => {
           try {
             await withTimeout(c.check(), checkTimeoutMs);
+            lastDegraded.delete(c.name);
             return [c.name, "ok", c.degraded === true] as const;
           } catch (error) {
-            opts.logger?.warn({ check: c.name, err: error }, "health check failed");
+            if (c.degraded) {
+              // An MCP server connecting or retrying is a state, not a fault: one line when it changes, no stack.
+              const reason = error instanceof Error ? error.message : String(error);
+              if (lastDegraded.get(c.name) !== reason) {
+                lastDegraded.set(c.name, reason);
+                opts.logger?.warn({ check: c.name, reason }, "health check degraded");
+              }
+            } else opts.logger?.warn({ check: c.name, err: error }, "health check failed");
             return [c.name, CHECK_FAILED, c.degraded === true] as const;
           }
         }),

@@ -17,8 +17,9 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function start(checks: HealthCheck[] = []): Promise<string> {
+async function start(checks: HealthCheck[] = [], logger?: { warn(obj: object, msg?: string): void }): Promise<string> {
   server = await startOpsServer({
+    ...(logger ? { logger } : {}),
     port: 0,
     host: "127.0.0.1",
     registry: createMetrics().registry,
@@ -78,6 +79,39 @@ describe("ops HTTP server", () => {
       status: "unhealthy",
       checks: { redis: "unavailable", model: "unavailable", disk: "ok" },
     });
+  });
+
+  it("an MCP server still connecting costs one log line without a stack, however often /healthz is asked", async () => {
+    const lines: { fields: object; message: string | undefined }[] = [];
+    let state = "connecting";
+    const base = await start(
+      [
+        {
+          name: "mcp:files",
+          degraded: true,
+          check: async () => {
+            if (state !== "ready") throw new Error(state);
+          },
+        },
+      ],
+      { warn: (fields, message) => void lines.push({ fields, message }) },
+    );
+    for (let i = 0; i < 5; i++)
+      expect(await (await fetch(`${base}/healthz`)).json()).toMatchObject({ status: "degraded" });
+    expect(lines).toEqual([{ fields: { check: "mcp:files", reason: "connecting" }, message: "health check degraded" }]);
+    expect(JSON.stringify(lines)).not.toMatch(/\bat .+:\d+:\d+/);
+    // A new reason is worth a new line; healthy again and then down again is one more.
+    state = "retrying: spawn ENOENT";
+    await fetch(`${base}/healthz`);
+    state = "ready";
+    expect((await (await fetch(`${base}/healthz`)).json()).status).toBe("ok");
+    state = "connecting";
+    await fetch(`${base}/healthz`);
+    expect(lines.map((l) => (l.fields as { reason: string }).reason)).toEqual([
+      "connecting",
+      "retrying: spawn ENOENT",
+      "connecting",
+    ]);
   });
 
   it("answers 404 elsewhere", async () => {
