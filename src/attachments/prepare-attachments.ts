@@ -59,9 +59,14 @@ interface Outcome {
   notice?: string;
 }
 
-/** A file name on one line, without brackets: a name cannot forge a marker or a line of the transcript. */
+/**
+ * A file name on one line, without brackets: a name cannot forge a marker or a line of the transcript.
+ * Bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) go too: with U+202E
+ * "invoice‮fdp.exe" reads as "invoiceexe.pdf" in the chat.
+ */
 function displayName(name: string): string {
   const clean = name
+    .replace(/[\u202A-\u202E\u2066-\u2069]/g, "")
     .replace(/[\r\n\t[\]`]+/g, " ")
     .trim()
     .slice(0, 100);
@@ -115,7 +120,7 @@ export function createAttachmentPreparer(opts: AttachmentPreparerOptions): Attac
         case "pdf":
           return {
             marker: `[file: ${name}]`,
-            text: await pdfToText(name, await fetchBytes(source, ref, opts.maxFileBytes, signal), pdfBudget),
+            text: await pdfToText(name, await fetchBytes(source, ref, opts.maxFileBytes, signal), pdfBudget, signal),
           };
         case "other":
           return {

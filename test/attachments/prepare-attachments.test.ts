@@ -181,4 +181,22 @@ describe("createAttachmentPreparer", () => {
     expect(prepared.forModel).toBe("[file: song image: fake.jpg.mp3 (not readable)]");
     expect(prepared.notices[0]).toMatch(/^📎 I cannot read song image: fake\.jpg\.mp3 \(audio\/mpeg\)/);
   });
+
+  it("bidirectional overrides are taken out of file names, so an extension cannot be spoofed in the chat", async () => {
+    const preparer = createAttachmentPreparer({ sources: {}, visionFor: async () => true, ...limits });
+    // Shown as "invoicexe.pdf" by a chat that honours U+202E; it is an .exe, nothing is hidden after cleaning.
+    const names = ["invoice\u202Efdp.exe", "a\u202Ab\u202Bc\u202Cd\u202De.exe", "x\u2066y\u2067z\u2068w\u2069.exe"];
+    const prepared = await preparer.prepare(
+      messageWith(names.map((name, i) => ref(`f${i}`, name, "application/x-msdownload"))),
+    );
+    expect(prepared.forModel).toBe(
+      [
+        "[file: invoicefdp.exe (not readable)]",
+        "[file: abcde.exe (not readable)]",
+        "[file: xyzw.exe (not readable)]",
+      ].join("\n"),
+    );
+    for (const notice of prepared.notices) expect(notice).not.toMatch(/[\u202A-\u202E\u2066-\u2069]/);
+    expect(prepared.notices[0]).toMatch(/^📎 I cannot read invoicefdp\.exe /);
+  });
 });
