@@ -104,7 +104,7 @@ describe("ops HTTP server", () => {
     state = "retrying: spawn ENOENT";
     await fetch(`${base}/healthz`);
     state = "ready";
-    expect((await (await fetch(`${base}/healthz`)).json()).status).toBe("ok");
+    expect(((await (await fetch(`${base}/healthz`)).json()) as { status: string }).status).toBe("ok");
     state = "connecting";
     await fetch(`${base}/healthz`);
     expect(lines.map((l) => (l.fields as { reason: string }).reason)).toEqual([

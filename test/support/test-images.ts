@@ -3,7 +3,7 @@
  * file must be hostile): a two-colour photo whose halves can be checked after scaling, noise that
  * does not compress, a PNG whose header claims 30000×30000 pixels, a one-page PDF with a text layer.
  */
-import { deflateSync, crc32 } from "node:zlib";
+import { createDeflate, deflateSync, crc32 } from "node:zlib";
 import sharp from "sharp";
 
 /** A JPEG: left half red, right half blue (so a scaled copy can be recognised). */
@@ -62,11 +62,42 @@ export function pngBomb(width: number, height: number): Buffer {
 /** A one-page PDF (Helvetica) whose text layer holds `text`. */
 export function onePagePdf(text: string): Buffer {
   const content = `BT /F1 18 Tf 50 750 Td (${text.replace(/[()\\]/g, "\\$&")}) Tj ET`;
+  return pdfWithContent(`<< /Length ${content.length} >>\nstream\n${content}\nendstream`);
+}
+
+/**
+ * A one-page PDF whose content stream is `deflated` (zlib bytes, /FlateDecode): a page that inflates
+ * to hundreds of MB fits in a few hundred KB.
+ */
+export function flatePagePdf(deflated: Buffer): Buffer {
+  const head = Buffer.from(`<< /Length ${deflated.length} /Filter /FlateDecode >>\nstream\n`, "latin1");
+  return pdfWithContent(Buffer.concat([head, deflated, Buffer.from("\nendstream", "latin1")]).toString("latin1"));
+}
+
+/** Deflates `prefix` and `repeat` copies of `unit` without ever holding them whole (zlib's best compression). */
+export async function deflatedRepeat(unit: string, repeat: number, prefix = ""): Promise<Buffer> {
+  const deflate = createDeflate({ level: 9 });
+  const chunks: Buffer[] = [];
+  deflate.on("data", (c: Buffer) => chunks.push(c));
+  const done = new Promise((resolve) => deflate.on("end", resolve));
+  deflate.write(Buffer.from(prefix, "latin1"));
+  const perWrite = Math.max(1, Math.floor((1024 * 1024) / unit.length));
+  const block = Buffer.from(unit.repeat(perWrite), "latin1");
+  for (let written = 0; written < repeat; written += perWrite) {
+    const part = written + perWrite <= repeat ? block : Buffer.from(unit.repeat(repeat - written), "latin1");
+    if (!deflate.write(part)) await new Promise((resolve) => deflate.once("drain", resolve));
+  }
+  deflate.end();
+  await done;
+  return Buffer.concat(chunks);
+}
+
+function pdfWithContent(contentObject: string): Buffer {
   const objects = [
     "<< /Type /Catalog /Pages 2 0 R >>",
     "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
     "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+    contentObject,
     "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
   ];
   let out = "%PDF-1.4\n";
