@@ -21,6 +21,7 @@ import { createMetrics } from "./observability/metrics.js";
 import { startOpsServer, type HealthCheck } from "./observability/http-server.js";
 import { loadMcpConfigFile, mcpConfigSecrets, McpConfigError } from "./tools/mcp/mcp-config.js";
 import { installProcessGuards } from "./app/process-guards.js";
+import { timeoutSignal } from "./shared/deadline.js";
 
 const ROLES = ["all", "bots", "worker", "chat"] as const;
 type Role = (typeof ROLES)[number];
@@ -39,7 +40,7 @@ function modelCheck(config: Config): HealthCheck {
     async check() {
       const res = await fetch(`${config.OPENAI_BASE_URL.replace(/\/+$/, "")}/models`, {
         headers: { authorization: `Bearer ${config.OPENAI_API_KEY}` },
-        signal: AbortSignal.timeout(2000),
+        signal: timeoutSignal(2000),
       });
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
     },

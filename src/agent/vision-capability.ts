@@ -8,6 +8,7 @@
  * and re-asked after a while (the server may have been restarted with another model file). A server
  * that cannot be asked counts as "no vision" for a short time, and the next message asks again.
  */
+import { withDeadline } from "../shared/deadline.js";
 import type { ModelServer } from "./model-dialect.js";
 
 /** MODEL_VISION. */
@@ -64,20 +65,21 @@ export function createVisionCapability(opts: VisionCapabilityOptions): VisionCap
   const root = serverRoot(opts.baseURL);
   const cache = new Map<string, { answer: Promise<boolean>; expiresAt: number }>();
 
-  const request = async (path: string, init: RequestInit): Promise<unknown> => {
-    const timeout = AbortSignal.timeout(opts.timeoutMs ?? 5000);
-    const response = await doFetch(`${root}${path}`, {
-      ...init,
-      headers: {
-        accept: "application/json",
-        ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}),
-        ...(init.headers ?? {}),
-      },
-      signal: timeout,
+  // The deadline covers the body too, and is held for the whole call (AbortSignal.timeout is not).
+  const request = (path: string, init: RequestInit): Promise<unknown> =>
+    withDeadline(opts.timeoutMs ?? 5000, async (signal) => {
+      const response = await doFetch(`${root}${path}`, {
+        ...init,
+        headers: {
+          accept: "application/json",
+          ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}),
+          ...(init.headers ?? {}),
+        },
+        signal,
+      });
+      if (!response.ok) throw new Error(`${init.method ?? "GET"} ${path} answered HTTP ${response.status}`);
+      return response.json();
     });
-    if (!response.ok) throw new Error(`${init.method ?? "GET"} ${path} answered HTTP ${response.status}`);
-    return response.json();
-  };
 
   const probe = async (model: string): Promise<boolean> => {
     switch (opts.modelServer) {

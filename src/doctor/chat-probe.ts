@@ -4,6 +4,7 @@
  * whether the body was SSE at all, reasoning vs content, structured tool calls
  * vs `<tool_call>` written into the text.
  */
+import { timeoutSignal } from "../shared/deadline.js";
 
 /** What a probe request gave back. */
 export type ChatProbeResult =
@@ -44,7 +45,7 @@ export async function probeChat(target: ChatProbeTarget, body: Record<string, un
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${target.apiKey}` },
       body: JSON.stringify({ ...body, stream: true }),
-      signal: AbortSignal.timeout(target.timeoutMs),
+      signal: timeoutSignal(target.timeoutMs),
     });
     text = (await res.text()).slice(0, MAX_BODY_BYTES);
   } catch (error) {

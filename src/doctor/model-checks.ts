@@ -6,6 +6,7 @@
  */
 import type { Config } from "../config/env-schema.js";
 import { maskedValue } from "../config/load-config.js";
+import { timeoutSignal } from "../shared/deadline.js";
 import { dialectFields } from "../agent/model-dialect.js";
 import { findingsOf, type SetupFinding } from "../contracts/setup-finding.js";
 import { describeFetchError, errorMessageOf, probeChat, type ChatProbeTarget } from "./chat-probe.js";
@@ -86,7 +87,7 @@ export async function checkModelAnswers(
   try {
     res = await fetch(`${base}/models`, {
       headers: { authorization: `Bearer ${config.OPENAI_API_KEY}` },
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: timeoutSignal(timeoutMs),
     });
   } catch (error) {
     return {
@@ -312,7 +313,7 @@ async function propsContext(config: ModelCheckConfig, timeoutMs: number): Promis
   try {
     const res = await fetch(`${root}/props`, {
       headers: { authorization: `Bearer ${config.OPENAI_API_KEY}` },
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: timeoutSignal(timeoutMs),
     });
     if (!res.ok) return undefined;
     const body = (await res.json()) as { default_generation_settings?: { n_ctx?: number } };

@@ -5,6 +5,7 @@
  * configured MODEL is the only choice (and the failure is logged), never an error to the user.
  */
 import { z } from "zod";
+import { withDeadline } from "../shared/deadline.js";
 
 /** Where the server's model list is read. */
 export interface ModelChoicesOptions {
@@ -38,12 +39,15 @@ export function createModelChoices(opts: ModelChoicesOptions): ModelChoices {
   const withDefault = (models: readonly string[]) => [...new Set([opts.defaultModel, ...models])];
 
   const ask = async (): Promise<string[]> => {
-    const res = await doFetch(`${opts.baseUrl.replace(/\/+$/, "")}/models`, {
-      headers: { authorization: `Bearer ${opts.apiKey}` },
-      signal: AbortSignal.timeout(opts.timeoutMs ?? 3000),
+    // The deadline covers the body too, and is held for the whole call (AbortSignal.timeout is not).
+    return withDeadline(opts.timeoutMs ?? 3000, async (signal) => {
+      const res = await doFetch(`${opts.baseUrl.replace(/\/+$/, "")}/models`, {
+        headers: { authorization: `Bearer ${opts.apiKey}` },
+        signal,
+      });
+      if (!res.ok) throw new Error(`GET /models answered HTTP ${res.status}`);
+      return modelsBody.parse(await res.json()).data.map((m) => m.id);
     });
-    if (!res.ok) throw new Error(`GET /models answered HTTP ${res.status}`);
-    return modelsBody.parse(await res.json()).data.map((m) => m.id);
   };
 
   return {

@@ -3,6 +3,7 @@
  * server reports in `GET /props` (`default_generation_settings.n_ctx`, or a top-level `n_ctx`
  * on older builds), else 8192.
  */
+import { withDeadline } from "../shared/deadline.js";
 
 /** The context size used when neither the setting nor the server says. */
 export const DEFAULT_CONTEXT_TOKENS = 8192;
@@ -32,14 +33,17 @@ export async function resolveContextWindow(opts: {
 }): Promise<ContextWindow> {
   if (opts.configured !== undefined) return { tokens: opts.configured, source: "config" };
   try {
-    const response = await (opts.fetch ?? fetch)(`${opts.serverRoot}/props`, {
-      headers: opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {},
-      signal: AbortSignal.timeout(opts.timeoutMs ?? 5000),
+    // The deadline covers the body too, and is held for the whole call (AbortSignal.timeout is not).
+    const tokens = await withDeadline(opts.timeoutMs ?? 5000, async (signal) => {
+      const response = await (opts.fetch ?? fetch)(`${opts.serverRoot}/props`, {
+        headers: opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {},
+        signal,
+      });
+      if (response.ok) return contextTokensFromProps(await response.json());
+      await response.body?.cancel();
+      return undefined;
     });
-    if (response.ok) {
-      const tokens = contextTokensFromProps(await response.json());
-      if (tokens !== undefined) return { tokens, source: "server" };
-    } else await response.body?.cancel();
+    if (tokens !== undefined) return { tokens, source: "server" };
   } catch {
     // No /props (vLLM, Ollama, a hosted API) or the server is not up yet: the default is the answer.
   }

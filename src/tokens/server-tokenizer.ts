@@ -3,6 +3,7 @@
  * `{"tokens": [ids…]}`. The server root is OPENAI_BASE_URL without its `/v1`.
  * Special tokens in the text (`<|im_start|>`) are parsed as such (the server's default).
  */
+import { withDeadline } from "../shared/deadline.js";
 import type { TextTokenizer } from "./text-tokenizer.js";
 
 /** The server root of an OpenAI-compatible base URL (`http://h:8080/v1` → `http://h:8080`). */
@@ -47,38 +48,41 @@ export function createServerTokenizer(opts: {
         });
       return probing;
     },
-    async count(text, signal) {
-      const timeout = AbortSignal.timeout(timeoutMs);
-      let response: Response;
-      try {
-        response = await doFetch(`${opts.serverRoot}/tokenize`, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}),
-          },
-          body: JSON.stringify({ content: text, add_special: false, parse_special: true }),
-          signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-        });
-      } catch (error) {
-        throw new TokenizeError(`tokenize request failed: ${(error as Error).message}`, false);
-      }
-      // 404/405/501: no such endpoint. 400/422: a /tokenize of another dialect (vLLM wants `prompt`): not llama.cpp's.
-      // 401/403: the key is refused, which no retry fixes.
-      if ([400, 401, 403, 404, 405, 422, 501].includes(response.status)) {
-        await response.body?.cancel();
-        throw new TokenizeError(`the model server offers no llama.cpp /tokenize (HTTP ${response.status})`, true);
-      }
-      if (!response.ok) {
-        await response.body?.cancel();
-        throw new TokenizeError(`tokenize answered HTTP ${response.status}`, false);
-      }
-      const body = (await response.json().catch(() => undefined)) as { tokens?: unknown } | undefined;
-      if (!body || !Array.isArray(body.tokens))
-        throw new TokenizeError("tokenize answered without a tokens array", true);
-      answered = true;
-      return body.tokens.length;
+    count(text, signal) {
+      // Held for the whole call, body included: AbortSignal.timeout combined with the caller's signal can be collected.
+      return withDeadline(timeoutMs, (combined) => countOnServer(text, combined), signal);
     },
   };
+
+  async function countOnServer(text: string, combined: AbortSignal): Promise<number> {
+    let response: Response;
+    try {
+      response = await doFetch(`${opts.serverRoot}/tokenize`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {}),
+        },
+        body: JSON.stringify({ content: text, add_special: false, parse_special: true }),
+        signal: combined,
+      });
+    } catch (error) {
+      throw new TokenizeError(`tokenize request failed: ${(error as Error).message}`, false);
+    }
+    // 404/405/501: no such endpoint. 400/422: a /tokenize of another dialect (vLLM wants `prompt`): not llama.cpp's.
+    // 401/403: the key is refused, which no retry fixes.
+    if ([400, 401, 403, 404, 405, 422, 501].includes(response.status)) {
+      await response.body?.cancel();
+      throw new TokenizeError(`the model server offers no llama.cpp /tokenize (HTTP ${response.status})`, true);
+    }
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw new TokenizeError(`tokenize answered HTTP ${response.status}`, false);
+    }
+    const body = (await response.json().catch(() => undefined)) as { tokens?: unknown } | undefined;
+    if (!body || !Array.isArray(body.tokens)) throw new TokenizeError("tokenize answered without a tokens array", true);
+    answered = true;
+    return body.tokens.length;
+  }
   return tokenizer;
 }

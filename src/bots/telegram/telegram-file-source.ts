@@ -7,6 +7,7 @@ import { GrammyError, type Api } from "grammy";
 import type { AttachmentRef } from "../../contracts/inbound-message.js";
 import { AttachmentError, tooLargeError, type FileSource } from "../../contracts/file-source.js";
 import { readCapped } from "../../shared/read-capped.js";
+import { withDeadline } from "../../shared/deadline.js";
 
 /** What the file source needs: the REST client (for getFile), the token and root for the download URL. */
 export interface TelegramFileSourceOptions {
@@ -22,55 +23,64 @@ export function createTelegramFileSource(opts: TelegramFileSourceOptions): FileS
   const doFetch = opts.fetch ?? fetch;
   const root = opts.apiRoot.replace(/\/+$/, "");
   return {
-    async download(ref: AttachmentRef, { maxBytes, signal }) {
-      const deadline = AbortSignal.timeout(opts.timeoutMs ?? 30_000);
-      const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
-      let path: string | undefined;
-      try {
-        // grammY types its signal with the abort-controller polyfill; a native one works the same.
-        const file = await opts.api.getFile(ref.ref, combined as unknown as Parameters<Api["getFile"]>[1]);
-        if (file.file_size !== undefined && file.file_size > maxBytes)
-          throw tooLargeError(ref.name, file.file_size, maxBytes);
-        path = file.file_path;
-      } catch (error) {
-        if (error instanceof AttachmentError || signal?.aborted) throw error;
-        // Bot API: "Bad Request: file is too big" past the 20 MB bots may download.
-        if (error instanceof GrammyError && /too big/i.test(error.description))
-          throw tooLargeError(ref.name, ref.size, Math.min(maxBytes, 20 * 1024 * 1024));
-        throw new AttachmentError("unavailable", `${ref.name} could not be fetched from Telegram`);
-      }
-      if (!path) throw new AttachmentError("unavailable", `${ref.name} could not be fetched from Telegram`);
-      let response: Response;
-      try {
-        response = await doFetch(`${root}/file/bot${opts.token}/${path.split("/").map(encodeURIComponent).join("/")}`, {
-          signal: combined,
-          redirect: "error",
-        });
-      } catch {
-        if (signal?.aborted) throw signal.reason;
-        throw new AttachmentError("unavailable", `${ref.name} could not be downloaded from Telegram`);
-      }
-      if (response.status !== 200) {
-        await response.body?.cancel();
-        throw new AttachmentError(
-          "unavailable",
-          `${ref.name} could not be downloaded from Telegram (HTTP ${response.status})`,
-        );
-      }
-      const declared = Number(response.headers.get("content-length") ?? NaN);
-      if (Number.isFinite(declared) && declared > maxBytes) {
-        await response.body?.cancel();
-        throw tooLargeError(ref.name, declared, maxBytes);
-      }
-      try {
-        const body = await readCapped(response, maxBytes);
-        if (body.truncated) throw tooLargeError(ref.name, undefined, maxBytes);
-        return body.bytes;
-      } catch (error) {
-        if (error instanceof AttachmentError) throw error;
-        if (signal?.aborted) throw signal.reason;
-        throw new AttachmentError("unavailable", `${ref.name} could not be downloaded from Telegram`);
-      }
+    download(ref: AttachmentRef, { maxBytes, signal }) {
+      // Held for the whole download, body included: AbortSignal.timeout combined with the job's
+      // signal was collected, and a file served at 1 byte/s held an answer for minutes.
+      return withDeadline(opts.timeoutMs ?? 30_000, (combined) => fetchFile(ref, maxBytes, combined, signal), signal);
     },
   };
+
+  async function fetchFile(
+    ref: AttachmentRef,
+    maxBytes: number,
+    combined: AbortSignal,
+    signal: AbortSignal | undefined,
+  ): Promise<Uint8Array> {
+    let path: string | undefined;
+    try {
+      // grammY types its signal with the abort-controller polyfill; a native one works the same.
+      const file = await opts.api.getFile(ref.ref, combined as unknown as Parameters<Api["getFile"]>[1]);
+      if (file.file_size !== undefined && file.file_size > maxBytes)
+        throw tooLargeError(ref.name, file.file_size, maxBytes);
+      path = file.file_path;
+    } catch (error) {
+      if (error instanceof AttachmentError || signal?.aborted) throw error;
+      // Bot API: "Bad Request: file is too big" past the 20 MB bots may download.
+      if (error instanceof GrammyError && /too big/i.test(error.description))
+        throw tooLargeError(ref.name, ref.size, Math.min(maxBytes, 20 * 1024 * 1024));
+      throw new AttachmentError("unavailable", `${ref.name} could not be fetched from Telegram`);
+    }
+    if (!path) throw new AttachmentError("unavailable", `${ref.name} could not be fetched from Telegram`);
+    let response: Response;
+    try {
+      response = await doFetch(`${root}/file/bot${opts.token}/${path.split("/").map(encodeURIComponent).join("/")}`, {
+        signal: combined,
+        redirect: "error",
+      });
+    } catch {
+      if (signal?.aborted) throw signal.reason;
+      throw new AttachmentError("unavailable", `${ref.name} could not be downloaded from Telegram`);
+    }
+    if (response.status !== 200) {
+      await response.body?.cancel();
+      throw new AttachmentError(
+        "unavailable",
+        `${ref.name} could not be downloaded from Telegram (HTTP ${response.status})`,
+      );
+    }
+    const declared = Number(response.headers.get("content-length") ?? NaN);
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      await response.body?.cancel();
+      throw tooLargeError(ref.name, declared, maxBytes);
+    }
+    try {
+      const body = await readCapped(response, maxBytes);
+      if (body.truncated) throw tooLargeError(ref.name, undefined, maxBytes);
+      return body.bytes;
+    } catch (error) {
+      if (error instanceof AttachmentError) throw error;
+      if (signal?.aborted) throw signal.reason;
+      throw new AttachmentError("unavailable", `${ref.name} could not be downloaded from Telegram`);
+    }
+  }
 }
