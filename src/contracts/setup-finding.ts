@@ -4,8 +4,11 @@
  * doctor both speak it, so a platform's own checks can live with the adapter.
  */
 
-/** pass: as it should be; fail: a mistake the bot will suffer from; skip: not configured, nothing to check. */
-export type SetupStatus = "pass" | "fail" | "skip";
+/**
+ * pass: as it should be; fail: a mistake the bot will suffer from; warn: works, but a risk worth
+ * knowing (does not fail the run); skip: not configured, nothing to check.
+ */
+export type SetupStatus = "pass" | "fail" | "warn" | "skip";
 
 /** One line of the doctor's report. */
 export interface SetupFinding {
@@ -24,11 +27,13 @@ export interface SetupFinding {
 export function findingsOf(group: string): {
   pass(check: string, detail: string): SetupFinding;
   fail(check: string, detail: string, fix: string): SetupFinding;
+  warn(check: string, detail: string, fix: string): SetupFinding;
   skip(check: string, detail: string): SetupFinding;
 } {
   return {
     pass: (check, detail) => ({ group, check, status: "pass", detail }),
     fail: (check, detail, fix) => ({ group, check, status: "fail", detail, fix }),
+    warn: (check, detail, fix) => ({ group, check, status: "warn", detail, fix }),
     skip: (check, detail) => ({ group, check, status: "skip", detail }),
   };
 }

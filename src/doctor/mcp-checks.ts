@@ -91,6 +91,14 @@ export async function checkMcpServers(
         connectTimeoutMs: opts.connectTimeoutMs ?? 15_000,
       }),
     );
+    if (server.transport.kind === "stdio" && server.transport.user === undefined)
+      findings.push(
+        f.warn(
+          `${server.name} user`,
+          "this stdio server runs as the bot's own user: it can read whatever the bot can, /proc/<bot pid>/environ (the tokens and keys) included",
+          'Trust it as you trust the bot, or give its entry a "user" to run as (the bot must be allowed to switch users), or run it as an HTTP server in its own container (docs/security.md).',
+        ),
+      );
   }
   return findings;
 }

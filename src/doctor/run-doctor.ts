@@ -45,7 +45,7 @@ export async function runDoctor(
   return { ok: clean.every((finding) => finding.status !== "fail"), findings: clean };
 }
 
-const MARK = { pass: "✓", fail: "✗", skip: "–" } as const;
+const MARK = { pass: "✓", fail: "✗", warn: "!", skip: "–" } as const;
 
 /** One line per finding, then a one-line verdict. */
 export function formatReport(report: DoctorReport): string {

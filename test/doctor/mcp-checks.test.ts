@@ -23,9 +23,29 @@ describe("doctor: MCP servers", () => {
     expect(findings.map((f) => [f.check, f.status])).toEqual([
       ["file", "pass"],
       ["everything", "pass"],
+      ["everything user", "warn"],
       ["off", "skip"],
     ]);
     expect(findings[1]!.detail).toMatch(/connected over stdio, \d+ tools: .*echo/);
+  }, 60_000);
+
+  it("a stdio server running as the bot's own user is a warning (not a failure); one with a user is not", async () => {
+    const path = file({
+      mcpServers: {
+        mine: everythingEntry(),
+        isolated: { ...everythingEntry(), user: String(process.getuid?.() ?? 0) },
+      },
+    });
+    const findings = await checkMcpServers(path, { inheritedPath: process.env.PATH });
+    expect(findings.map((f) => [f.check, f.status])).toEqual([
+      ["file", "pass"],
+      ["mine", "pass"],
+      ["mine user", "warn"],
+      ["isolated", "pass"],
+    ]);
+    expect(findings[2]!.detail).toContain("runs as the bot's own user: it can read whatever the bot can");
+    expect(findings[2]!.fix).toMatch(/"user"/);
+    expect(findings[2]!.fix).toMatch(/HTTP server in its own container/);
   }, 60_000);
 
   it("a command that does not exist fails with the command to try", async () => {

@@ -10,7 +10,16 @@ import { z } from "zod";
 
 /** How to reach one server. */
 export type McpTransportConfig =
-  | { kind: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd?: string }
+  | {
+      kind: "stdio";
+      command: string;
+      args: string[];
+      env: Record<string, string>;
+      /** Absent: the child starts in an empty directory of its own, never the bot's (which holds `.env`). */
+      cwd?: string;
+      /** The account the child runs as (a name, a uid or `uid:gid`); absent: the bot's own. */
+      user?: string;
+    }
   /** `sseOnly`: the entry said `"type": "sse"`, so the Streamable HTTP attempt is skipped. */
   | { kind: "http"; url: string; headers: Record<string, string>; sseOnly: boolean };
 
@@ -79,6 +88,10 @@ const stdioEntry = z
     args: z.array(z.string({ message: "expected strings" }), { message: "expected an array of strings" }).default([]),
     env: stringMap("variable").default({}),
     cwd: z.string({ message: "expected a directory" }).min(1, { message: "expected a directory" }).optional(),
+    user: z
+      .string({ message: "expected a user name, a uid or uid:gid" })
+      .regex(/^(?:[a-z_][a-z0-9_.-]*\$?|\d+(?::\d+)?)$/i, { message: "expected a user name, a uid or uid:gid" })
+      .optional(),
     ...common,
   })
   .strict();
@@ -170,7 +183,14 @@ function parseServer(name: string, entry: unknown): McpServerConfig | string {
   const data = parsed.data;
   const transport: McpTransportConfig =
     "command" in data
-      ? { kind: "stdio", command: data.command, args: data.args, env: data.env, ...(data.cwd ? { cwd: data.cwd } : {}) }
+      ? {
+          kind: "stdio",
+          command: data.command,
+          args: data.args,
+          env: data.env,
+          ...(data.cwd ? { cwd: data.cwd } : {}),
+          ...(data.user ? { user: data.user } : {}),
+        }
       : { kind: "http", url: data.url, headers: data.headers, sseOnly: data.type === "sse" };
   return {
     name,

@@ -1,14 +1,19 @@
 /**
  * Builds the SDK transport for one server entry. A stdio server's child gets `PATH` and the
  * variables its entry names, never the bot's own environment (tokens, OPENAI_API_KEY,
- * ADMIN_TOKEN, REDIS_URL); remote servers are tried over Streamable HTTP first, then over the
- * older SSE transport.
+ * ADMIN_TOKEN, REDIS_URL), and starts in an empty directory of its own unless its entry sets
+ * `cwd`; with `user` it runs as that account. Remote servers are tried over Streamable HTTP
+ * first, then over the older SSE transport.
  */
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { chownSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { McpTransportConfig } from "./mcp-config.js";
+import { resolveAccount, UserStdioTransport } from "./user-stdio-transport.js";
 
 /** A transport to try, and what to call it in logs and health. */
 export interface TransportAttempt {
@@ -39,14 +44,32 @@ export function transportAttempts(
   if (config.kind === "stdio") {
     return [
       () => {
-        const transport = new StdioClientTransport({
-          command: config.command,
-          args: config.args,
-          env: stdioServerEnv(config.env, inheritedPath),
-          ...(config.cwd ? { cwd: config.cwd } : {}),
-          // Piped, not inherited: a chatty server must not write into the bot's JSON log stream.
-          stderr: "pipe",
-        });
+        // Never the bot's working directory: it holds `.env` and whatever else the bot reads.
+        const ownDir = config.cwd ? undefined : mkdtempSync(join(tmpdir(), "mcp-server-"));
+        const cwd = config.cwd ?? ownDir!;
+        const env = stdioServerEnv(config.env, inheritedPath);
+        let transport: StdioClientTransport | UserStdioTransport;
+        if (config.user) {
+          const account = resolveAccount(config.user);
+          if (ownDir) chownSync(ownDir, account.uid, account.gid);
+          transport = new UserStdioTransport({ command: config.command, args: config.args, env, cwd, account });
+        } else {
+          transport = new StdioClientTransport({
+            command: config.command,
+            args: config.args,
+            env,
+            cwd,
+            // Piped, not inherited: a chatty server must not write into the bot's JSON log stream.
+            stderr: "pipe",
+          });
+        }
+        if (ownDir) {
+          const close = transport.close.bind(transport);
+          transport.close = async () => {
+            await close();
+            rmSync(ownDir, { recursive: true, force: true });
+          };
+        }
         let tail = "";
         transport.stderr?.on("data", (chunk: Buffer) => {
           tail = (tail + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARS);
