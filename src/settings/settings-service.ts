@@ -23,6 +23,7 @@ import {
   refusal,
   settingsView,
   thinkView,
+  toolsPageOf,
   toolsView,
   type SettingsState,
 } from "./settings-views.js";
@@ -150,6 +151,9 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
     const groups = deps.toolCatalogue();
     if (arg === "") return toolsView(await stateOf(asker), groups);
     const [word = "", ...rest] = arg.split(/\s+/);
+    // Looking at another page changes nothing: anyone may.
+    if (word.toLowerCase() === "page" && rest.length === 1 && /^\d{1,6}$/.test(rest[0]!))
+      return toolsView(await stateOf(asker), groups, undefined, Number(rest[0]) - 1);
     const on = SWITCH_WORDS.get(word.toLowerCase());
     const names = toolNames();
     if (on === undefined || rest.length !== 1)
@@ -158,14 +162,18 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
     const name = resolveListed(rest[0]!, names);
     if (!names.includes(name))
       return {
-        ...toolsView(await stateOf(asker), groups, `No tool named “${name}” here. Tools: ${names.join(", ")}.`),
+        ...toolsView(
+          await stateOf(asker),
+          groups,
+          `No tool named “${name}” here. Tools: ${names.slice(0, 20).join(", ")}${names.length > 20 ? ` and ${names.length - 20} more` : ""}.`,
+        ),
         notice: "Unknown tool.",
       };
     const verb = on ? "on" : "off";
     return changeThen(
       asker,
       { tools: { [name]: on } },
-      (s) => toolsView(s, groups, `✅ ${name} is now ${verb} here. ${APPLIES_NEXT}`),
+      (s) => toolsView(s, groups, `✅ ${name} is now ${verb} here. ${APPLIES_NEXT}`, toolsPageOf(groups, name)),
       `${name}: ${verb}`,
     );
   };

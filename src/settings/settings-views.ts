@@ -12,6 +12,12 @@ import {
   type SettingsOverrides,
 } from "./conversation-settings.js";
 
+/**
+ * Tool buttons on one page of `/tools`: Telegram refuses large reply markups (10,004 buttons were
+ * sent) and Discord shows 25 buttons, so 20 tools and a row to turn pages fit both.
+ */
+export const TOOLS_PER_PAGE = 20;
+
 /** Button data is at most 64 bytes (Telegram's callback_data limit; Discord allows 100). */
 const MAX_ACTION_BYTES = 64;
 
@@ -132,28 +138,55 @@ export function personaView(state: SettingsState, lead?: string): SettingsAnswer
 }
 
 /** `/tools`: every tool by source, each with a toggle. */
-export function toolsView(state: SettingsState, groups: readonly ToolCatalogueGroup[], lead?: string): SettingsAnswer {
+export function toolsView(
+  state: SettingsState,
+  groups: readonly ToolCatalogueGroup[],
+  lead?: string,
+  page = 0,
+): SettingsAnswer {
   const off = new Set(state.settings.toolsOff);
   const names = groups.flatMap((g) => g.tools.map((t) => t.name));
-  const lines = groups.flatMap((g) => [
-    // An MCP server that is away has no tools to list: say so rather than show an empty group.
-    `${g.source}:${g.state !== undefined && g.state !== "ready" ? " (unavailable right now)" : ""}`,
-    ...g.tools.map((t) => `${off.has(t.name) ? "⛔" : "✅"} ${t.name}: ${firstSentence(t.description)}`),
-  ]);
+  const pages = Math.max(1, Math.ceil(names.length / TOOLS_PER_PAGE));
+  const at = Math.min(Math.max(0, Math.floor(page)), pages - 1);
+  const first = at * TOOLS_PER_PAGE;
+  const shown = new Set(names.slice(first, first + TOOLS_PER_PAGE));
+  const lines = groups.flatMap((g) => {
+    const tools = g.tools.filter((t) => shown.has(t.name));
+    // A group with no tools (an MCP server that is away) is named on the first page only.
+    if (tools.length === 0 && (g.tools.length > 0 || at > 0)) return [];
+    return [
+      // An MCP server that is away has no tools to list: say so rather than show an empty group.
+      `${g.source}:${g.state !== undefined && g.state !== "ready" ? " (unavailable right now)" : ""}`,
+      ...tools.map((t) => `${off.has(t.name) ? "⛔" : "✅"} ${t.name}: ${firstSentence(t.description)}`),
+    ];
+  });
+  const nav = [
+    ...(at > 0 ? [button(`◀ Page ${at}`, actionFor("tools", `page ${at}`))] : []),
+    ...(at < pages - 1 ? [button(`Page ${at + 2} ▶`, actionFor("tools", `page ${at + 2}`))] : []),
+  ];
   return {
     text: [
       ...(lead ? [lead, ""] : []),
-      "Tools here (✅ on, ⛔ off):",
+      `Tools here (✅ on, ⛔ off)${pages > 1 ? `, page ${at + 1} of ${pages}` : ""}:`,
       ...lines,
-      "Toggle with the buttons or /tools off <name>, /tools on <name>.",
+      `Toggle with the buttons or /tools off <name>, /tools on <name>${pages > 1 ? "; /tools page <n> turns pages" : ""}.`,
       ...whoMayChange(state.isPrivate),
     ].join("\n"),
-    buttons: names.map((name) => {
-      const isOff = off.has(name);
-      const args = `${isOff ? "on" : "off"} ${name}`;
-      return [button(`${isOff ? "⛔" : "✅"} ${name}`, actionFor("tools", args, names, isOff ? "on " : "off "))];
-    }),
+    buttons: [
+      ...[...shown].map((name) => {
+        const isOff = off.has(name);
+        const args = `${isOff ? "on" : "off"} ${name}`;
+        return [button(`${isOff ? "⛔" : "✅"} ${name}`, actionFor("tools", args, names, isOff ? "on " : "off "))];
+      }),
+      ...(nav.length ? [nav] : []),
+    ],
   };
+}
+
+/** The page (from 0) of `/tools` that shows `name`. */
+export function toolsPageOf(groups: readonly ToolCatalogueGroup[], name: string): number {
+  const index = groups.flatMap((g) => g.tools.map((t) => t.name)).indexOf(name);
+  return index < 0 ? 0 : Math.floor(index / TOOLS_PER_PAGE);
 }
 
 /** The short refusal for someone who may not change settings here. */

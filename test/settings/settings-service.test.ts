@@ -147,6 +147,51 @@ describe("settings commands", () => {
     expect(await store.overrides("tg:5")).toEqual({ toolsOff: [] });
   });
 
+  it("/tools with 10,003 tools answers in pages of 20 buttons and a row to turn pages", async () => {
+    const many = [
+      ...catalogue(),
+      {
+        source: "mcp: many",
+        tools: Array.from({ length: 10_000 }, (_, i) => ({ name: `many__tool_${i}`, description: `Tool ${i}.` })),
+      },
+    ];
+    const paged = createSettingsService({
+      store,
+      models: createModelChoices({ defaultModel: "qwen3-1.7b", baseUrl: model.url, apiKey: "sk-test" }),
+      toolCatalogue: () => many,
+      botAdmins: [],
+    });
+    const me: SettingsAsker = {
+      platform: "telegram",
+      conversationKey: "tg:9",
+      isPrivate: true,
+      userId: "9",
+      isChatAdmin: async () => false,
+    };
+    const first = await paged.run(me, "tools", "");
+    expect(first.buttons.flat()).toHaveLength(21);
+    expect(first.buttons.at(-1)).toEqual([{ label: "Page 2 ▶", action: "cfg:tools page 2" }]);
+    expect(first.text).toContain("Tools here (✅ on, ⛔ off), page 1 of 501:");
+    expect(first.text.length).toBeLessThan(4096);
+
+    const second = await paged.press(me, "cfg:tools page 2");
+    expect(second?.text).toContain("page 2 of 501");
+    expect(second?.text).toContain("many__tool_17:");
+    expect(second?.buttons.at(-1)?.map((b) => b.label)).toEqual(["◀ Page 1", "Page 3 ▶"]);
+    const last = await paged.run(me, "tools", "page 9999");
+    expect(last.text).toContain("page 501 of 501");
+    expect(last.buttons.at(-1)?.map((b) => b.label)).toEqual(["◀ Page 500"]);
+
+    // Switching a tool answers with the page that shows it.
+    const switched = await paged.run(me, "tools", "off many__tool_5000");
+    expect(switched.text).toContain("✅ many__tool_5000 is now off here.");
+    expect(switched.text).toContain("⛔ many__tool_5000:");
+    expect(switched.text).toContain("page 251 of 501");
+    const unknown = await paged.run(me, "tools", "off nothing");
+    expect(unknown.text).toContain("and 9983 more.");
+    expect(unknown.text.length).toBeLessThan(4096);
+  });
+
   it("buttons replay commands; a name too long for a button's 64 bytes goes by its position", async () => {
     const me: SettingsAsker = {
       platform: "telegram",
