@@ -34,7 +34,6 @@ import { pacingGlobalFor, pacingInProcessShare, pacingIntervalFor } from "./paci
 import { redisOptions } from "../redis/connection.js";
 import { conversationMemoryFor } from "./conversation-memory.js";
 import { Redis as RedisClient } from "ioredis";
-import { createHttpTransport } from "../shared/http-transport.js";
 
 /** Extra knobs for tests and the terminal chat. */
 export interface WorkerRoleOptions {
@@ -86,10 +85,8 @@ export async function startWorkerRole(
   const ports: Partial<Record<Platform, ReplyPortFactory>> = { ...options.extraPorts };
   let discordPorts: DiscordReplyPortFactory | undefined;
   let telegramFiles: FileSource | undefined;
-  // Every draft and edit is one call: both REST APIs go through node:http, their small JSON answers read whole.
-  const platformFetch = createHttpTransport({ answers: "whole", redirect: "error" });
   if (config.TELEGRAM_BOT_TOKEN) {
-    const telegram = await telegramSide(config.TELEGRAM_BOT_TOKEN, config.TELEGRAM_API_ROOT, metrics, platformFetch);
+    const telegram = await telegramSide(config.TELEGRAM_BOT_TOKEN, config.TELEGRAM_API_ROOT, metrics);
     ports.telegram = telegram.ports;
     telegramFiles = telegram.files;
   }
@@ -98,7 +95,7 @@ export async function startWorkerRole(
       rest: createDiscordRestClient({
         token: config.DISCORD_BOT_TOKEN,
         apiBase: config.DISCORD_API_BASE,
-        fetch: meteredDiscordFetch(metrics, platformFetch),
+        fetch: meteredDiscordFetch(metrics),
       }),
     });
     ports.discord = discordPorts;
@@ -184,7 +181,6 @@ async function telegramSide(
   token: string,
   apiRoot: string,
   metrics: Metrics,
-  fetch: typeof globalThis.fetch,
 ): Promise<{ ports: ReplyPortFactory; files: FileSource }> {
   const [{ Api }, { createTelegramReplyPortFactory }, { telegramRequestMeter }, { createTelegramFileSource }] =
     await Promise.all([
@@ -193,7 +189,7 @@ async function telegramSide(
       import("../bots/telegram/telegram-request-meter.js"),
       import("../bots/telegram/telegram-file-source.js"),
     ]);
-  const api = new Api(token, { apiRoot, fetch });
+  const api = new Api(token, { apiRoot });
   api.config.use(telegramRequestMeter(metrics));
   return {
     ports: createTelegramReplyPortFactory({ api, useDrafts: true }),
