@@ -1,6 +1,5 @@
 /** The OpenAI-compatible client every model request goes through. */
 import OpenAI from "openai";
-import { createHttpTransport } from "../shared/http-transport.js";
 
 /** Settings for the model client (OPENAI_BASE_URL, OPENAI_API_KEY, MODEL_TIMEOUT_MS). */
 export interface ModelClientOptions {
@@ -8,7 +7,7 @@ export interface ModelClientOptions {
   apiKey: string;
   /** Time allowed until the response headers arrive; the agent also uses it as the idle limit between chunks. */
   timeoutMs: number;
-  /** Injected for tests and proxies; by default node:http with keep-alive (http-transport.ts), whose streams are read without web streams. */
+  /** Injected for tests and proxies; by default Node's global fetch. */
   fetch?: typeof fetch;
 }
 
@@ -19,6 +18,6 @@ export function createModelClient(opts: ModelClientOptions): OpenAI {
     apiKey: opts.apiKey,
     timeout: opts.timeoutMs,
     maxRetries: 0,
-    fetch: opts.fetch ?? createHttpTransport(),
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
   });
 }

@@ -168,7 +168,7 @@ export function toModelError(error: unknown): ModelError {
     });
   }
   // fetch reports a connection closed mid-body as `TypeError: terminated`, the socket's error as its cause
-  // (undici: SocketError "other side closed"; shared/http-transport.ts: Node's ECONNRESET "aborted").
+  // (undici: SocketError "other side closed").
   const detail = describeCause(error);
   return new ModelError(
     "stream-dropped",

@@ -6,7 +6,6 @@
 import type OpenAI from "openai";
 import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { ModelError, toModelError } from "./model-error.js";
-import { chatChunks } from "./sse-chunk-reader.js";
 import { createStreamAccumulator, type RoundOutcome, type StreamDelta } from "./stream-accumulator.js";
 
 /** Options of one round. */
@@ -60,10 +59,11 @@ async function* roundWith(
     return { ...outcome, aborted };
   };
 
-  let stream: AsyncIterableIterator<ChatCompletionChunk>;
+  let stream: AsyncIterable<ChatCompletionChunk>;
   try {
-    // The SDK builds the request and turns a non-2xx answer into its APIError; the chunks are read here.
-    stream = chatChunks(client, await client.chat.completions.create(body, { signal }).asResponse());
+    // The SDK builds the request, turns a non-2xx answer into its APIError and parses the SSE chunks (its Stream);
+    // the small-model repairs work on its deltas (stream-accumulator.ts).
+    stream = await client.chat.completions.create(body, { signal });
   } catch (error) {
     if (userAborted()) return finish(true);
     throw toModelError(error);

@@ -1,25 +1,27 @@
 /**
- * The worker's job, platform-neutral: load the conversation, run the agent
- * loop, stream its events into the chat through the platform's reply port,
- * append the turn to history. Retries continue the same reply messages (the
- * journal); a failed attempt that will be retried leaves the visible text as
- * it is, the last one says the model is unavailable.
+ * The worker's job, platform-neutral, as one turn in steps: show a sign of life, load what the turn
+ * needs (attachments, history, summary, settings), run the agent, deliver its events into the chat
+ * through the platform's reply port, store the turn (then fold old turns into the summary). Each step
+ * is a function that returns what the next needs. Retries continue the same reply messages (the
+ * journal); a failed attempt that will be retried leaves the visible text as it is, the last one says
+ * the model is unavailable.
  */
 import type { ChatMessage } from "../contracts/chat-message.js";
 import type { AgentEvent } from "../contracts/agent-events.js";
 import { ModelError } from "../agent/model-error.js";
 import type { HistorySize, HistoryStore } from "../history/history-store.js";
+import type { JobContext } from "../queue/job-context.js";
 import type { RateGate } from "../reply/rate-gate.js";
 import { showFailure, streamReply } from "../reply/reply-stream.js";
 import { modelUnavailableLine, type ShowReasoning } from "../reply/reply-view.js";
-import type { ReplyPortFactory } from "../contracts/reply-port.js";
+import type { ReplyPort, ReplyPortFactory } from "../contracts/reply-port.js";
 import type { InboundMessage, Platform } from "../contracts/inbound-message.js";
 import type { GiveUpHandler, MessageProcessor } from "../queue/message-worker.js";
 import { cancelKindOf } from "../queue/cancel-bus.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { pacingKey, toUserMessage } from "./user-message.js";
-import { prepareTurn, preparedTurnEvents, type PreparedTurn } from "./prepared-turn.js";
+import { prepareTurn } from "./prepared-turn.js";
 import type { AttachmentPreparer } from "../attachments/prepare-attachments.js";
 import type { ConversationSettings } from "../settings/conversation-settings.js";
 import type { SettingsStore } from "../settings/settings-store.js";
@@ -72,20 +74,115 @@ function typingStillShown(message: InboundMessage, attempt: number, at: number):
 
 const GENERIC_FAILURE = "⚠️ Something went wrong while answering — please try again.";
 
+/** What the reply engine reports once the reply is delivered. */
+type Delivered = Awaited<ReturnType<typeof streamReply>>;
+
+/** What the turn loaded before the agent runs: the request, and what storing the turn needs. */
+export interface LoadedTurn {
+  /** Lines about the attachments, shown above the answer. */
+  notices: string[];
+  /** What the model is sent: the (summarised, budgeted) history and the new message, oldest first. */
+  messages: ChatMessage[];
+  /** The new message as history keeps it (attachment markers, never their bytes). */
+  user: ChatMessage;
+  /** The conversation's settings, read once: a change made while this answer streams applies from the next one. */
+  settings?: ConversationSettings;
+  /** The summary's size as this answer began, when the conversation context read it. */
+  summaryTokens?: number;
+  /** The same history cut harder, after a context-size refusal. */
+  shrinkHistory?: AgentRunOptions["shrinkHistory"];
+}
+
 /**
- * Observes events on their way to the reply engine (metrics), without changing them; `start`
- * (load the history, start the loop) runs when the reply engine first asks for an event.
- * A round's request starts when the loop is first asked for an event, or when the
- * previous round's last tool result arrived; its first token is its first delta.
+ * Step 2, load: prepares the attachments, then reads the history (cut to the token budget with the summary
+ * note when the conversation context is there, else whole) and the conversation's settings alongside (one
+ * round trip with the history where nothing else is read).
+ */
+export async function loadTurn(deps: AnswerDeps, message: InboundMessage, signal: AbortSignal): Promise<LoadedTurn> {
+  const turn = await prepareTurn(message, deps.attachments, signal);
+  const ck = message.conversationKey;
+  const notices = turn.notices;
+  if (deps.context) {
+    const [conversation, settings] = await Promise.all([
+      deps.context.prepare(message, signal, turn),
+      deps.settings?.read(ck),
+    ]);
+    return {
+      notices,
+      messages: conversation.messages,
+      user: conversation.user,
+      summaryTokens: conversation.summaryTokens,
+      ...(settings ? { settings } : {}),
+      shrinkHistory: (_messages, refusal) => conversation.shrink(refusal),
+    };
+  }
+  if (!deps.settings) return { notices, messages: [...(await deps.history.load(ck)), turn.request], user: turn.stored };
+  const withSettings = await deps.history.loadWith(ck, deps.settings.readAlong(ck));
+  return {
+    notices,
+    messages: [...withSettings.messages, turn.request],
+    user: turn.stored,
+    settings: withSettings.also,
+  };
+}
+
+/** A step that starts on its first call and keeps its result for the steps after it. */
+interface Once<T> {
+  (): Promise<T>;
+  /** The result, once the step has finished (undefined: never started, still running, or failed). */
+  result(): T | undefined;
+}
+
+function once<T>(start: () => Promise<T>): Once<T> {
+  let promise: Promise<T> | undefined;
+  let value: T | undefined;
+  const run = (() =>
+    (promise ??= start().then((v) => {
+      value = v;
+      return v;
+    }))) as Once<T>;
+  run.result = () => value;
+  return run;
+}
+
+/** The agent's events on their way to the chat, and the answer text the user has seen so far. */
+interface AgentRun {
+  events: AsyncIterable<AgentEvent>;
+  /** The last round's text so far (a stopped answer keeps it in history). */
+  textSoFar(): string;
+}
+
+/**
+ * Step 3, run the agent: waits for the load (started by the reply engine's first pull, i.e. after its
+ * typing indicator and placeholder: the sign of life comes first), shows the attachments' notices as a
+ * block of their own, then streams the loop's events, observed for the metrics.
+ */
+function runAgent(deps: AnswerDeps, load: () => Promise<LoadedTurn>, signal: AbortSignal): AgentRun {
+  const seen = { text: "" };
+  async function* events(): AsyncGenerator<AgentEvent> {
+    const turn = await load();
+    // Round 0 is before the model's first round: never merged into the answer's text.
+    if (turn.notices.length > 0) yield { type: "text-delta", round: 0, text: turn.notices.join("\n") };
+    const options: AgentRunOptions = {
+      ...(turn.settings ? { settings: turn.settings } : {}),
+      ...(turn.shrinkHistory ? { shrinkHistory: turn.shrinkHistory } : {}),
+    };
+    yield* observed(deps.agent(turn.messages, signal, options), deps, seen);
+  }
+  return { events: events(), textSoFar: () => seen.text };
+}
+
+/**
+ * Observes events on their way to the reply engine (metrics), without changing them. A round's
+ * request starts when the loop is first asked for an event, or when the previous round's last tool
+ * result arrived; its first token is its first delta.
  */
 async function* observed(
-  start: () => Promise<AsyncIterable<AgentEvent>>,
+  events: AsyncIterable<AgentEvent>,
   deps: AnswerDeps,
   seen: { text: string },
 ): AsyncGenerator<AgentEvent> {
   const now = deps.now ?? Date.now;
-  // Started on the first pull (one generator layer per token, not two): the loop's input is ready only now.
-  const events = await start();
   let roundStart = now();
   let firstTokenAt: number | undefined;
   for await (const event of events) {
@@ -127,34 +224,82 @@ async function* observed(
 }
 
 /**
- * Loads what one answer's request carries and starts the loop on it: the stored history cut to the token
- * budget with the summary note (when the conversation context is there) or the whole history, the
- * conversation's settings alongside (one round trip with the history where nothing else is read), and
- * the new turn. `loaded` learns the user message as stored and the settings.
+ * Steps 1 and 4, sign of life and delivery: the reply engine shows typing and a placeholder, then pulls the
+ * events (which loads the turn and runs the agent) and streams them into the chat.
  */
-async function startAgent(
+function deliver(
   deps: AnswerDeps,
   message: InboundMessage,
-  turn: PreparedTurn,
-  signal: AbortSignal,
-  loaded: (what: { user: ChatMessage; settings?: ConversationSettings; summaryTokens?: number }) => void,
-): Promise<AsyncIterable<AgentEvent>> {
-  const ck = message.conversationKey;
-  if (deps.context) {
-    const [conversation, settings] = await Promise.all([
-      deps.context.prepare(message, signal, turn),
-      deps.settings?.read(ck),
-    ]);
-    loaded({ user: conversation.user, summaryTokens: conversation.summaryTokens, ...(settings ? { settings } : {}) });
-    return deps.agent(conversation.messages, signal, {
-      ...(settings ? { settings } : {}),
-      shrinkHistory: (_messages, refusal) => conversation.shrink(refusal),
+  ctx: JobContext,
+  port: ReplyPort,
+  run: AgentRun,
+  settings: () => ConversationSettings | undefined,
+  log: Logger,
+): Promise<Delivered> {
+  const now = deps.now ?? Date.now;
+  return streamReply({
+    port,
+    chatKey: pacingKey(message),
+    events: run.events,
+    journal: ctx.journal,
+    // Read on every render: the conversation's choice is known once the first event is pulled, before any is shown.
+    get showReasoning() {
+      return settings()?.reasoning ?? deps.showReasoning;
+    },
+    gate: deps.gate,
+    signal: ctx.signal,
+    typing: !typingStillShown(message, ctx.attempt, now()),
+    onFirstVisible: () =>
+      deps.metrics?.firstVisibleSeconds.observe({ platform: message.platform }, (now() - message.receivedAt) / 1000),
+    // A retry continues this message: only the last attempt writes the failure into it.
+    failureLine: (error) => (ctx.isFinalAttempt ? failureLineFor(error) : undefined),
+    logger: log,
+    ...(deps.transformReply ? { transform: deps.transformReply } : {}),
+  });
+}
+
+/**
+ * Step 5, store: appends the turn to history (a stopped answer keeps what the user saw, so "what were you
+ * saying?" still has context), marks the job answered, then folds old turns into the summary.
+ */
+async function storeTurn(
+  deps: AnswerDeps,
+  message: InboundMessage,
+  ctx: JobContext,
+  turn: LoadedTurn | undefined,
+  result: Delivered,
+  textSoFar: string,
+  log: Logger,
+): Promise<void> {
+  const finish = result.finish;
+  // A turn stopped before its load finished is stored with the question as the user wrote it.
+  const messages: ChatMessage[] = [turn?.user ?? toUserMessage(message), ...(finish?.messages ?? [])];
+  if (!finish && result.stopped) {
+    const partial = textSoFar.trim();
+    messages.push({
+      role: "assistant",
+      content: partial ? `${partial} … (stopped by the user)` : "(stopped before answering)",
     });
   }
-  if (!deps.settings) return deps.agent([...(await deps.history.load(ck)), turn.request], signal);
-  const withSettings = await deps.history.loadWith(ck, deps.settings.readAlong(ck));
-  loaded({ user: turn.stored, settings: withSettings.also });
-  return deps.agent([...withSettings.messages, turn.request], signal, { settings: withSettings.also });
+  const tokens = await deps.context?.countTurn(messages);
+  let size: HistorySize | undefined;
+  const stored = await deps.history.append(message.conversationKey, messages, {
+    askedAt: message.receivedAt,
+    ...(tokens ? { tokens } : {}),
+    onStored: (told) => (size = told),
+    ...(turn?.summaryTokens === 0 ? { summary: false } : {}),
+  });
+  if (!stored) log.info("conversation was reset while answering: turn not stored");
+  await ctx.markAnswered();
+  // The answer is delivered and stored: only now may old turns be folded into the summary. Not under the
+  // job's signal: a /stop of this answer must not cancel the fold (a failed fold costs nothing, the model's timeout bounds it).
+  if (stored) {
+    await deps.compactor?.afterAnswer(message.conversationKey, {
+      shared: message.chatType !== "private",
+      ...(size ? { stored: size } : {}),
+      ...(turn?.summaryTokens !== undefined ? { summaryTokens: turn.summaryTokens } : {}),
+    });
+  }
 }
 
 /** Builds the queue's processor and give-up handler from the answering dependencies. */
@@ -169,90 +314,19 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
     const log = deps.logger.child({ jobId: ctx.jobId, conversation: message.conversationKey, attempt: ctx.attempt });
     deps.metrics?.activeConversations.inc();
     try {
-      let user = toUserMessage(message);
-      const seen = { text: "" };
-      let showReasoning = deps.showReasoning;
-      // The summary's size as this answer began, when the conversation context read it (undefined: not read).
-      let summaryTokens: number | undefined;
-      // Attachments, history and the conversation's settings are loaded once the reply engine asks for the first
-      // event, i.e. after it has sent the typing indicator and placeholder: the user sees a sign of life sooner. A
-      // failed load surfaces as a stream error (retried like a model failure, the placeholder kept in the journal).
-      // Settings are read once: a change made while this answer streams applies from the next one. The history
-      // keeps the attachments' markers, never their bytes.
-      const events = preparedTurnEvents(
-        () => prepareTurn(message, deps.attachments, ctx.signal),
-        (turn) => {
-          user = turn.stored;
-          return observed(
-            () =>
-              startAgent(deps, message, turn, ctx.signal, (loaded) => {
-                user = loaded.user;
-                summaryTokens = loaded.summaryTokens;
-                if (loaded.settings) showReasoning = loaded.settings.reasoning;
-              }),
-            deps,
-            seen,
-          );
-        },
-      );
-      const result = await streamReply({
-        port,
-        chatKey: pacingKey(message),
-        events,
-        journal: ctx.journal,
-        // Read on every render: the conversation's choice is known once the first event is pulled, before any is shown.
-        get showReasoning() {
-          return showReasoning;
-        },
-        gate: deps.gate,
-        signal: ctx.signal,
-        typing: !typingStillShown(message, ctx.attempt, now()),
-        onFirstVisible: () =>
-          deps.metrics?.firstVisibleSeconds.observe(
-            { platform: message.platform },
-            (now() - message.receivedAt) / 1000,
-          ),
-        // A retry continues this message: only the last attempt writes the failure into it.
-        failureLine: (error) => (ctx.isFinalAttempt ? failureLineFor(error) : undefined),
-        logger: log,
-        ...(deps.transformReply ? { transform: deps.transformReply } : {}),
-      });
+      // The load starts when the reply engine first asks for an event, after its sign of life. A failed load
+      // surfaces as a stream error (retried like a model failure, the placeholder kept in the journal).
+      const load = once(() => loadTurn(deps, message, ctx.signal));
+      const run = runAgent(deps, load, ctx.signal);
+      const result = await deliver(deps, message, ctx, port, run, () => load.result()?.settings, log);
       // Handed to another process, which continues this reply: nothing goes into history here.
       if (cancelKindOf(ctx.signal) === "shutdown") return "interrupted";
-      const finish = result.finish;
-      const turn: ChatMessage[] = [user, ...(finish?.messages ?? [])];
-      if (!finish && result.stopped) {
-        // Stopped mid-stream: keep what the user saw, so "what were you saying?" still has context.
-        const partial = seen.text.trim();
-        turn.push({
-          role: "assistant",
-          content: partial ? `${partial} … (stopped by the user)` : "(stopped before answering)",
-        });
-      }
-      const tokens = await deps.context?.countTurn(turn);
-      let size: HistorySize | undefined;
-      const stored = await deps.history.append(message.conversationKey, turn, {
-        askedAt: message.receivedAt,
-        ...(tokens ? { tokens } : {}),
-        onStored: (told) => (size = told),
-        ...(summaryTokens === 0 ? { summary: false } : {}),
-      });
-      if (!stored) log.info("conversation was reset while answering: turn not stored");
-      await ctx.markAnswered();
-      // The answer is delivered and stored: only now may old turns be folded into the summary. Not under the
-      // job's signal: a /stop of this answer must not cancel the fold (a failed fold costs nothing, the model's timeout bounds it).
-      if (stored) {
-        await deps.compactor?.afterAnswer(message.conversationKey, {
-          shared: message.chatType !== "private",
-          ...(size ? { stored: size } : {}),
-          ...(summaryTokens !== undefined ? { summaryTokens } : {}),
-        });
-      }
+      await storeTurn(deps, message, ctx, load.result(), result, run.textSoFar(), log);
       // The job's outcome line (info) is written where the queue runtime announces outcomes (observability/job-outcomes.ts).
       log.debug(
         {
-          finish: result.stopped ? "stopped" : (finish?.reason ?? "unknown"),
-          rounds: finish?.rounds,
+          finish: result.stopped ? "stopped" : (result.finish?.reason ?? "unknown"),
+          rounds: result.finish?.rounds,
           messages: result.messageIds.length,
           ms: now() - startedAt,
         },

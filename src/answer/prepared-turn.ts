@@ -3,7 +3,6 @@
  * inlined files, image parts) and what the history keeps (question and markers only: never image
  * bytes, never whole files), plus the notices the reply shows above the answer.
  */
-import type { AgentEvent } from "../contracts/agent-events.js";
 import type { ChatMessage } from "../contracts/chat-message.js";
 import type { InboundMessage } from "../contracts/inbound-message.js";
 import type { AttachmentPreparer } from "../attachments/prepare-attachments.js";
@@ -42,19 +41,4 @@ export async function prepareTurn(
     };
   };
   return { ...both(), notices: prepared.notices, withQuote: both };
-}
-
-/**
- * Prepares the turn when the reply engine first asks for an event (after the placeholder is up, so
- * downloads do not delay the first sign of life), shows its notices as a block of their own above
- * the answer, then runs the answer on it.
- */
-export async function* preparedTurnEvents(
-  prepare: () => Promise<PreparedTurn>,
-  answer: (turn: PreparedTurn) => AsyncIterable<AgentEvent>,
-): AsyncGenerator<AgentEvent> {
-  const turn = await prepare();
-  // Round 0 is before the model's first round: never merged into the answer's text.
-  if (turn.notices.length > 0) yield { type: "text-delta", round: 0, text: turn.notices.join("\n") };
-  yield* answer(turn);
 }

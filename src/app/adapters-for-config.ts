@@ -4,7 +4,6 @@
  * their clients are made. A platform's adapter and library are loaded only when its token is
  * configured: discord.js alone is some 40 MB of resident memory a Telegram-only bot has no use for.
  */
-import { createHttpTransport } from "../shared/http-transport.js";
 import type { Config } from "../config/env-schema.js";
 import type { BotGateway } from "../contracts/bot-gateway.js";
 import type { SettingsPort } from "../contracts/settings-port.js";
@@ -40,14 +39,8 @@ export async function startAdaptersFor(
         import("../bots/telegram/telegram-adapter.js"),
         import("../bots/telegram/telegram-request-meter.js"),
       ]);
-      // Typing on receipt, short answers and long polling through node:http with keep-alive, as the worker's calls go
-      // (grammY's default node-fetch costs about twice the CPU per call); answers read whole, redirects refused.
-      const bot = new Bot(config.TELEGRAM_BOT_TOKEN, {
-        client: {
-          apiRoot: config.TELEGRAM_API_ROOT,
-          fetch: createHttpTransport({ answers: "whole", redirect: "error" }),
-        },
-      });
+      // grammY's own client: typing on receipt, short answers and long polling.
+      const bot = new Bot(config.TELEGRAM_BOT_TOKEN, { client: { apiRoot: config.TELEGRAM_API_ROOT } });
       // The adapter's own requests (typing on receipt, short answers, polling) are counted like the worker's.
       if (metrics) bot.api.config.use(telegramRequestMeter(metrics));
       const telegram = createTelegramAdapter({

@@ -21,7 +21,6 @@ import { createQwen3Tokenizer } from "../tokens/qwen3-tokenizer.js";
 import { createServerTokenizer, serverRootOf } from "../tokens/server-tokenizer.js";
 import { createTokenCounter, type TokenCounter } from "../tokens/token-counter.js";
 import { toOpenAiTool, type AgentTool } from "../tools/tool.js";
-import { createHttpTransport } from "../shared/http-transport.js";
 
 /** The pieces answering and `/compact` use. */
 export interface ConversationMemory {
@@ -51,7 +50,6 @@ export function conversationMemoryFor(
       createServerTokenizer({
         serverRoot,
         apiKey: config.OPENAI_API_KEY,
-        fetch: createHttpTransport({ answers: "whole" }),
       }),
       createQwen3Tokenizer(),
     ],

@@ -3,7 +3,6 @@
  * tool of its MCP servers, behind one catalogue. The worker, `npm run chat` and `npm run ask`
  * all build their tools here, so they offer the same ones.
  */
-import { createHttpTransport } from "../shared/http-transport.js";
 import type { Config } from "../config/env-schema.js";
 import type { HealthCheck } from "../observability/http-server.js";
 import { createTools } from "../tools/index.js";
@@ -32,9 +31,6 @@ export function builtinToolsFor(config: Config): Tool[] {
   return createTools({
     weatherApiBase: config.WEATHER_API_BASE,
     newsRssUrl: config.NEWS_RSS_URL,
-    // The weather and news backends are operator configuration, called once or twice per answer: node:http with
-    // keep-alive rather than undici's fetch (about half the CPU per call). read_url keeps its guarded client.
-    fetch: createHttpTransport(),
     allowHosts: config.READ_URL_ALLOW_HOSTS,
     timeoutMs: config.TOOL_TIMEOUT_MS,
   });

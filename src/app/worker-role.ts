@@ -1,9 +1,9 @@
 /**
  * The worker role: takes jobs from the queue and answers them with the agent
  * loop, streaming into whichever platform the message came from. Replies go
- * out through REST clients only (grammY `Api`, a Discord REST client), so a
- * worker needs no gateway connection and any number of them can run. grammY is loaded only when
- * Telegram is configured (discord.js never: the Discord client here is our own).
+ * out through REST clients only (grammY `Api`, @discordjs/rest's `REST`), so a
+ * worker needs no gateway connection and any number of them can run. Each is loaded only when its
+ * platform is configured (discord.js never: REST is all a reply needs).
  */
 import type { Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
@@ -18,8 +18,7 @@ import { createMessageWorker, type MessageWorker } from "../queue/message-worker
 import { createRedisRateGate } from "../reply/redis-rate-gate.js";
 import type { ReplyPortFactory } from "../contracts/reply-port.js";
 import type { FileSource } from "../contracts/file-source.js";
-import { createDiscordRestClient } from "../bots/discord/discord-rest-client.js";
-import { createDiscordReplyPortFactory, type DiscordReplyPortFactory } from "../bots/discord/discord-reply-port.js";
+import type { DiscordReplyPortFactory } from "../bots/discord/discord-reply-port.js";
 import type { Platform } from "../contracts/inbound-message.js";
 import { createAnswerProcessor } from "../answer/answer-message.js";
 import { createSecretScrubber } from "../security/secret-scrubber.js";
@@ -28,13 +27,11 @@ import { scrubbingPortFactory } from "../answer/secret-scrubbing-port.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { createJobOutcomes } from "../observability/job-outcomes.js";
-import { meteredDiscordFetch } from "../bots/discord/discord-request-meter.js";
 import { createQueueDepthSource } from "../observability/queue-depth.js";
 import { pacingGlobalFor, pacingInProcessShare, pacingIntervalFor } from "./pacing.js";
 import { redisOptions } from "../redis/connection.js";
 import { conversationMemoryFor } from "./conversation-memory.js";
 import { Redis as RedisClient } from "ioredis";
-import { createHttpTransport } from "../shared/http-transport.js";
 
 /** Extra knobs for tests and the terminal chat. */
 export interface WorkerRoleOptions {
@@ -86,21 +83,13 @@ export async function startWorkerRole(
   const ports: Partial<Record<Platform, ReplyPortFactory>> = { ...options.extraPorts };
   let discordPorts: DiscordReplyPortFactory | undefined;
   let telegramFiles: FileSource | undefined;
-  // Every draft and edit is one call: both REST APIs go through node:http, their small JSON answers read whole.
-  const platformFetch = createHttpTransport({ answers: "whole", redirect: "error" });
   if (config.TELEGRAM_BOT_TOKEN) {
-    const telegram = await telegramSide(config.TELEGRAM_BOT_TOKEN, config.TELEGRAM_API_ROOT, metrics, platformFetch);
+    const telegram = await telegramSide(config.TELEGRAM_BOT_TOKEN, config.TELEGRAM_API_ROOT, metrics);
     ports.telegram = telegram.ports;
     telegramFiles = telegram.files;
   }
   if (config.DISCORD_BOT_TOKEN) {
-    discordPorts = createDiscordReplyPortFactory({
-      rest: createDiscordRestClient({
-        token: config.DISCORD_BOT_TOKEN,
-        apiBase: config.DISCORD_API_BASE,
-        fetch: meteredDiscordFetch(metrics, platformFetch),
-      }),
-    });
+    discordPorts = await discordSide(config.DISCORD_BOT_TOKEN, config.DISCORD_API_BASE, metrics);
     ports.discord = discordPorts;
   }
   // One budget per chat and one per platform, shared with every other worker process of this deployment.
@@ -179,12 +168,23 @@ export async function startWorkerRole(
   };
 }
 
+/** The worker's Discord replies, through one REST client whose every call is metered. */
+async function discordSide(token: string, apiBase: string, metrics: Metrics): Promise<DiscordReplyPortFactory> {
+  const [{ createDiscordRestClient }, { createDiscordReplyPortFactory }, { meteredDiscordFetch }] = await Promise.all([
+    import("../bots/discord/discord-rest-client.js"),
+    import("../bots/discord/discord-reply-port.js"),
+    import("../bots/discord/discord-request-meter.js"),
+  ]);
+  return createDiscordReplyPortFactory({
+    rest: createDiscordRestClient({ token, apiBase, fetch: meteredDiscordFetch(metrics) }),
+  });
+}
+
 /** The worker's Telegram replies and file downloads, through one grammY `Api` whose every call is metered. */
 async function telegramSide(
   token: string,
   apiRoot: string,
   metrics: Metrics,
-  fetch: typeof globalThis.fetch,
 ): Promise<{ ports: ReplyPortFactory; files: FileSource }> {
   const [{ Api }, { createTelegramReplyPortFactory }, { telegramRequestMeter }, { createTelegramFileSource }] =
     await Promise.all([
@@ -193,7 +193,7 @@ async function telegramSide(
       import("../bots/telegram/telegram-request-meter.js"),
       import("../bots/telegram/telegram-file-source.js"),
     ]);
-  const api = new Api(token, { apiRoot, fetch });
+  const api = new Api(token, { apiRoot });
   api.config.use(telegramRequestMeter(metrics));
   return {
     ports: createTelegramReplyPortFactory({ api, useDrafts: true }),

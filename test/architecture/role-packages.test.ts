@@ -2,7 +2,7 @@
  * Each role loads only the libraries it uses, because each one costs megabytes of resident memory
  * in every process: the bots role (receive, validate, enqueue) carries its platforms' libraries and
  * nothing of the model, the tools or the attachments; the worker carries no discord.js (its Discord
- * replies go through our own REST client); and neither loads what only a first use needs (linkedom
+ * replies go through @discordjs/rest alone); and neither loads what only a first use needs (linkedom
  * on read_url or get_news, unpdf on a PDF, sharp on a picture, the MCP SDK without MCP_CONFIG,
  * Express and bull-board without ADMIN_TOKEN). Real `src/main.ts` processes against the fakes, with
  * a preload recording every npm package their main thread resolves (worker threads, such as the
@@ -11,7 +11,6 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect } from "vitest";
 import { e2eTest } from "../support/fixtures.js";
 
@@ -32,14 +31,15 @@ const FIRST_USE_ONLY = [
 type SpawnRole = (role: "bots" | "worker", env: Record<string, string>) => Promise<unknown>;
 
 /**
- * What a role process started against this test's Redis and model has resolved, a moment after it
- * said "started" (start-up work may finish just after).
+ * What a role process started against this test's Redis and model has resolved, once `expected` are
+ * among them (start-up work may finish just after it said "started").
  */
 async function packagesOf(
   spawnRole: SpawnRole,
   role: "bots" | "worker",
   deps: { redis: { url: string; prefix: string }; model: { url: string } },
   platforms: Record<string, string>,
+  expected: string[],
 ): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), "role-packages-"));
   try {
@@ -51,8 +51,9 @@ async function packagesOf(
       ...platforms,
     };
     await spawnRole(role, { ...env, NODE_OPTIONS: `--import=${RECORDER}`, PACKAGES_LOG: log });
-    await sleep(500);
-    return readFileSync(log, "utf8").split("\n").filter(Boolean).sort();
+    const read = (): string[] => readFileSync(log, "utf8").split("\n").filter(Boolean).sort();
+    await expect.poll(read, { timeout: 10_000 }).toEqual(expect.arrayContaining(expected));
+    return read();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -82,8 +83,8 @@ describe("the libraries each role loads", () => {
         "bots",
         { redis: testRedis("role-packages-bots"), model },
         bothPlatforms(tg, discord),
+        ["grammy", "discord.js", "bullmq", "ioredis"],
       );
-      expect(packages).toEqual(expect.arrayContaining(["grammy", "discord.js", "bullmq", "ioredis"]));
       for (const name of ["openai", ...FIRST_USE_ONLY]) expect(packages, name).not.toContain(name);
     },
   );
@@ -95,13 +96,13 @@ describe("the libraries each role loads", () => {
       "bots",
       { redis: testRedis("role-packages-tg"), model },
       { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.apiRoot },
+      ["grammy", "bullmq"],
     );
-    expect(packages).toContain("grammy");
     expect(packages).not.toContain("discord.js");
   });
 
   e2eTest(
-    "worker: the model client and grammY's REST client; no discord.js and nothing only a first use needs",
+    "worker: the model client, grammY's and @discordjs/rest's REST clients; no discord.js and nothing only a first use needs",
     async ({ fakeTelegram, fakeDiscord, model, testRedis, spawnRole }) => {
       const [tg, discord] = await Promise.all([fakeTelegram(), fakeDiscord()]);
       const packages = await packagesOf(
@@ -109,8 +110,8 @@ describe("the libraries each role loads", () => {
         "worker",
         { redis: testRedis("role-packages-worker"), model },
         bothPlatforms(tg, discord),
+        ["openai", "grammy", "@discordjs/rest", "bullmq", "ioredis"],
       );
-      expect(packages).toEqual(expect.arrayContaining(["openai", "grammy", "bullmq", "ioredis"]));
       for (const name of ["discord.js", ...FIRST_USE_ONLY]) expect(packages, name).not.toContain(name);
     },
   );

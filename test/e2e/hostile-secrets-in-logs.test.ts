@@ -75,7 +75,8 @@ describe("secrets in failing requests, with the bot as a real process", () => {
         what: "the answer after the network errors",
       });
       expect(tg.calls("sendMessage").filter((c) => c.status === 0)).toHaveLength(2);
-      await new Promise((r) => setTimeout(r, 300)); // let the last log lines flush
+      // The second question's outcome line is the last one the worker writes for it.
+      await expect.poll(() => bot.output(), { timeout: 15_000 }).toMatch(/"outcome":"answered"/);
 
       const log = bot.output();
       // The failure is in the log, with what an operator needs...

@@ -69,9 +69,8 @@ describe("Telegram private chat, end to end", () => {
       expect(sent.editCount).toBe(0);
       expect(sent.buttons).toBeUndefined();
       // Exactly one message, and the draft is gone once it is there.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await tg.waitFor(() => tg.draft(alice.id) === undefined, { what: "the draft to be gone" });
       expect(tg.botMessages(alice.id)).toHaveLength(1);
-      expect(tg.draft(alice.id)).toBeUndefined();
 
       // Drafts streamed while the model was still writing, each showing more of the answer.
       const drafts = callsTo(tg, alice.id, ["sendMessageDraft"]);

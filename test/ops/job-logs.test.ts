@@ -50,9 +50,15 @@ describe("job outcome log lines", () => {
         "three outcome lines",
         async () => outcomeLines(stack!).length >= 3 && outcomeLines(stack!),
       );
-      // Nothing more comes for these jobs.
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(outcomeLines(stack).length).toBe(3);
+      // Nothing more comes for these jobs: Bob's next question gets its line, and it is the only new one.
+      tg.userSays(privateChat(bob), bob, "and again");
+      const after = await waitFor(
+        "the next question's outcome line",
+        async () => outcomeLines(stack!).length >= 4 && outcomeLines(stack!),
+      );
+      expect(after.slice(3).map((l) => l.outcome)).toEqual(["answered"]);
+      await tg.waitFor(() => tg!.visibleText(bob.id).split("Hello Bob!").length === 3, { what: "Bob's second answer" });
+      expect(outcomeLines(stack).length).toBe(4);
 
       const bobJob = `telegram-${bob.id}-${asked.message_id}`;
       const carolJob = `telegram-${carol.id}-${broken.message_id}`;

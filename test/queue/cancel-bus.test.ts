@@ -31,13 +31,17 @@ describe("cancel bus", () => {
     const stopped: string[] = [];
     const a = await worker.track("tg:1", "job-a", () => stopped.push("a"));
     await worker.track("tg:2", "job-b", () => stopped.push("b"));
+    const c = await worker.track("tg:3", "job-c", () => stopped.push("c"));
     expect(await gateway.stop("tg:1")).toBe(true);
     await waitFor("the stop to arrive", () => stopped.length > 0);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(stopped).toEqual(["a"]);
+    // A later stop on the same channel: once it has arrived, anything the first one set off has too.
+    expect(await gateway.stop("tg:3")).toBe(true);
+    await waitFor("the later stop to arrive", () => stopped.includes("c"));
+    expect(stopped).toEqual(["a", "c"]);
     await a.release();
+    await c.release();
     expect(await gateway.stop("tg:1")).toBe(false);
-    expect(await gateway.stop("tg:3")).toBe(false);
+    expect(await gateway.stop("tg:4")).toBe(false);
   });
 
   it("keeps the running marker alive while the job runs, and lets it expire when the process is gone", async () => {

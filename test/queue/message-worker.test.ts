@@ -83,8 +83,10 @@ describe("message queue + worker (one process)", () => {
     await waitFor("the answer", () => seen.length === 1);
     // Redelivered after the job was answered and removed from BullMQ: still recognised.
     expect((await queue.enqueue(m)).status).toBe("duplicate");
-    await sleep(200);
-    expect(seen).toEqual(["42"]);
+    // The conversation's next message: its jobs run in order, so a second run of 42 would come first.
+    await queue.enqueue(message("tg:1", "43"));
+    await waitFor("the next answer", () => seen.length === 2);
+    expect(seen).toEqual(["42", "43"]);
   });
 
   it("answers a conversation in order, one at a time, while other conversations run alongside", async () => {
@@ -228,9 +230,11 @@ describe("message queue + worker (one process)", () => {
 
   it("close() lets a short job finish within the grace period", async () => {
     let finished = false;
+    let finish: () => void = () => {};
+    const done = new Promise<void>((resolve) => (finish = resolve));
     const worker = startWorker({
       async process() {
-        await sleep(150);
+        await done;
         finished = true;
       },
     });
@@ -238,7 +242,10 @@ describe("message queue + worker (one process)", () => {
     const m = message("c", "1");
     await queue.enqueue(m);
     await waitFor("running", () => worker.running() === 1);
-    await worker.close({ graceMs: 2000 });
+    // The job ends once close() has begun waiting for it.
+    const closing = worker.close({ graceMs: 2000 });
+    finish();
+    await closing;
     expect(finished).toBe(true);
     expect(await createReplyJournalStore({ redis: t.redis, prefix: t.prefix }).isFinal(jobIdFor(m))).toBe(true);
   });
@@ -339,14 +346,16 @@ describe("message queue + worker (one process)", () => {
     const worker = startWorker({ process: async (msg, ctx) => void mine.push(`${msg.messageId}@${ctx.jobId}`) });
     await worker.ready();
     await waitFor("my answer", () => mine.length === 1);
-    await sleep(200);
-    expect(mine).toHaveLength(1);
+    // My deployment's next message is answered while the other's (queued before it) is still waiting there.
+    await queue.enqueue(message("c", "2"));
+    await waitFor("my next answer", () => mine.length === 2);
+    expect(mine.map((answer) => answer.split("@")[0])).toEqual(["1", "2"]);
     expect(await t.redis.llen(`${otherPrefix}:conv:c:order`)).toBe(1);
 
     const theirs: string[] = [];
     const other = startWorker({ process: async (msg) => void theirs.push(msg.messageId) }, otherPrefix);
     await other.ready();
     await waitFor("their answer", () => theirs.length === 1);
-    expect(mine).toHaveLength(1);
+    expect(mine).toHaveLength(2);
   });
 });

@@ -72,8 +72,8 @@ describe("DNS that never answers", () => {
         (error: unknown) => (error as Error).message,
       ),
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    // While they hang: the process's own lookups and compression run at once.
+    // Every lookup has reached the silent server: while they hang, the process's own lookups and compression run at once.
+    await expect.poll(() => new Set(dns.asked).size, { timeout: 3_000 }).toBeGreaterThanOrEqual(8);
     const probe = Date.now();
     await Promise.all([
       lookup("localhost"),

@@ -3,6 +3,7 @@
  * timings so recoveries happen in seconds, bounded polling, and the audit that turns a
  * fake Telegram chat into the two numbers that matter: messages lost, answers duplicated.
  */
+import { vi } from "vitest";
 import type { FakeTelegram } from "../fakes/telegram-server.js";
 import type { Metrics } from "../../src/observability/metrics.js";
 
@@ -23,19 +24,16 @@ export const FAST_QUEUE_ENV: Record<string, string> = {
   QUEUE_ATTEMPTS: String(FAST_QUEUE.attempts),
 };
 
-/** Polls `check` every 25 ms until it returns something truthy; throws naming `what` after `timeoutMs`. */
-export async function waitUntil<T>(
-  what: string,
-  check: () => T | Promise<T>,
-  timeoutMs = 8000,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+/** Polls `check` (vitest's `vi.waitFor`) until it returns something truthy; throws naming `what` after `timeoutMs`. */
+export function waitUntil<T>(what: string, check: () => T | Promise<T>, timeoutMs = 8000): Promise<NonNullable<T>> {
+  return vi.waitFor(
+    async () => {
+      const value = await check();
+      if (!value) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      return value as NonNullable<T>;
+    },
+    { timeout: timeoutMs, interval: 25 },
+  );
 }
 
 /** How many jobs the worker finished with `outcome` (done, retried, failed, cancelled, interrupted) so far. */

@@ -3,7 +3,6 @@ import type { AddressInfo } from "node:net";
 import { describe, expect } from "vitest";
 import { createGetWeatherTool, type WeatherReport } from "../../src/tools/get-weather.js";
 import { ToolError } from "../../src/tools/tool-error.js";
-import { createHttpTransport } from "../../src/shared/http-transport.js";
 import { e2eTest } from "../support/fixtures.js";
 
 const ctx = () => ({ signal: new AbortController().signal });
@@ -94,11 +93,8 @@ describe("get_weather", () => {
     },
   );
 
-  // The worker calls the backends through its node:http transport (tools-for-config.ts); the platform's fetch is the default.
-  const clients: [string, typeof fetch | undefined][] = [
-    ["the platform's fetch", undefined],
-    ["the node:http transport", createHttpTransport()],
-  ];
+  // The worker calls the backends through Node's global fetch (the default).
+  const clients: [string, typeof fetch | undefined][] = [["the platform's fetch", undefined]];
   for (const [client, fetchFn] of clients) {
     const withClient = fetchFn ? { fetch: fetchFn } : {};
     e2eTest(

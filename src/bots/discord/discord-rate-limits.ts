@@ -1,8 +1,7 @@
 /**
- * What Discord's X-RateLimit-* headers taught us, per bucket and top-level resource (channel):
- * whether a request would be refused right now, and the even spacing that keeps message
- * writes in a channel inside their bucket (the reply editor paces with it instead of a
- * hard-coded 5-per-5-s).
+ * What Discord's X-RateLimit-* headers taught us: the even spacing that keeps message writes in a
+ * channel inside their bucket (the reply editor paces with it instead of a hard-coded 5-per-5-s).
+ * Whether a request would be refused right now is @discordjs/rest's bucket's business.
  */
 
 /** A REST path reduced to Discord's rate-limit identity: the route shape and its top-level id. */
@@ -27,81 +26,43 @@ export function routeIdentity(path: string): RouteIdentity {
   return { route: `/${shaped.join("/")}`, major };
 }
 
-interface BucketState {
-  limit: number;
-  remaining: number;
-  resetAt: number;
-}
-
-/** Learns from response headers; answers "may I send now?" and "how far apart should writes be?". */
+/** Learns from response headers how far apart message writes should be. */
 export interface RateLimitTracker {
-  /** Milliseconds until a request on this route may be sent without a 429 (0 = now, as far as we know). */
-  waitMs(method: string, path: string): number;
-  /** Feeds one response (any status) into the model. `retryAfterMs` is set for a 429. */
-  observe(method: string, path: string, headers: Headers, retryAfterMs?: number): void;
+  /** Feeds one response (any status) into the model. */
+  observe(method: string, path: string, headers: Headers): void;
   /** Even spacing (ms) of message sends/edits that stays inside the channel's buckets, once headers told us. */
   messageWriteIntervalMs(channelId: string): number | undefined;
 }
 
 const MESSAGE_WRITE_ROUTES = ["POST /channels/:id/messages", "PATCH /channels/:id/messages/:id"];
 
-/** Creates an empty tracker reading time from `now`. */
-export function createRateLimitTracker(now: () => number = Date.now): RateLimitTracker {
+/** Creates an empty tracker (whether a request may go now is REST's bucket's business). */
+export function createRateLimitTracker(): RateLimitTracker {
   // "POST /channels/:id/messages" → bucket hash (learned from X-RateLimit-Bucket).
   const hashes = new Map<string, string>();
-  // `${hash or route}:${major}` → last known window state.
-  const states = new Map<string, BucketState>();
   // hash or route → the bucket's rule (limit per window), learned when a fresh window opened.
   const rules = new Map<string, { limit: number; windowMs: number }>();
-  let globalResetAt = 0;
 
   const bucketOf = (method: string, route: string): string => hashes.get(`${method} ${route}`) ?? `${method} ${route}`;
 
   return {
-    waitMs(method, path) {
-      const t = now();
-      const { route, major } = routeIdentity(path);
-      const state = states.get(`${bucketOf(method, route)}:${major}`);
-      const local = state && state.remaining <= 0 && state.resetAt > t ? state.resetAt - t : 0;
-      return Math.max(local, globalResetAt > t ? globalResetAt - t : 0);
-    },
-
-    observe(method, path, headers, retryAfterMs) {
-      const t = now();
-      const { route, major } = routeIdentity(path);
+    observe(method, path, headers) {
+      const { route } = routeIdentity(path);
       const hash = headers.get("x-ratelimit-bucket");
       if (hash) hashes.set(`${method} ${route}`, hash);
-      const bucket = bucketOf(method, route);
-      const key = `${bucket}:${major}`;
-      if (retryAfterMs !== undefined && headers.get("x-ratelimit-global")) {
-        globalResetAt = t + retryAfterMs;
-        return;
-      }
       const limit = Number(headers.get("x-ratelimit-limit"));
       const remaining = Number(headers.get("x-ratelimit-remaining"));
       const resetAfterS = Number(headers.get("x-ratelimit-reset-after"));
-      if (states.size > 2000) {
-        // A long-lived worker sees many channels: forget windows that are over.
-        for (const [k, s] of states) if (s.resetAt <= t) states.delete(k);
-      }
+      // The first request of a window leaves limit-1 and reports the whole window as reset-after.
       if (
         headers.has("x-ratelimit-limit") &&
         Number.isFinite(limit) &&
         limit > 0 &&
-        Number.isFinite(remaining) &&
-        Number.isFinite(resetAfterS)
+        remaining === limit - 1 &&
+        Number.isFinite(resetAfterS) &&
+        resetAfterS > 0
       ) {
-        states.set(key, { limit, remaining, resetAt: t + resetAfterS * 1000 });
-        // The first request of a window leaves limit-1 and reports the whole window as reset-after.
-        if (remaining === limit - 1 && resetAfterS > 0) rules.set(bucket, { limit, windowMs: resetAfterS * 1000 });
-      }
-      if (retryAfterMs !== undefined) {
-        const previous = states.get(key);
-        states.set(key, {
-          limit: previous?.limit ?? 1,
-          remaining: 0,
-          resetAt: Math.max(previous?.resetAt ?? 0, t + retryAfterMs),
-        });
+        rules.set(bucketOf(method, route), { limit, windowMs: resetAfterS * 1000 });
       }
     },
 

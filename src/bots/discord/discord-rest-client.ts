@@ -1,14 +1,21 @@
 /**
- * A small Discord REST client over fetch for replying without a gateway connection (workers).
- *
- * Why not @discordjs/rest here: its queue waits out 429s and exhausted buckets by sleeping, so
- * edits would pile up behind each other and land stale; and its RateLimitError carries the
- * rounded-up Retry-After header rather than the body's exact retry_after. Our reply editor
- * paces itself and always sends the newest text, so this client never queues: a request the
- * headers say would be refused, or a 429, becomes RateLimitedError(ms) at once.
+ * Discord REST for replying without a gateway connection (workers), on @discordjs/rest's `REST`: its
+ * buckets learn the `X-RateLimit-*` headers and a known-empty bucket (or the bot-wide 50 per second)
+ * refuses a request before it is sent. It never waits: our reply editor paces itself and always sends
+ * the newest text, so a refusal, or a 429, becomes RateLimitedError(ms) at once (`rejectOnRateLimit`),
+ * and nothing is retried (the queue and the editor own that). A 429's wait is the body's exact
+ * `retry_after`, not the rounded-up `Retry-After` header.
  */
+import {
+  DiscordAPIError,
+  HTTPError,
+  RateLimitError,
+  REST,
+  type RequestMethod,
+  type ResponseLike,
+} from "@discordjs/rest";
 import { RateLimitedError } from "../../contracts/reply-port.js";
-import { createRateLimitTracker, type RateLimitTracker } from "./discord-rate-limits.js";
+import { createRateLimitTracker } from "./discord-rate-limits.js";
 
 /** Discord answered with an error status (4xx: permanent for this request; 5xx: transient). */
 export class DiscordApiError extends Error {
@@ -38,10 +45,10 @@ export interface DiscordRestClientOptions {
   /** DISCORD_API_BASE, e.g. https://discord.com/api (the /v10 segment is appended). */
   apiBase: string;
   apiVersion?: number;
+  /** The HTTP client under REST (default Node's fetch): the worker meters it. */
   fetch?: typeof fetch;
-  /** Per-request timeout (default 15 s). */
+  /** Per-request timeout, from queueing to the body read (default 15 s). */
   timeoutMs?: number;
-  now?: () => number;
 }
 
 /** The HTTP methods Discord's REST API uses. */
@@ -61,8 +68,6 @@ export interface DiscordRestClient {
   messageWriteIntervalMs(channelId: string): number | undefined;
 }
 
-const USER_AGENT = "DiscordBot (https://github.com/local-llm-chatbot, 0.1.0)";
-
 /** Flattens Discord's nested `errors` object into "field: message" lines. */
 function describeErrors(errors: unknown, prefix = ""): string[] {
   if (!errors || typeof errors !== "object") return [];
@@ -77,66 +82,92 @@ function describeErrors(errors: unknown, prefix = ""): string[] {
   return out;
 }
 
+/** A 429's Retry-After set to the body's exact `retry_after` (seconds, fractional), which REST then reads. */
+async function exactRetryAfter(res: Response): Promise<Response> {
+  if (res.status !== 429) return res;
+  const text = await res.text();
+  const headers = new Headers(res.headers);
+  try {
+    const retryAfter = (JSON.parse(text) as { retry_after?: unknown }).retry_after;
+    if (typeof retryAfter === "number" && Number.isFinite(retryAfter)) headers.set("retry-after", String(retryAfter));
+  } catch {
+    // Not JSON: the header stays as Discord sent it.
+  }
+  return new Response(text, { status: res.status, statusText: res.statusText, headers });
+}
+
 /** Creates the client; `fetch` and the clock are injectable for tests. */
 export function createDiscordRestClient(options: DiscordRestClientOptions): DiscordRestClient {
   const fetchImpl = options.fetch ?? fetch;
-  const now = options.now ?? Date.now;
-  const base = `${options.apiBase.replace(/\/+$/, "")}/v${options.apiVersion ?? 10}`;
   const timeoutMs = options.timeoutMs ?? 15_000;
-  const limits: RateLimitTracker = createRateLimitTracker(now);
+  const limits = createRateLimitTracker();
+  const rest = new REST({
+    api: options.apiBase.replace(/\/+$/, ""),
+    version: String(options.apiVersion ?? 10),
+    // The editor and the queue decide what to do about a limit or a failure; REST only says so.
+    rejectOnRateLimit: () => true,
+    retries: 0,
+    offset: 0,
+    timeout: timeoutMs,
+    makeRequest: async (url, init) =>
+      exactRetryAfter(await fetchImpl(url, init as RequestInit)) as Promise<ResponseLike>,
+  }).setToken(options.token);
+  // Our pacing spaces a channel's writes by its bucket's window, learned from the same headers REST reads.
+  rest.on("response", (request, response) => limits.observe(request.method, request.path, response.headers as Headers));
 
   return {
     async request<T>(method: HttpMethod, path: `/${string}`, { body, signal }: DiscordRequestOptions = {}): Promise<T> {
-      const wait = limits.waitMs(method, path);
-      // The bucket is known to be empty: sending would only earn a 429 (and count towards a Cloudflare ban).
-      if (wait > 0) throw new RateLimitedError(Math.ceil(wait));
-      const headers: Record<string, string> = { authorization: `Bot ${options.token}`, "user-agent": USER_AGENT };
-      if (body !== undefined) headers["content-type"] = "application/json";
-      const timeout = AbortSignal.timeout(timeoutMs);
-      const res = await fetchImpl(`${base}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      });
-      const text = res.status === 204 ? "" : await res.text();
-      let data: unknown;
-      if (text !== "" && (res.headers.get("content-type") ?? "").includes("application/json")) {
-        try {
-          data = JSON.parse(text);
-        } catch {
-          data = undefined;
-        }
-      }
-      if (res.status === 429) {
-        const fromBody = (data as { retry_after?: unknown } | undefined)?.retry_after;
-        const fromHeader = Number(res.headers.get("retry-after"));
-        const retryAfterMs =
-          typeof fromBody === "number" && Number.isFinite(fromBody)
-            ? Math.ceil(fromBody * 1000)
-            : Number.isFinite(fromHeader) && fromHeader > 0
-              ? fromHeader * 1000
-              : 1000;
-        limits.observe(method, path, res.headers, retryAfterMs);
-        throw new RateLimitedError(retryAfterMs);
-      }
-      limits.observe(method, path, res.headers);
-      if (res.ok) return data as T;
-      const err = (data ?? {}) as { code?: unknown; message?: unknown; errors?: unknown };
-      const details = describeErrors(err.errors);
-      const message = [
-        typeof err.message === "string" ? err.message : res.statusText || "request failed",
-        ...details,
-      ].join("; ");
-      throw new DiscordApiError(
-        res.status,
-        typeof err.code === "number" ? err.code : 0,
-        method,
-        path,
-        message,
-        err.errors,
+      // One timer for the whole call (queue, headers and body): REST's own stops at the headers.
+      const call = new AbortController();
+      const timer = setTimeout(
+        () => call.abort(new DOMException("Discord did not answer in time", "TimeoutError")),
+        timeoutMs,
       );
+      const stop = (): void => call.abort(signal?.reason);
+      if (signal?.aborted) stop();
+      else signal?.addEventListener("abort", stop, { once: true });
+      const [route, query] = path.split("?", 2) as [`/${string}`, string | undefined];
+      try {
+        const data = await rest.request({
+          fullRoute: route,
+          method: method as RequestMethod,
+          ...(query ? { query: new URLSearchParams(query) } : {}),
+          ...(body === undefined ? {} : { body }),
+          signal: call.signal,
+        });
+        return (data instanceof ArrayBuffer ? undefined : data) as T;
+      } catch (error) {
+        throw fromRest(error, method, route);
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", stop);
+      }
     },
     messageWriteIntervalMs: (channelId) => limits.messageWriteIntervalMs(channelId),
   };
+}
+
+/** REST's errors as the reply port knows them; anything else (an abort, a network failure) as it is. */
+function fromRest(error: unknown, method: string, path: string): unknown {
+  if (error instanceof RateLimitError) {
+    const ms = error.retryAfter > 0 ? error.retryAfter : error.timeToReset > 0 ? error.timeToReset : 1000;
+    return new RateLimitedError(Math.ceil(ms));
+  }
+  if (error instanceof DiscordAPIError) {
+    const raw = error.rawError as { code?: unknown; message?: unknown; errors?: unknown };
+    const message = [
+      typeof raw.message === "string" ? raw.message : "request failed",
+      ...describeErrors(raw.errors),
+    ].join("; ");
+    return new DiscordApiError(
+      error.status,
+      typeof raw.code === "number" ? raw.code : 0,
+      method,
+      path,
+      message,
+      raw.errors,
+    );
+  }
+  if (error instanceof HTTPError) return new DiscordApiError(error.status, 0, method, path, error.message);
+  return error;
 }

@@ -2,7 +2,7 @@
  * The Discord reply port against the fake Discord over real HTTP: what lands in the channel,
  * who gets pinged, how limits and 429s surface. No gateway connection is involved, as in a worker.
  */
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { afterEach, beforeEach, describe, expect, onTestFinished, test, vi } from "vitest";
 import {
   createDiscordReplyPortFactory,
   type DiscordReplyPortFactory,
@@ -169,9 +169,12 @@ describe("rate limits", () => {
     const other = createDiscordReplyPortFactory({
       rest: createDiscordRestClient({ token: discord.token, apiBase: discord.apiBase }),
     })(asked);
-    for (let i = 0; i < 5; i++) await other.send(other.format(`m${i}`), { continuation: true });
-
+    // This worker has written into the channel before: REST knows the bucket's hash (a client's very first
+    // request to a bucket cannot know it, and REST starts the hash's own bookkeeping from the next one).
     const port = factory(asked);
+    await port.send(port.format("m0"), { continuation: true });
+    for (let i = 1; i < 5; i++) await other.send(other.format(`m${i}`), { continuation: true });
+
     const first = await port.send(port.format("sixth"), {}).catch((e: unknown) => e);
     expect(first).toBeInstanceOf(RateLimitedError);
     const waitMs = (first as RateLimitedError).retryAfterMs;
@@ -198,17 +201,20 @@ describe("rate limits", () => {
   });
 
   test("writes paced at the advertised interval never hit the limit", async () => {
-    // One manual clock for the fake's buckets and the client's bookkeeping: pacing without sleeping.
-    let clock = Date.UTC(2025, 0, 1);
-    const now = (): number => clock;
-    discord = await startFakeDiscord({ now });
+    // One faked Date for the fake's buckets and REST's: pacing without sleeping (timers stay real, HTTP runs).
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.UTC(2025, 0, 1));
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    discord = await startFakeDiscord({ now: () => Date.now() });
     factory = createDiscordReplyPortFactory({
-      rest: createDiscordRestClient({ token: discord.token, apiBase: discord.apiBase, now }),
+      rest: createDiscordRestClient({ token: discord.token, apiBase: discord.apiBase }),
     });
     const port = factory(question(discord.ids.general));
     const id = await port.send(port.format("0"), { final: false });
     for (let i = 1; i <= 12; i++) {
-      clock += port.limits.minEditIntervalMs;
+      vi.setSystemTime(Date.now() + port.limits.minEditIntervalMs);
       await port.edit(id, port.format(String(i)), { final: i === 12 });
     }
     expect(port.limits.minEditIntervalMs).toBe(1000);

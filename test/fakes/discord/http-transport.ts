@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { RecordedRequest } from "../discord-server.js";
 import type { FakeGateway } from "./gateway.js";
-import { createRateBuckets } from "./rate-buckets.js";
+import { type BucketRule, createRateBuckets } from "./rate-buckets.js";
 import { apiError, HttpAnswer, json } from "./http-answer.js";
 import type { Route } from "./rest-route.js";
 import type { DiscordState } from "./state.js";
@@ -39,6 +39,7 @@ const scripted = (
   failures: DiscordState["failures"],
   routeName: string,
   channelId: string | undefined,
+  bucket: BucketRule | undefined,
 ): HttpAnswer | undefined => {
   const index = failures.findIndex(
     (f) => (!f.route || f.route === routeName) && (!f.channelId || f.channelId === channelId),
@@ -54,6 +55,13 @@ const scripted = (
       "x-ratelimit-scope": f.global ? "global" : "user",
     };
     if (f.global) headers["x-ratelimit-global"] = "true";
+    else if (bucket) {
+      // A route's 429 carries its bucket, exhausted until retry_after, as Discord's do.
+      headers["x-ratelimit-bucket"] = bucket.hash;
+      headers["x-ratelimit-limit"] = String(bucket.limit);
+      headers["x-ratelimit-remaining"] = "0";
+      headers["x-ratelimit-reset-after"] = retryAfterS.toFixed(3);
+    }
     return new HttpAnswer(
       429,
       { message: "You are being rate limited.", retry_after: retryAfterS, global: f.global ?? false },
@@ -128,10 +136,10 @@ export function createRequestHandler({
         }
       }
       if (route.auth && req.headers.authorization !== `Bot ${token}`) return apiError(401, 0, "401: Unauthorized");
-      const failure = scripted(failures, route.route, record.channelId);
+      const bucket = route.bucket?.(params);
+      const failure = scripted(failures, route.route, record.channelId, bucket?.[0]);
       if (failure) return failure;
       let limitHeaders: Record<string, string> = {};
-      const bucket = route.bucket?.(params);
       if (bucket) {
         const verdict = buckets.take(bucket[0], bucket[1]);
         limitHeaders = verdict.headers;

@@ -1,5 +1,5 @@
 /** What a probe and a scraper do against the ops server, plus bounded polling. */
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
 import { parsePrometheusText, type Exposition } from "./prometheus-text.js";
 
 /** A /healthz answer. */
@@ -22,17 +22,14 @@ export async function scrape(base: string): Promise<Exposition> {
   return parsePrometheusText(await res.text());
 }
 
-/** Polls `check` every 50 ms until it returns something truthy; throws naming `what` after `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined | false>,
-  timeoutMs = 12_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Polls `check` (vitest's `vi.waitFor`) until it returns something truthy; throws naming `what` after `timeoutMs`. */
+export function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 12_000): Promise<T> {
+  return vi.waitFor(
+    async () => {
+      const value = await check();
+      if (!value) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      return value;
+    },
+    { timeout: timeoutMs, interval: 50 },
+  );
 }

@@ -2,6 +2,7 @@
  * Helpers for the queue tests: message factory, bounded polling, and worker
  * child processes (test/queue/worker-process.ts) that log what they do into Redis.
  */
+import { vi } from "vitest";
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Redis } from "ioredis";
 import type { InboundMessage } from "../../../src/contracts/inbound-message.js";
@@ -19,15 +20,16 @@ export function message(ck: string, messageId: string, text = "sleep:10"): Inbou
   });
 }
 
-/** Polls `check` every 20 ms until it returns a truthy value or `timeoutMs` passes (then throws with `what`). */
-export async function waitFor<T>(what: string, check: () => Promise<T> | T, timeoutMs = 8000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/** Polls `check` (vitest's `vi.waitFor`) until it returns a truthy value or `timeoutMs` passes (then throws with `what`). */
+export function waitFor<T>(what: string, check: () => Promise<T> | T, timeoutMs = 8000): Promise<NonNullable<T>> {
+  return vi.waitFor(
+    async () => {
+      const value = await check();
+      if (!value) throw new Error(`timed out waiting for ${what}`);
+      return value as NonNullable<T>;
+    },
+    { timeout: timeoutMs, interval: 20 },
+  );
 }
 
 /** One line of the worker processes' log (see worker-process.ts). */

@@ -1,4 +1,5 @@
 /** Shared wiring for the MCP tests: the real server-everything over stdio, a recording log, waiting helpers. */
+import { vi } from "vitest";
 import { fileURLToPath } from "node:url";
 import { parseMcpConfig, type McpConfig } from "../../../src/tools/mcp/mcp-config.js";
 import type { McpLog } from "../../../src/tools/mcp/mcp-server-connection.js";
@@ -57,13 +58,14 @@ export function startSource(
   return { source, log };
 }
 
-/** Polls until `predicate` holds (at most `timeoutMs`). */
-export async function waitFor(predicate: () => boolean, timeoutMs = 10_000, what = "condition"): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** Polls (vitest's `vi.waitFor`) until `predicate` holds (at most `timeoutMs`). */
+export function waitFor(predicate: () => boolean, timeoutMs = 10_000, what = "condition"): Promise<void> {
+  return vi.waitFor(
+    () => {
+      if (!predicate()) throw new Error(`timed out waiting for ${what}`);
+    },
+    { timeout: timeoutMs, interval: 20 },
+  );
 }
 
 /** Waits until `server` is connected with its tools listed. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "./load-config.js";
+import { ConfigError, loadConfig } from "../../src/config/load-config.js";
 
 describe("loadConfig", () => {
   it("gives the documented defaults for an empty environment", () => {

@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { EnvFileError, loadEnvFile } from "./env-file.js";
-import { loadConfig } from "./load-config.js";
+import { EnvFileError, loadEnvFile } from "../../src/config/env-file.js";
+import { loadConfig } from "../../src/config/load-config.js";
 
 const KEYS = ["ENV_FILE", "MODEL", "KEY_PREFIX", "TELEGRAM_BOT_TOKEN"];
 let dir: string;

@@ -7,10 +7,10 @@
 import { describe, expect } from "vitest";
 import { privateChat, type FakeChat } from "../fakes/telegram-server.js";
 import { paced, textAnswer, toolCallAnswer, type ResponsePlan } from "../fakes/openai-server.js";
-import { startOpsStack } from "./support/ops-stack.js";
+import { startOpsStack } from "../ops/support/ops-stack.js";
 import { e2eTest } from "../support/fixtures.js";
-import { scrape, waitFor } from "./support/ops-http.js";
-import { valueOf } from "./support/prometheus-text.js";
+import { scrape, waitFor } from "../ops/support/ops-http.js";
+import { valueOf } from "../ops/support/prometheus-text.js";
 
 const lastContent = (body: { messages?: Array<Record<string, unknown>> }) =>
   String(body.messages?.at(-1)?.content ?? "");

@@ -1,7 +1,7 @@
 /**
- * The default transport (node:http, streams read without web streams) against the same client on
- * the global fetch (undici, the SDK's own Stream): over the fake llama.cpp server, every answer and
- * every fault must come out of streamRound the same, and aborts and the idle limit must act the same.
+ * The model client (the openai SDK on Node's fetch, its own SSE Stream) through streamRound, over the
+ * fake llama.cpp server: answers come out whole, faults as a ModelError that says what happened, and
+ * aborts and the idle limit end the request.
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -42,9 +42,7 @@ afterEach(async () => {
   await fake.close();
 });
 
-const transport = (): OpenAI => createModelClient({ baseURL: fake.url, apiKey: "sk-test", timeoutMs: 5_000 });
-const undici = (): OpenAI =>
-  createModelClient({ baseURL: fake.url, apiKey: "sk-test", timeoutMs: 5_000, fetch: globalThis.fetch });
+const client = (): OpenAI => createModelClient({ baseURL: fake.url, apiKey: "sk-test", timeoutMs: 5_000 });
 const body = {
   model: "m",
   messages: [{ role: "user" as const, content: "Hi" }],
@@ -88,62 +86,102 @@ function seen(error: unknown): Record<string, unknown> {
   return { code, retryable, status, retryAfterMs, excessTokens, message };
 }
 
-describe("the node:http transport gives what the global fetch gives", () => {
-  const answers: Array<[string, () => ResponsePlan]> = [
-    ["a text answer", () => textAnswer("Hello there, how are you?", { reasoning: "The user greets." })],
-    ["a tool call", () => toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" }, id: "call_1" }])],
-    ["a text answer in 1–5 byte pieces", () => fragmented(textAnswer("Grüße aus Köln 😀, 你好"), 3, 5)],
-    ["the scripted-chat capture", () => capture("scripted-chat_02_plain_stream_usage")],
-    ["the tool-call capture", () => capture("scripted-tool1_06_tools_required_parallel_stream")],
+describe("answers and faults through the SDK's own streaming", () => {
+  const answers: Array<[string, () => ResponsePlan, string]> = [
+    [
+      "a text answer",
+      () => textAnswer("Hello there, how are you?", { reasoning: "The user greets." }),
+      "Hello there, how are you?",
+    ],
+    [
+      "a text answer in 1–5 byte pieces",
+      () => fragmented(textAnswer("Grüße aus Köln 😀, 你好"), 3, 5),
+      "Grüße aus Köln 😀, 你好",
+    ],
   ];
-  it.each(answers)("%s", async (_name, plan) => {
-    fake.script([plan(), plan()]);
-    const lean = await run(transport());
-    const sdk = await run(undici());
-    expect(lean.error).toBeUndefined();
-    expect(lean).toEqual(sdk);
+  it.each(answers)("%s", async (_name, plan, text) => {
+    fake.script([plan()]);
+    const got = await run(client());
+    expect(got.error).toBeUndefined();
+    expect(got.result).toMatchObject({ aborted: false, text });
   });
 
-  const faults: Array<[string, () => ResponsePlan]> = [
-    ["llama.cpp's mid-stream error event", () => errorEventAfter(textAnswer("Inherits more text"), 1)],
-    ["the mid-stream error capture (random_01)", () => capture("random_01_plain_stream")],
-    ["context exceeded, HTTP 400 to a stream", () => contextExceeded()],
-    ["the context-exceeded capture (random_27)", () => capture("random_27_error_context_exceeded_stream")],
-    ["HTTP 500", () => serverError()],
-    ["HTTP 429 with Retry-After", () => rateLimited(3)],
-    ["HTTP 401", () => httpError(401, "Invalid API Key", "authentication_error")],
-  ];
-  it.each(faults)("%s: the same ModelError", async (_name, plan) => {
-    fake.script([plan(), plan()]);
-    const lean = await run(transport());
-    const sdk = await run(undici());
-    expect(lean.error).toBeInstanceOf(ModelError);
-    expect(seen(lean.error)).toEqual(seen(sdk.error));
-    expect(lean.deltas).toEqual(sdk.deltas);
-  });
-
-  it("a connection dropped mid-answer, or before any answer, has the same code", async () => {
-    fake.script([
-      dropAfter(textAnswer("The answer is coming"), 2),
-      dropAfter(textAnswer("The answer is coming"), 2),
-      destroyConnection(),
-      destroyConnection(),
+  it("a tool call comes out whole", async () => {
+    fake.script([toolCallAnswer([{ name: "get_weather", arguments: { city: "Paris" }, id: "call_1" }])]);
+    const got = await run(client());
+    expect(got.error).toBeUndefined();
+    expect(got.result?.toolCalls).toMatchObject([
+      { id: "call_1", function: { name: "get_weather", arguments: '{"city": "Paris"}' } },
     ]);
-    for (const code of ["stream-dropped", "unavailable"]) {
-      const lean = await run(transport());
-      const sdk = await run(undici());
-      expect(seen(lean.error)).toMatchObject({ code, retryable: true });
-      expect((lean.error as ModelError).code).toBe((sdk.error as ModelError).code);
-      expect(lean.deltas).toEqual(sdk.deltas);
-    }
+  });
+
+  it("the llama-server captures stream to their end", async () => {
+    fake.script([
+      capture("scripted-chat_02_plain_stream_usage"),
+      capture("scripted-tool1_06_tools_required_parallel_stream"),
+    ]);
+    const chat = await run(client());
+    expect(chat.error).toBeUndefined();
+    expect(chat.result?.text.length).toBeGreaterThan(0);
+    expect(chat.result?.usage).toBeDefined();
+    const tools = await run(client());
+    expect(tools.error).toBeUndefined();
+    expect(tools.result?.finishReason).toBe("tool_calls");
+    expect(tools.result?.toolCalls.length).toBeGreaterThan(0);
+  });
+
+  const faults: Array<[string, () => ResponsePlan, Record<string, unknown>]> = [
+    [
+      "llama.cpp's mid-stream error event",
+      () => errorEventAfter(textAnswer("Inherits more text"), 1),
+      { code: "stream-error", retryable: true },
+    ],
+    [
+      "the mid-stream error capture (random_01)",
+      () => capture("random_01_plain_stream"),
+      { code: "stream-error", retryable: true },
+    ],
+    [
+      "context exceeded, HTTP 400 to a stream",
+      () => contextExceeded(),
+      { code: "context-exceeded", retryable: false, excessTokens: 913 },
+    ],
+    [
+      "the context-exceeded capture (random_27)",
+      () => capture("random_27_error_context_exceeded_stream"),
+      { code: "context-exceeded", retryable: false, status: 400 },
+    ],
+    ["HTTP 500", () => serverError(), { code: "server-error", retryable: true, status: 500 }],
+    ["HTTP 429 with Retry-After", () => rateLimited(3), { code: "rate-limited", retryable: true, retryAfterMs: 3000 }],
+    [
+      "HTTP 401",
+      () => httpError(401, "Invalid API Key", "authentication_error"),
+      { code: "auth", retryable: false, status: 401 },
+    ],
+  ];
+  it.each(faults)("%s: a ModelError that says what happened", async (_name, plan, expected) => {
+    fake.script([plan()]);
+    const got = await run(client());
+    expect(got.error).toBeInstanceOf(ModelError);
+    expect(seen(got.error)).toMatchObject(expected);
+  });
+
+  it("a connection dropped mid-answer, or before any answer, is retryable", async () => {
+    fake.script([dropAfter(textAnswer("The answer is coming"), 2), destroyConnection()]);
+    const dropped = await run(client());
+    expect(seen(dropped.error)).toMatchObject({ code: "stream-dropped", retryable: true });
+    expect(dropped.deltas.map((d) => d.text).join("")).toBe("The answer");
+    const refused = await run(client());
+    expect(seen(refused.error)).toMatchObject({ code: "unavailable", retryable: true });
+    expect(refused.deltas).toEqual([]);
   });
 });
 
-describe("aborts and the idle limit through the transport", () => {
+describe("aborts and the idle limit", () => {
   it("the user's abort mid-stream is an aborted outcome, and the connection is closed", async () => {
     fake.script([stallAfter(textAnswer("one two three four"), 2, 5_000)]);
     const stop = new AbortController();
-    const got = await run(transport(), {
+    const got = await run(client(), {
       signal: stop.signal,
       onDelta: (n) => n === 2 && setTimeout(() => stop.abort(), 20),
     });
@@ -155,7 +193,7 @@ describe("aborts and the idle limit through the transport", () => {
 
   it("an abort before the headers is an aborted outcome too", async () => {
     fake.script([{ ...textAnswer("late"), headerDelayMs: 2_000 }]);
-    const got = await run(transport(), { signal: AbortSignal.timeout(50) });
+    const got = await run(client(), { signal: AbortSignal.timeout(50) });
     expect(got.result?.aborted).toBe(true);
     expect(got.deltas).toEqual([]);
   });
@@ -163,7 +201,7 @@ describe("aborts and the idle limit through the transport", () => {
   it("silence past the idle limit is a retryable timeout, and the connection is closed", async () => {
     fake.script([stallAfter(textAnswer("slow answer here"), 1, 5_000)]);
     const started = performance.now();
-    const got = await run(transport(), { idleTimeoutMs: 150 });
+    const got = await run(client(), { idleTimeoutMs: 150 });
     expect(seen(got.error)).toMatchObject({ code: "timeout", retryable: true });
     expect(performance.now() - started).toBeGreaterThanOrEqual(145);
     expect(performance.now() - started).toBeLessThan(2_000);
@@ -172,31 +210,31 @@ describe("aborts and the idle limit through the transport", () => {
 
   it("the consumer's time is not the server's silence: holding each delta past the idle limit is no timeout", async () => {
     fake.script([textAnswer("a b c d")]);
-    const got = await run(transport(), { idleTimeoutMs: 80, hold: 150 });
+    const got = await run(client(), { idleTimeoutMs: 80, hold: 150 });
     expect(got.error).toBeUndefined();
     expect(got.result).toMatchObject({ aborted: false, text: "a b c d" });
   });
 
   it("a stream whose gaps stay inside the limit is never cut, however long it runs in all", async () => {
     fake.script([{ ...textAnswer("one two three four five six seven eight"), tokensPerSecond: 25 }]);
-    const got = await run(transport(), { idleTimeoutMs: 120 });
+    const got = await run(client(), { idleTimeoutMs: 120 });
     expect(got.error).toBeUndefined();
     expect(got.result?.text).toBe("one two three four five six seven eight");
   });
 
   it("a consumer that stops early closes the connection", async () => {
     fake.script([stallAfter(textAnswer("one two three"), 1, 5_000)]);
-    const round = streamRound(transport(), body, { idleTimeoutMs: 5_000 });
+    const round = streamRound(client(), body, { idleTimeoutMs: 5_000 });
     expect((await round.next()).value).toEqual({ type: "text", text: "one" });
     await round.return(undefined as never);
     expect(await fake.requests[0]?.outcome).toBe("client-closed");
   });
 });
 
-describe("non-streamed requests through the transport", () => {
+describe("non-streamed requests", () => {
   it("a completion comes back parsed", async () => {
     fake.script([textAnswer("Just the JSON, please.")]);
-    const completion = await transport().chat.completions.create({
+    const completion = await client().chat.completions.create({
       model: "m",
       messages: [{ role: "user", content: "?" }],
     });
@@ -206,7 +244,7 @@ describe("non-streamed requests through the transport", () => {
 
   it("the summarizer's request works, and its context-exceeded 400 is the same ModelError", async () => {
     fake.script([textAnswer("They talked about the weather."), contextExceeded(6000, 4096)]);
-    const summarize = createSummarizer({ client: transport(), model: "m", modelServer: "llama.cpp" });
+    const summarize = createSummarizer({ client: client(), model: "m", modelServer: "llama.cpp" });
     const request = { messages: [{ role: "user" as const, content: "Is it raining?" }], shared: false };
     expect(await summarize(request)).toBe("They talked about the weather.");
     const error = await summarize(request).catch((e: unknown) => e);

@@ -1,10 +1,10 @@
 /** The bots role's /tools catalogue follows what the workers publish in Redis, and lists the built-ins until then. */
 import { afterEach, describe, expect, it } from "vitest";
-import { createPublishedToolCatalogue } from "../../../src/app/published-tool-catalogue.js";
-import { createToolListingStore } from "../../../src/queue/tool-listing-store.js";
-import { builtinToolCatalogue } from "../../../src/tools/tool-catalogue.js";
-import { createTools } from "../../../src/tools/index.js";
-import { createTestRedis, type TestRedis } from "../../support/redis.js";
+import { createPublishedToolCatalogue } from "../../src/app/published-tool-catalogue.js";
+import { createToolListingStore } from "../../src/queue/tool-listing-store.js";
+import { builtinToolCatalogue } from "../../src/tools/tool-catalogue.js";
+import { createTools } from "../../src/tools/index.js";
+import { createTestRedis, type TestRedis } from "../support/redis.js";
 
 let redis: TestRedis | undefined;
 afterEach(async () => {
