@@ -85,6 +85,14 @@ export function historyKeys(
   return { list, tokens: `${list}:tokens`, reset: `${list}:reset`, summary: `${list}:summary` };
 }
 
+/** The GCRA cells of the shared pacing (reply/redis-pacing.ts): a chat's and a platform's bot-wide budget. */
+export function paceKeys(prefix: string): { chat(chatKey: string): string; budget(budget: string): string } {
+  return {
+    chat: (chatKey) => `${prefix}:pace:c:${keyPart(chatKey)}`,
+    budget: (budget) => `${prefix}:pace:g:${keyPart(budget)}`,
+  };
+}
+
 /** The keys of the shared edit budget (reply/redis-rate-gate.ts). */
 export function rateKeys(prefix: string): {
   chat(chatKey: string): string;

@@ -40,8 +40,8 @@ export type RequestKind = "intermediate" | "final";
 export interface RateGate {
   /** Resolves when a request to `chatKey` may start now; rejects with the signal's reason on abort. */
   acquire(chatKey: string, kind: RequestKind, signal?: AbortSignal): Promise<void>;
-  /** The platform answered 429: no slot in this chat before `retryAfterMs` from now (optional). */
-  backoff?(chatKey: string, retryAfterMs: number): void;
+  /** The platform answered 429: no slot in this chat (`global`: on its whole platform) before `retryAfterMs` from now. */
+  backoff?(chatKey: string, retryAfterMs: number, global?: boolean): void;
   /**
    * The request granted for this chat has finished: the next one is spaced from now, not only from the
    * grant (a request delayed on its way — event-loop lag, a slow network — must not arrive at the

@@ -118,7 +118,8 @@ export function createDiscordRestClient(options: DiscordRestClientOptions): Disc
               ? fromHeader * 1000
               : 1000;
         limits.observe(method, path, res.headers, retryAfterMs);
-        throw new RateLimitedError(retryAfterMs);
+        const global = (data as { global?: unknown } | undefined)?.global === true;
+        throw new RateLimitedError(retryAfterMs, undefined, global);
       }
       limits.observe(method, path, res.headers);
       if (res.ok) return data as T;
