@@ -8,7 +8,7 @@
 -- ARGV[3]  how far ahead of now the budget's schedule may run for this request, in ms:
 --          finals get the whole burst, intermediates that minus the reserve kept for finals
 --
--- Returns 0 when the slot is taken (both cells advanced), else the ms to wait before asking again.
+-- Returns {0, now} when the slot is taken (both cells advanced), else {ms to wait before asking again, now}.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local interval = tonumber(ARGV[1])
@@ -22,7 +22,7 @@ if T > 0 then
   budget = math.max(tonumber(redis.call('HGET', KEYS[2], 'tat') or '0'), now)
   wait = math.max(wait, budget - tolerance - now)
 end
-if wait > 0 then return math.ceil(wait) end
+if wait > 0 then return {math.ceil(wait), now} end
 
 if interval > 0 then
   redis.call('HSET', KEYS[1], 'tat', now + interval)
@@ -32,4 +32,4 @@ if T > 0 then
   redis.call('HSET', KEYS[2], 'tat', budget + T)
   redis.call('PEXPIRE', KEYS[2], math.ceil(budget + T - now))
 end
-return 0
+return {0, now}

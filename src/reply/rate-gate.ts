@@ -48,8 +48,6 @@ export interface RateGate {
    * platform closer to the next one than the interval).
    */
   settled?(chatKey: string): void;
-  /** This process has nothing more to send into `chatKey` for now: slots it holds there go back (optional). */
-  release?(chatKey: string): void;
 }
 
 /** Pacing of the in-process gate. */
@@ -151,7 +149,6 @@ export function createLocalRateGate(opts: LocalRateGateOptions): Required<RateGa
       const st = stateOf(chatKey);
       st.lastGrantAt = Math.max(st.lastGrantAt ?? -Infinity, now());
     },
-    release: () => undefined,
     backoff(chatKey, retryAfterMs) {
       const st = stateOf(chatKey);
       st.blockedUntil = Math.max(st.blockedUntil, now() + retryAfterMs);

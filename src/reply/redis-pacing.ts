@@ -29,7 +29,13 @@ const BLOCK_LUA = readFileSync(new URL("./pace-block.lua", import.meta.url), "ut
 
 /** The scripts as ioredis commands (EVALSHA, EVAL on NOSCRIPT), defined once per connection. */
 interface PacingCommands {
-  paceSlot(chat: string, budget: string, intervalMs: number, emissionMs: number, toleranceMs: number): Promise<number>;
+  paceSlot(
+    chat: string,
+    budget: string,
+    intervalMs: number,
+    emissionMs: number,
+    toleranceMs: number,
+  ): Promise<[number, number]>;
   paceBlock(keyCount: number, ...keysThenMs: (string | number)[]): Promise<number>;
 }
 
@@ -55,6 +61,8 @@ export interface RedisPacingOptions {
   reserve?: number;
   /** Slack added to the 1 s window for request latency (default 250 ms): no 1.25 s holds more than `perSecond`. */
   marginMs?: number;
+  /** Told of every slot the script granted, at Redis's time (for metrics and tests). */
+  onGrant?(grant: { chatKey: string; final: boolean; at: number }): void;
   /** A Redis call slower than this counts as Redis away (default 2 s). */
   commandTimeoutMs?: number;
   logger?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
@@ -119,7 +127,9 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
           timing?.T ?? 0,
           tolerance ?? 0,
         );
-        wait = Number(await within(timeoutMs, slot));
+        const [ms, at] = await within(timeoutMs, slot);
+        wait = Number(ms);
+        if (!(wait > 0)) opts.onGrant?.({ chatKey, final, at: Number(at) });
         markUp();
       } catch (error) {
         return markDown(error);
@@ -135,7 +145,6 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
       if (shared(chatKey)) await takeShared(chatKey, kind === "final", signal);
     },
     settled: (chatKey) => local.settled(chatKey),
-    release: () => undefined,
     backoff(chatKey, retryAfterMs, global) {
       local.backoff(chatKey, retryAfterMs);
       if (!shared(chatKey) || !usable()) return;

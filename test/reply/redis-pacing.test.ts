@@ -33,11 +33,11 @@ function twoProcesses(options: Partial<RedisPacingOptions> & Pick<RedisPacingOpt
   const make = () => {
     const redis = new Redis(testRedis!.url, { maxRetriesPerRequest: null });
     connections.push(redis);
-    const gate = createRedisPacing({ redis, prefix: testRedis!.prefix, ...options });
-    const acquire = async (chatKey: string, kind: RequestKind, signal?: AbortSignal) => {
-      await gate.acquire(chatKey, kind, signal);
-      grants.push({ chatKey, kind, at: Date.now() });
-    };
+    // Grant times are Redis's (what the pacing is about), not when this busy process got round to noting them.
+    const onGrant = (g: { chatKey: string; final: boolean; at: number }) =>
+      grants.push({ chatKey: g.chatKey, kind: g.final ? "final" : "intermediate", at: g.at });
+    const gate = createRedisPacing({ redis, prefix: testRedis!.prefix, onGrant, ...options });
+    const acquire = (chatKey: string, kind: RequestKind, signal?: AbortSignal) => gate.acquire(chatKey, kind, signal);
     return { redis, gate, acquire };
   };
   return { a: make(), b: make(), grants };
@@ -67,38 +67,41 @@ describe("createRedisPacing: one chat, two processes", () => {
     }
     await Promise.all(asks);
     expect(grants).toHaveLength(16);
-    // Redis's clock spaces the grants; this process's clock reads them a millisecond either way.
-    expect(Math.min(...gaps(grants.map((g) => g.at)))).toBeGreaterThanOrEqual(58);
+    expect(Math.min(...gaps(grants.map((g) => g.at)))).toBeGreaterThanOrEqual(60);
     // Paced, not serialised behind something slower: 15 gaps of 60 ms plus timer slack.
     const times = grants.map((g) => g.at);
     expect(Math.max(...times) - Math.min(...times)).toBeLessThan(15 * 60 + 800);
   });
 
   it("a 429 seen by one process blocks the chat for the other until retry_after, and no other chat", async () => {
-    const { a, b } = twoProcesses({ intervalFor: () => 10 });
+    const { a, b, grants } = twoProcesses({ intervalFor: () => 10 });
+    await a.acquire("telegram:0", "final");
+    const before = grants[0]!.at;
     a.gate.backoff("telegram:5", 400);
     // The block reaches Redis with the next command on that connection; ask after it from the other process.
     await expect.poll(() => testRedis!.redis.hget(`${testRedis!.prefix}:pace:c:telegram:5`, "tat")).not.toBeNull();
-    const started = Date.now();
     await b.acquire("telegram:6", "final");
-    expect(Date.now() - started).toBeLessThan(150);
     await b.acquire("telegram:5", "final");
-    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    const at = (chat: string) => grants.find((g) => g.chatKey === chat)!.at;
+    expect(at("telegram:6")).toBeLessThan(before + 400);
+    expect(at("telegram:5")).toBeGreaterThanOrEqual(before + 400);
   });
 
   it("a global 429 blocks every chat of the platform, not another platform", async () => {
     const budgets = { telegram: { key: "telegram", perSecond: 30 }, discord: { key: "discord", perSecond: 50 } };
-    const { a, b } = twoProcesses({
+    const { a, b, grants } = twoProcesses({
       intervalFor: () => 10,
       globalFor: (key) => (key.startsWith("discord") ? budgets.discord : budgets.telegram),
     });
+    await a.acquire("discord:0", "final");
+    const before = grants[0]!.at;
     a.gate.backoff("discord:1", 400, true);
     await expect.poll(() => testRedis!.redis.hget(`${testRedis!.prefix}:pace:g:discord`, "tat")).not.toBeNull();
-    const started = Date.now();
     await b.acquire("telegram:2", "intermediate");
-    expect(Date.now() - started).toBeLessThan(150);
     await b.acquire("discord:2", "intermediate");
-    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    const at = (chat: string) => grants.find((g) => g.chatKey === chat)!.at;
+    expect(at("telegram:2")).toBeLessThan(before + 400);
+    expect(at("discord:2")).toBeGreaterThanOrEqual(before + 400);
   });
 
   it("rejects an aborted wait with the signal's reason", async () => {
@@ -148,8 +151,9 @@ describe("createRedisPacing: many chats, one bot-wide budget", () => {
     for (let chat = 0; chat < 8; chat++) waits.push(await finalIn(chat));
     streaming.abort();
     await Promise.all(streamers);
-    // A final waits at most about one emission interval (66 ms here), never behind the streamers' queue.
-    expect(Math.max(...waits)).toBeLessThan(250);
+    // A final waits at most about one emission interval (66 ms here, plus this busy process's own delays),
+    // never behind the streamers' queue (20 chats asking at once: a second and more).
+    expect(Math.max(...waits)).toBeLessThan(400);
     expect(
       busiestWindow(
         grants.map((g) => g.at),
@@ -159,7 +163,7 @@ describe("createRedisPacing: many chats, one bot-wide budget", () => {
   });
 
   it("keeps its state in two hashes of one field each, which expire once they hold nothing back", async () => {
-    const { a } = twoProcesses({ intervalFor: () => 300, globalFor: () => ({ key: "telegram", perSecond: 30 }) });
+    const { a } = twoProcesses({ intervalFor: () => 10_000, globalFor: () => ({ key: "telegram", perSecond: 1 }) });
     await a.acquire("telegram:1", "final");
     const { redis, prefix } = testRedis!;
     const keys = (await redis.keys(`${prefix}:*`)).sort();
@@ -167,7 +171,7 @@ describe("createRedisPacing: many chats, one bot-wide budget", () => {
     for (const key of keys) {
       expect(Object.keys(await redis.hgetall(key))).toEqual(["tat"]);
       expect(await redis.pttl(key)).toBeGreaterThan(0);
-      expect(await redis.pttl(key)).toBeLessThanOrEqual(300);
+      expect(await redis.pttl(key)).toBeLessThanOrEqual(10_000);
     }
   });
 
@@ -208,10 +212,10 @@ describe("createRedisPacing: Redis unreachable", () => {
     const settledAt = Date.now();
     // From then on no request waits on Redis, and each chat still keeps its own pace.
     await gate.acquire("tg:2", "intermediate");
-    expect(Date.now() - settledAt).toBeLessThan(100);
+    expect(Date.now() - settledAt).toBeLessThan(250);
     await gate.acquire("tg:1", "final");
     expect(Date.now() - settledAt).toBeGreaterThanOrEqual(195);
-    expect(Date.now() - settledAt).toBeLessThan(400);
+    expect(Date.now() - settledAt).toBeLessThan(450);
     gate.backoff("tg:2", 100);
     expect(warn).toHaveBeenCalledTimes(1);
   });
