@@ -66,16 +66,24 @@ interface Waiter {
 
 interface ChatState {
   lastGrantAt?: number;
+  /** The grant before the last one: the pace counts from it again when the last slot went unused. */
+  previousGrantAt?: number;
   blockedUntil: number;
   waiters: Waiter[];
   timer?: ReturnType<typeof setTimeout>;
+}
+
+/** What the in-process gate adds for a gate built on it. */
+export interface LocalRateGate {
+  /** The last slot granted in `chatKey` was not used (its wait for a shared slot was cut short): the pace counts from the one before. */
+  unused(chatKey: string): void;
 }
 
 /** Idle chats kept before old ones are forgotten (bounded memory in a long-lived worker). */
 const MAX_IDLE_CHATS = 1024;
 
 /** An in-process gate: slots in a chat at least `minIntervalMs` apart, finals first, timers armed only while someone waits. */
-export function createLocalRateGate(opts: LocalRateGateOptions): Required<RateGate> {
+export function createLocalRateGate(opts: LocalRateGateOptions): Required<RateGate> & LocalRateGate {
   const now = opts.now ?? Date.now;
   const intervalOf = typeof opts.minIntervalMs === "function" ? opts.minIntervalMs : () => opts.minIntervalMs as number;
   const chats = new Map<string, ChatState>();
@@ -98,6 +106,7 @@ export function createLocalRateGate(opts: LocalRateGateOptions): Required<RateGa
       }
       const waiter = st.waiters.shift() as Waiter;
       waiter.cleanup();
+      st.previousGrantAt = st.lastGrantAt;
       st.lastGrantAt = t;
       waiter.resolve();
     }
@@ -148,6 +157,13 @@ export function createLocalRateGate(opts: LocalRateGateOptions): Required<RateGa
     settled(chatKey) {
       const st = stateOf(chatKey);
       st.lastGrantAt = Math.max(st.lastGrantAt ?? -Infinity, now());
+    },
+    unused(chatKey) {
+      const st = stateOf(chatKey);
+      st.lastGrantAt = st.previousGrantAt;
+      if (st.timer) clearTimeout(st.timer);
+      st.timer = undefined;
+      pump(chatKey);
     },
     backoff(chatKey, retryAfterMs) {
       const st = stateOf(chatKey);

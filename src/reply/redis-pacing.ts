@@ -142,7 +142,14 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
   return {
     async acquire(chatKey, kind, signal) {
       await local.acquire(chatKey, kind, signal);
-      if (shared(chatKey)) await takeShared(chatKey, kind === "final", signal);
+      if (!shared(chatKey)) return;
+      try {
+        await takeShared(chatKey, kind === "final", signal);
+      } catch (error) {
+        // Nothing was sent (e.g. an intermediate waiting for the budget when the final came): no pace to keep from it.
+        local.unused(chatKey);
+        throw error;
+      }
     },
     settled: (chatKey) => local.settled(chatKey),
     backoff(chatKey, retryAfterMs, global) {

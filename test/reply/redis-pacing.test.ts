@@ -162,6 +162,26 @@ describe("createRedisPacing: many chats, one bot-wide budget", () => {
     ).toBeLessThanOrEqual(perSecond);
   });
 
+  it("an intermediate whose wait for the budget is cut short leaves the chat free for the final at once", async () => {
+    // T = 1250 ms: one final elsewhere puts the budget a slot ahead, where intermediates must wait and finals need not.
+    const { a, grants } = twoProcesses({
+      intervalFor: () => 3_000,
+      globalFor: () => ({ key: "telegram", perSecond: 4 }),
+    });
+    await a.acquire("telegram:other", "final");
+    const upgrade = new AbortController();
+    const intermediate = a.acquire("telegram:x", "intermediate", upgrade.signal);
+    // Commands on one connection answer in order: after the second ping the script has told the intermediate to wait.
+    await a.redis.ping();
+    await a.redis.ping();
+    upgrade.abort(new Error("the final came"));
+    await expect(intermediate).rejects.toThrow("the final came");
+    await a.acquire("telegram:x", "final");
+    const [first, final] = grants.map((g) => g.at);
+    // Not the chat's 3 s from a slot that was never used, nor behind the budget's intermediates.
+    expect(final! - first!).toBeLessThan(1_000);
+  });
+
   it("keeps its state in two hashes of one field each, which expire once they hold nothing back", async () => {
     const { a } = twoProcesses({ intervalFor: () => 10_000, globalFor: () => ({ key: "telegram", perSecond: 1 }) });
     await a.acquire("telegram:1", "final");
