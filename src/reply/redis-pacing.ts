@@ -63,7 +63,10 @@ export interface RedisPacingOptions {
   marginMs?: number;
   /** Told of every slot the script granted, at Redis's time (for metrics and tests). */
   onGrant?(grant: { chatKey: string; final: boolean; at: number }): void;
-  /** A Redis call slower than this counts as Redis away (default 2 s). */
+  /**
+   * A Redis call slower than this counts as Redis away (default 10 s: a busy process sees answers late, and
+   * pacing without the shared budget then would break it; a lost connection is seen at once from its status).
+   */
   commandTimeoutMs?: number;
   logger?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 }
@@ -96,7 +99,7 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
   const windowMs = 1000 + (opts.marginMs ?? 250);
   const local = createLocalRateGate({ minIntervalMs: (key) => opts.intervalFor(key) });
   const shared = (chatKey: string) => !opts.localOnly?.(chatKey);
-  const timeoutMs = opts.commandTimeoutMs ?? 2000;
+  const timeoutMs = opts.commandTimeoutMs ?? 10_000;
 
   let down = false;
   const usable = () => redis.status === "ready" || (!down && ["wait", "connecting", "connect"].includes(redis.status));
