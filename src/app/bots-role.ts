@@ -18,7 +18,7 @@ import { createLimitedGateway } from "../ingress/limited-gateway.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { redisOptions } from "../redis/connection.js";
-import { createRedisRateGate } from "../reply/redis-rate-gate.js";
+import { createRedisPacing } from "../reply/redis-pacing.js";
 import { chatPacingKey } from "../reply/rate-gate.js";
 import { pacingGlobalFor, pacingIntervalFor } from "./pacing.js";
 import { settingsServiceFor } from "./settings-for-config.js";
@@ -89,7 +89,7 @@ export async function startBotsRole(
   const history = historyStoreFor(config, redis);
   const memory = compactionMemory(config, { redis, history, logger, metrics });
   // The workers' shared edit budget: courtesy replies take their slot in it too.
-  const gate = createRedisRateGate({
+  const gate = createRedisPacing({
     redis,
     prefix: config.KEY_PREFIX,
     intervalFor: pacingIntervalFor(),

@@ -25,17 +25,16 @@ export function pacingIntervalFor(discord?: ObservedDiscordIntervals): (chatKey:
 // Bot-wide budgets do not depend on what a REST client has learned: one set of rules serves every call.
 const budgetRules = platformPacings();
 
-/** The bot-wide budget of a pacing key: one per platform (and one for Telegram's drafts), shared by every chat and worker process. */
+/** The bot-wide budget of a pacing key: one per platform, shared by every chat and worker process. */
 export function pacingGlobalFor(chatKey: string): GlobalBudget | undefined {
   const { platform, lane } = parsePacingKey(chatKey);
   return budgetRules[platform as Platform]?.globalBudget(lane);
 }
 
 /**
- * Whether a pacing key's lane is paced in each worker process at its share of the lane's bot-wide budget, with
- * no Redis round trip per request: only drafts, whose every request is an intermediate (no final draws on their
- * budget). Message lanes keep one queue in Redis, where finals go ahead of every process's edits.
+ * Whether a pacing key is paced in the process alone: drafts, which only the one process answering a private
+ * chat writes (its jobs run one at a time) and which no final or bot-wide budget shares.
  */
-export function pacingInProcessShare(chatKey: string): boolean {
+export function pacingLocalOnly(chatKey: string): boolean {
   return parsePacingKey(chatKey).lane === "draft";
 }

@@ -15,7 +15,7 @@ import { createToolListingStore, type ToolListingStore } from "../queue/tool-lis
 import { settingsStoreFor } from "./settings-for-config.js";
 import { attachmentPreparerFor } from "./attachments-for-config.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
-import { createRedisRateGate } from "../reply/redis-rate-gate.js";
+import { createRedisPacing } from "../reply/redis-pacing.js";
 import type { ReplyPortFactory } from "../contracts/reply-port.js";
 import type { FileSource } from "../contracts/file-source.js";
 import type { DiscordReplyPortFactory } from "../bots/discord/discord-reply-port.js";
@@ -28,7 +28,7 @@ import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { createJobOutcomes } from "../observability/job-outcomes.js";
 import { createQueueDepthSource } from "../observability/queue-depth.js";
-import { pacingGlobalFor, pacingInProcessShare, pacingIntervalFor } from "./pacing.js";
+import { pacingGlobalFor, pacingIntervalFor, pacingLocalOnly } from "./pacing.js";
 import { redisOptions } from "../redis/connection.js";
 import { conversationMemoryFor } from "./conversation-memory.js";
 import { Redis as RedisClient } from "ioredis";
@@ -93,12 +93,12 @@ export async function startWorkerRole(
     ports.discord = discordPorts;
   }
   // One budget per chat and one per platform, shared with every other worker process of this deployment.
-  const gate = createRedisRateGate({
+  const gate = createRedisPacing({
     redis,
     prefix: config.KEY_PREFIX,
     intervalFor: pacingIntervalFor(discordPorts),
     globalFor: pacingGlobalFor,
-    processShareFor: pacingInProcessShare,
+    localOnly: pacingLocalOnly,
     logger,
   });
   // Last line of defence: whatever the model writes, no token or key of ours reaches a chat.

@@ -11,11 +11,6 @@ export type PacingLane = "message" | "draft";
 export interface GlobalBudget {
   key: string;
   perSecond: number;
-  /**
-   * Share of the budget intermediates may use (default: the gate's, 0.6), the rest kept for finals.
-   * A budget no final draws on (Telegram's drafts) gives intermediates all of it.
-   */
-  intermediateShare?: number;
 }
 
 /** One platform's pacing. */

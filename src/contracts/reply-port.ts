@@ -58,12 +58,13 @@ export interface SendOptions {
 /** The worker builds one port per job from the queued message (ports are cheap; clients are shared). */
 export type ReplyPortFactory = (message: import("./inbound-message.js").InboundMessage) => ReplyPort;
 
-/** The platform asked us to wait (HTTP 429 and friends). */
+/** The platform asked us to wait (HTTP 429 and friends); `global`: the bot's whole budget, not only this chat's. */
 export class RateLimitedError extends Error {
   override readonly name = "RateLimitedError";
   constructor(
     readonly retryAfterMs: number,
     message = `rate limited, retry after ${retryAfterMs} ms`,
+    readonly global = false,
   ) {
     super(message);
   }

@@ -16,10 +16,8 @@
  *   P:cancel               pub/sub channel of /stop requests
  *   P:tools                the tool listing the workers publish for /tools (JSON, short TTL)
  *   P:history:CK[:tokens|:reset]  conversation history, its token total and its last reset (history-store.ts)
- *   P:rate:c:K, P:rate:g:G  the shared edit budget per pacing key K and bot-wide budget G (strings of
- *                          '|'-joined fields, read together in one MGET; `P:rate:g:G:429` a zset)
- *   P:rate:s:G             hash of each worker process's share of bot-wide budget G, for lanes paced in
- *                          the process (reply/budget-share.ts)
+ *   P:pace:c:K, P:pace:g:G  GCRA cells (hash, field `tat`) of pacing key K and bot-wide budget G
+ *                          (reply/redis-pacing.ts, pace-slot.lua)
  *   P:ratelimit:PL:U:M     messages (and courtesy replies) of user U on platform PL in minute M (the per-user limit)
  *   P:outsider:PL:U:M      refusals told to a user not on the allow lists in minute M
  *   P:settings:CK          hash of a conversation's settings that differ from the defaults (no expiry)
@@ -85,17 +83,11 @@ export function historyKeys(
   return { list, tokens: `${list}:tokens`, reset: `${list}:reset`, summary: `${list}:summary` };
 }
 
-/** The keys of the shared edit budget (reply/redis-rate-gate.ts). */
-export function rateKeys(prefix: string): {
-  chat(chatKey: string): string;
-  global(budget: string): string;
-  shares(budget: string): string;
-} {
+/** The GCRA cells of the shared pacing (reply/redis-pacing.ts): a chat's and a platform's bot-wide budget. */
+export function paceKeys(prefix: string): { chat(chatKey: string): string; budget(budget: string): string } {
   return {
-    // Strings, not the hashes of earlier versions (new names, so no script meets a key of the old type).
-    chat: (chatKey) => `${prefix}:rate:c:${keyPart(chatKey)}`,
-    global: (budget) => `${prefix}:rate:g:${keyPart(budget)}`,
-    shares: (budget) => `${prefix}:rate:s:${keyPart(budget)}`,
+    chat: (chatKey) => `${prefix}:pace:c:${keyPart(chatKey)}`,
+    budget: (budget) => `${prefix}:pace:g:${keyPart(budget)}`,
   };
 }
 

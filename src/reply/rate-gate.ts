@@ -40,16 +40,14 @@ export type RequestKind = "intermediate" | "final";
 export interface RateGate {
   /** Resolves when a request to `chatKey` may start now; rejects with the signal's reason on abort. */
   acquire(chatKey: string, kind: RequestKind, signal?: AbortSignal): Promise<void>;
-  /** The platform answered 429: no slot in this chat before `retryAfterMs` from now (optional). */
-  backoff?(chatKey: string, retryAfterMs: number): void;
+  /** The platform answered 429: no slot in this chat (`global`: on its whole platform) before `retryAfterMs` from now. */
+  backoff?(chatKey: string, retryAfterMs: number, global?: boolean): void;
   /**
    * The request granted for this chat has finished: the next one is spaced from now, not only from the
    * grant (a request delayed on its way — event-loop lag, a slow network — must not arrive at the
    * platform closer to the next one than the interval).
    */
   settled?(chatKey: string): void;
-  /** This process has nothing more to send into `chatKey` for now: slots it holds there go back (optional). */
-  release?(chatKey: string): void;
 }
 
 /** Pacing of the in-process gate. */
@@ -68,16 +66,24 @@ interface Waiter {
 
 interface ChatState {
   lastGrantAt?: number;
+  /** The grant before the last one: the pace counts from it again when the last slot went unused. */
+  previousGrantAt?: number;
   blockedUntil: number;
   waiters: Waiter[];
   timer?: ReturnType<typeof setTimeout>;
+}
+
+/** What the in-process gate adds for a gate built on it. */
+export interface LocalRateGate {
+  /** The last slot granted in `chatKey` was not used (its wait for a shared slot was cut short): the pace counts from the one before. */
+  unused(chatKey: string): void;
 }
 
 /** Idle chats kept before old ones are forgotten (bounded memory in a long-lived worker). */
 const MAX_IDLE_CHATS = 1024;
 
 /** An in-process gate: slots in a chat at least `minIntervalMs` apart, finals first, timers armed only while someone waits. */
-export function createLocalRateGate(opts: LocalRateGateOptions): Required<RateGate> {
+export function createLocalRateGate(opts: LocalRateGateOptions): Required<RateGate> & LocalRateGate {
   const now = opts.now ?? Date.now;
   const intervalOf = typeof opts.minIntervalMs === "function" ? opts.minIntervalMs : () => opts.minIntervalMs as number;
   const chats = new Map<string, ChatState>();
@@ -100,6 +106,7 @@ export function createLocalRateGate(opts: LocalRateGateOptions): Required<RateGa
       }
       const waiter = st.waiters.shift() as Waiter;
       waiter.cleanup();
+      st.previousGrantAt = st.lastGrantAt;
       st.lastGrantAt = t;
       waiter.resolve();
     }
@@ -151,7 +158,13 @@ export function createLocalRateGate(opts: LocalRateGateOptions): Required<RateGa
       const st = stateOf(chatKey);
       st.lastGrantAt = Math.max(st.lastGrantAt ?? -Infinity, now());
     },
-    release: () => undefined,
+    unused(chatKey) {
+      const st = stateOf(chatKey);
+      st.lastGrantAt = st.previousGrantAt;
+      if (st.timer) clearTimeout(st.timer);
+      st.timer = undefined;
+      pump(chatKey);
+    },
     backoff(chatKey, retryAfterMs) {
       const st = stateOf(chatKey);
       st.blockedUntil = Math.max(st.blockedUntil, now() + retryAfterMs);

@@ -116,7 +116,6 @@ export function createDraftSurface(opts: DraftSurfaceOptions): LiveSurface {
       keepAliveTimer = undefined;
       // A draft landing after the message would show a stale preview: let the last one finish first.
       await editor.cancel();
-      opts.editor.gate.release?.(draftPacingKey(opts.editor.chatKey));
     },
   };
 }

@@ -195,7 +195,7 @@ export function createThrottledEditor<T>(opts: ThrottledEditorOptions<T>): Throt
     counts: { transient: number; rateWaits: number },
   ): Promise<void> => {
     if (error instanceof RateLimitedError) {
-      opts.gate.backoff?.(opts.chatKey, error.retryAfterMs);
+      opts.gate.backoff?.(opts.chatKey, error.retryAfterMs, error.global);
       if (++counts.rateWaits > maxRateWaits) {
         counts.rateWaits = 0;
         if (isFinal) failFinal(error);

@@ -10,12 +10,7 @@ export const DISCORD_DEFAULT_EDIT_INTERVAL_MS = 1000;
 /** Requests per second per bot. */
 export const DISCORD_GLOBAL_PER_SECOND = 50;
 
-/**
- * Edits may use 0.9 of the bot-wide rate: a bot streaming into many channels at their 1 s pace wants
- * more than the default 0.6 leaves (33 channels ask 33 edits a second of the 38 the budget grants), and
- * finals do not need the rest kept for them: their reservations go ahead of every waiting edit anyway.
- */
-const GLOBAL: GlobalBudget = { key: "discord", perSecond: DISCORD_GLOBAL_PER_SECOND, intermediateShare: 0.9 };
+const GLOBAL: GlobalBudget = { key: "discord", perSecond: DISCORD_GLOBAL_PER_SECOND };
 
 /** What the REST client has learned of a channel's bucket. */
 export interface ObservedDiscordIntervals {

@@ -151,7 +151,7 @@ export function createDiscordRestClient(options: DiscordRestClientOptions): Disc
 function fromRest(error: unknown, method: string, path: string): unknown {
   if (error instanceof RateLimitError) {
     const ms = error.retryAfter > 0 ? error.retryAfter : error.timeToReset > 0 ? error.timeToReset : 1000;
-    return new RateLimitedError(Math.ceil(ms));
+    return new RateLimitedError(Math.ceil(ms), undefined, error.global);
   }
   if (error instanceof DiscordAPIError) {
     const raw = error.rawError as { code?: unknown; message?: unknown; errors?: unknown };

@@ -18,20 +18,7 @@ export const TELEGRAM_GROUP_EDIT_INTERVAL_MS = 3100;
 export const TELEGRAM_DRAFT_INTERVAL_MS = 250;
 /** Bot-wide messages per second. */
 export const TELEGRAM_GLOBAL_PER_SECOND = 30;
-/**
- * Telegram drafts: not messages, so not in the 30/s above (finals keep all of it). Telegram documents no
- * figure for sendMessageDraft; this bounds the bot's preview traffic at about 45 chats streaming at full
- * draft pace, slower pace beyond that. Every draft is an intermediate (the answer lands as a message), so
- * drafts may use all of it.
- */
-export const TELEGRAM_DRAFT_GLOBAL_PER_SECOND = 200;
-
 const MESSAGES: GlobalBudget = { key: "telegram", perSecond: TELEGRAM_GLOBAL_PER_SECOND };
-const DRAFTS: GlobalBudget = {
-  key: "telegram-draft",
-  perSecond: TELEGRAM_DRAFT_GLOBAL_PER_SECOND,
-  intermediateShare: 1,
-};
 
 /** Group and supergroup ids are negative; a private chat's id is its user's (positive) id. */
 export const isTelegramGroupId = (chatId: string): boolean => chatId.startsWith("-");
@@ -43,5 +30,6 @@ export const telegramPacing: PlatformPacing = {
     if (lane === "draft") return TELEGRAM_DRAFT_INTERVAL_MS;
     return isTelegramGroupId(chatId) ? TELEGRAM_GROUP_EDIT_INTERVAL_MS : TELEGRAM_PRIVATE_EDIT_INTERVAL_MS;
   },
-  globalBudget: (lane) => (lane === "draft" ? DRAFTS : MESSAGES),
+  // Drafts are previews, not messages: Telegram documents no bot-wide figure for them, so they draw on none.
+  globalBudget: (lane) => (lane === "draft" ? undefined : MESSAGES),
 };

@@ -1,6 +1,6 @@
 import { Api } from "grammy";
 import { describe, expect, it } from "vitest";
-import { pacingGlobalFor, pacingIntervalFor, pacingInProcessShare } from "../../src/app/pacing.js";
+import { pacingGlobalFor, pacingIntervalFor, pacingLocalOnly } from "../../src/app/pacing.js";
 import {
   TELEGRAM_DRAFT_INTERVAL_MS,
   TELEGRAM_GLOBAL_PER_SECOND,
@@ -12,12 +12,12 @@ import { createTelegramReplyPortFactory } from "../../src/bots/telegram/telegram
 import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import { inboundMessage } from "../support/inbound-message.js";
 
-describe("which lanes are paced in each process at its share of the budget", () => {
-  it("drafts are (no final draws on their budget); message lanes, whose finals share the budget, are not", () => {
-    expect(pacingInProcessShare(draftPacingKey(chatPacingKey("telegram", "1001")))).toBe(true);
-    expect(pacingInProcessShare(chatPacingKey("telegram", "1001"))).toBe(false);
-    expect(pacingInProcessShare(chatPacingKey("telegram", "-100200"))).toBe(false);
-    expect(pacingInProcessShare(chatPacingKey("discord", "123456789012345678"))).toBe(false);
+describe("which lanes are paced in the process alone", () => {
+  it("drafts are (only the process answering the chat writes them); message lanes, shared with other processes, are not", () => {
+    expect(pacingLocalOnly(draftPacingKey(chatPacingKey("telegram", "1001")))).toBe(true);
+    expect(pacingLocalOnly(chatPacingKey("telegram", "1001"))).toBe(false);
+    expect(pacingLocalOnly(chatPacingKey("telegram", "-100200"))).toBe(false);
+    expect(pacingLocalOnly(chatPacingKey("discord", "123456789012345678"))).toBe(false);
   });
 });
 
@@ -33,13 +33,11 @@ describe("pacing of drafts", () => {
     expect(interval(group)).toBe(TELEGRAM_GROUP_INTERVAL_MS);
   });
 
-  it("gives drafts a bot-wide budget of their own, so the messages keep all of Telegram's 30 per second", () => {
+  it("draws drafts on no bot-wide budget (Telegram documents none), so the messages keep all of its 30 per second", () => {
     const messages = pacingGlobalFor(privateChat);
-    const drafts = pacingGlobalFor(draftPacingKey(privateChat));
     expect(messages).toEqual({ key: "telegram", perSecond: TELEGRAM_GLOBAL_PER_SECOND });
     expect(pacingGlobalFor(group)).toEqual(messages);
-    expect(drafts?.key).not.toBe(messages?.key);
-    expect(drafts?.perSecond).toBeGreaterThan(0);
+    expect(pacingGlobalFor(draftPacingKey(privateChat))).toBeUndefined();
   });
 });
 

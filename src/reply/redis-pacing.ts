@@ -1,0 +1,166 @@
+/**
+ * Pacing shared by every process of a deployment, in two small parts:
+ *
+ * - In the process: the chat's requests one interval apart, spaced from the previous request's
+ *   completion, finals ahead of waiting intermediates, a 429 blocking the chat (`createLocalRateGate`).
+ *   Lanes only one process ever writes (Telegram drafts: a private chat is one conversation, whose jobs
+ *   run one at a time) stop here, with no Redis round trip per request.
+ * - In Redis, one script per request (`pace-slot.lua`): the chat's cell, so other processes answering
+ *   in the same chat (a group's forum topics, the bots role's courtesy replies) keep the pace too, and
+ *   the platform's bot-wide budget as GCRA with a reserve: intermediates may only use the budget while
+ *   `reserve` slots are left, so a final never waits behind intermediates. Time is Redis `TIME`.
+ *
+ * A 429 (`backoff`) blocks the chat for every process until `retry_after`, and the whole platform when
+ * the platform said the limit was global. When Redis does not answer, the process's own pacing is all
+ * there is (fail open: replies keep their local pacing rather than freezing), logged once.
+ *
+ * Keys (P = prefix, K = pacing key, G = budget key): `P:pace:c:K` and `P:pace:g:G`, hashes with one field,
+ * `tat`, each expiring when it no longer holds anything back.
+ */
+import { readFileSync } from "node:fs";
+import type { Redis } from "ioredis";
+import type { GlobalBudget } from "../contracts/platform-pacing.js";
+import { paceKeys } from "../redis/keys.js";
+import { abortableSleep } from "../shared/abortable-sleep.js";
+import { createLocalRateGate, type RateGate } from "./rate-gate.js";
+
+const SLOT_LUA = readFileSync(new URL("./pace-slot.lua", import.meta.url), "utf8");
+const BLOCK_LUA = readFileSync(new URL("./pace-block.lua", import.meta.url), "utf8");
+
+/** The scripts as ioredis commands (EVALSHA, EVAL on NOSCRIPT), defined once per connection. */
+interface PacingCommands {
+  paceSlot(
+    chat: string,
+    budget: string,
+    intervalMs: number,
+    emissionMs: number,
+    toleranceMs: number,
+  ): Promise<[number, number]>;
+  paceBlock(keyCount: number, ...keysThenMs: (string | number)[]): Promise<number>;
+}
+
+function pacingCommands(redis: Redis): PacingCommands {
+  const commands = redis as unknown as Partial<PacingCommands>;
+  if (!commands.paceSlot) redis.defineCommand("paceSlot", { numberOfKeys: 2, lua: SLOT_LUA });
+  if (!commands.paceBlock) redis.defineCommand("paceBlock", { lua: BLOCK_LUA });
+  return redis as unknown as PacingCommands;
+}
+
+/** Options of the shared gate. */
+export interface RedisPacingOptions {
+  redis: Redis;
+  /** KEY_PREFIX of the deployment: every process with the same prefix shares the budgets. */
+  prefix: string;
+  /** Minimum time between two requests into one chat (per pacing key). */
+  intervalFor(chatKey: string): number;
+  /** The bot-wide budget a pacing key draws on, or undefined for none. */
+  globalFor?(chatKey: string): GlobalBudget | undefined;
+  /** Pacing keys only this process writes to (drafts): paced here alone, no round trip per request. */
+  localOnly?(chatKey: string): boolean;
+  /** Budget slots kept for finals (default 2). */
+  reserve?: number;
+  /** Slack added to the 1 s window for request latency (default 250 ms): no 1.25 s holds more than `perSecond`. */
+  marginMs?: number;
+  /** Told of every slot the script granted, at Redis's time (for metrics and tests). */
+  onGrant?(grant: { chatKey: string; final: boolean; at: number }): void;
+  /**
+   * A Redis call slower than this counts as Redis away (default 10 s: a busy process sees answers late, and
+   * pacing without the shared budget then would break it; a lost connection is seen at once from its status).
+   */
+  commandTimeoutMs?: number;
+  logger?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
+}
+
+/** The script's answer, or a rejection once `ms` passed without one. */
+function within<T>(ms: number, call: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([call, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * GCRA timing of a budget: at most `perSecond` slots in any window of `windowMs`, i.e.
+ * floor(W / T) + burst ≤ perSecond; finals may run `burst - 1` slots ahead, intermediates `reserve` fewer.
+ */
+export function budgetTiming(perSecond: number, windowMs: number, reserve: number) {
+  const burst = reserve + 1;
+  const T = windowMs / Math.max(1, perSecond - burst);
+  return { T, finalToleranceMs: (burst - 1) * T, intermediateToleranceMs: (burst - 1 - reserve) * T };
+}
+
+/** The gate of every worker and bots process (see the module comment). */
+export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> {
+  const { redis } = opts;
+  const keys = paceKeys(opts.prefix);
+  const commands = pacingCommands(redis);
+  const reserve = opts.reserve ?? 2;
+  const windowMs = 1000 + (opts.marginMs ?? 250);
+  const local = createLocalRateGate({ minIntervalMs: (key) => opts.intervalFor(key) });
+  const shared = (chatKey: string) => !opts.localOnly?.(chatKey);
+  const timeoutMs = opts.commandTimeoutMs ?? 10_000;
+
+  let down = false;
+  const usable = () => redis.status === "ready" || (!down && ["wait", "connecting", "connect"].includes(redis.status));
+  const markDown = (error: unknown) => {
+    if (down) return;
+    down = true;
+    opts.logger?.warn({ err: error }, "shared pacing unavailable: pacing replies in this process only");
+  };
+  const markUp = () => {
+    if (!down) return;
+    down = false;
+    opts.logger?.info({}, "shared pacing available again");
+  };
+
+  /** Asks the script for a slot until it grants one; a Redis failure grants it (the local pacing holds). */
+  const takeShared = async (chatKey: string, final: boolean, signal?: AbortSignal) => {
+    const budget = opts.globalFor?.(chatKey);
+    const timing = budget ? budgetTiming(budget.perSecond, windowMs, reserve) : undefined;
+    const tolerance = final ? timing?.finalToleranceMs : timing?.intermediateToleranceMs;
+    for (;;) {
+      if (!usable()) return markDown(new Error(`Redis connection is ${redis.status}`));
+      let wait: number;
+      try {
+        const slot = commands.paceSlot(
+          keys.chat(chatKey),
+          keys.budget(budget?.key ?? "none"),
+          opts.intervalFor(chatKey),
+          timing?.T ?? 0,
+          tolerance ?? 0,
+        );
+        const [ms, at] = await within(timeoutMs, slot);
+        wait = Number(ms);
+        if (!(wait > 0)) opts.onGrant?.({ chatKey, final, at: Number(at) });
+        markUp();
+      } catch (error) {
+        return markDown(error);
+      }
+      if (!(wait > 0)) return;
+      await abortableSleep(wait, signal);
+    }
+  };
+
+  return {
+    async acquire(chatKey, kind, signal) {
+      await local.acquire(chatKey, kind, signal);
+      if (!shared(chatKey)) return;
+      try {
+        await takeShared(chatKey, kind === "final", signal);
+      } catch (error) {
+        // Nothing was sent (e.g. an intermediate waiting for the budget when the final came): no pace to keep from it.
+        local.unused(chatKey);
+        throw error;
+      }
+    },
+    settled: (chatKey) => local.settled(chatKey),
+    backoff(chatKey, retryAfterMs, global) {
+      local.backoff(chatKey, retryAfterMs);
+      if (!shared(chatKey) || !usable()) return;
+      const budget = global ? opts.globalFor?.(chatKey) : undefined;
+      const blocked = [keys.chat(chatKey), ...(budget ? [keys.budget(budget.key)] : [])];
+      commands.paceBlock(blocked.length, ...blocked, Math.ceil(retryAfterMs)).then(markUp, markDown);
+    },
+  };
+}

@@ -1,0 +1,242 @@
+/**
+ * The shared pacing against a real Redis. Two gate instances on two connections stand for two
+ * worker processes; a grant is the moment `acquire` resolved. Intervals and budgets are small so
+ * each case runs in a second or two; nothing here sleeps to wait, every wait is the gate's own.
+ */
+import { setMaxListeners } from "node:events";
+import { Redis } from "ioredis";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { RequestKind } from "../../src/reply/rate-gate.js";
+import { budgetTiming, createRedisPacing, type RedisPacingOptions } from "../../src/reply/redis-pacing.js";
+import { busiestWindow } from "../support/busiest-window.js";
+import { createTestRedis, type TestRedis } from "../support/redis.js";
+
+let testRedis: TestRedis | undefined;
+const connections: Redis[] = [];
+
+afterEach(async () => {
+  for (const c of connections.splice(0)) c.disconnect();
+  await testRedis?.cleanup();
+  testRedis = undefined;
+});
+
+interface Grant {
+  chatKey: string;
+  kind: RequestKind;
+  at: number;
+}
+
+/** Two "processes": each its own connection and gate, one shared prefix and grant log. */
+function twoProcesses(options: Partial<RedisPacingOptions> & Pick<RedisPacingOptions, "intervalFor">) {
+  testRedis = createTestRedis("pace");
+  const grants: Grant[] = [];
+  const make = () => {
+    const redis = new Redis(testRedis!.url, { maxRetriesPerRequest: null });
+    connections.push(redis);
+    // Grant times are Redis's (what the pacing is about), not when this busy process got round to noting them.
+    const onGrant = (g: { chatKey: string; final: boolean; at: number }) =>
+      grants.push({ chatKey: g.chatKey, kind: g.final ? "final" : "intermediate", at: g.at });
+    const gate = createRedisPacing({ redis, prefix: testRedis!.prefix, onGrant, ...options });
+    const acquire = (chatKey: string, kind: RequestKind, signal?: AbortSignal) => gate.acquire(chatKey, kind, signal);
+    return { redis, gate, acquire };
+  };
+  return { a: make(), b: make(), grants };
+}
+
+const gaps = (times: number[]) => {
+  const sorted = [...times].sort((x, y) => x - y);
+  return sorted.slice(1).map((t, i) => t - sorted[i]!);
+};
+
+describe("budgetTiming", () => {
+  it("keeps any window under the budget: floor(W / T) + burst ≤ perSecond, intermediates leaving the reserve", () => {
+    const t = budgetTiming(30, 1250, 2);
+    expect(Math.floor(1250 / t.T) + 3).toBeLessThanOrEqual(30);
+    expect(t.finalToleranceMs).toBeCloseTo(2 * t.T);
+    expect(t.intermediateToleranceMs).toBe(0);
+  });
+});
+
+describe("createRedisPacing: one chat, two processes", () => {
+  it("never grants two slots in one chat closer than the interval, whichever process asks", async () => {
+    const { a, b, grants } = twoProcesses({ intervalFor: () => 60 });
+    const asks: Promise<void>[] = [];
+    for (let i = 0; i < 8; i++) {
+      asks.push(a.acquire("telegram:-100", i % 4 === 3 ? "final" : "intermediate"));
+      asks.push(b.acquire("telegram:-100", i % 4 === 1 ? "final" : "intermediate"));
+    }
+    await Promise.all(asks);
+    expect(grants).toHaveLength(16);
+    expect(Math.min(...gaps(grants.map((g) => g.at)))).toBeGreaterThanOrEqual(60);
+    // Paced, not serialised behind something slower: 15 gaps of 60 ms plus timer slack.
+    const times = grants.map((g) => g.at);
+    expect(Math.max(...times) - Math.min(...times)).toBeLessThan(15 * 60 + 800);
+  });
+
+  it("a 429 seen by one process blocks the chat for the other until retry_after, and no other chat", async () => {
+    const { a, b, grants } = twoProcesses({ intervalFor: () => 10 });
+    await a.acquire("telegram:0", "final");
+    const before = grants[0]!.at;
+    a.gate.backoff("telegram:5", 400);
+    // The block reaches Redis with the next command on that connection; ask after it from the other process.
+    await expect.poll(() => testRedis!.redis.hget(`${testRedis!.prefix}:pace:c:telegram:5`, "tat")).not.toBeNull();
+    await b.acquire("telegram:6", "final");
+    await b.acquire("telegram:5", "final");
+    const at = (chat: string) => grants.find((g) => g.chatKey === chat)!.at;
+    expect(at("telegram:6")).toBeLessThan(before + 400);
+    expect(at("telegram:5")).toBeGreaterThanOrEqual(before + 400);
+  });
+
+  it("a global 429 blocks every chat of the platform, not another platform", async () => {
+    const budgets = { telegram: { key: "telegram", perSecond: 30 }, discord: { key: "discord", perSecond: 50 } };
+    const { a, b, grants } = twoProcesses({
+      intervalFor: () => 10,
+      globalFor: (key) => (key.startsWith("discord") ? budgets.discord : budgets.telegram),
+    });
+    await a.acquire("discord:0", "final");
+    const before = grants[0]!.at;
+    a.gate.backoff("discord:1", 400, true);
+    await expect.poll(() => testRedis!.redis.hget(`${testRedis!.prefix}:pace:g:discord`, "tat")).not.toBeNull();
+    await b.acquire("telegram:2", "intermediate");
+    await b.acquire("discord:2", "intermediate");
+    const at = (chat: string) => grants.find((g) => g.chatKey === chat)!.at;
+    expect(at("telegram:2")).toBeLessThan(before + 400);
+    expect(at("discord:2")).toBeGreaterThanOrEqual(before + 400);
+  });
+
+  it("rejects an aborted wait with the signal's reason", async () => {
+    const { a } = twoProcesses({ intervalFor: () => 5_000 });
+    await a.acquire("telegram:9", "intermediate");
+    const stop = new AbortController();
+    const waiting = a.gate.acquire("telegram:9", "intermediate", stop.signal);
+    stop.abort(new Error("stopped"));
+    await expect(waiting).rejects.toThrow("stopped");
+  });
+});
+
+describe("createRedisPacing: many chats, one bot-wide budget", () => {
+  it("keeps every window under the budget with two processes and 30 chats, finals included", async () => {
+    const perSecond = 20;
+    const { a, b, grants } = twoProcesses({ intervalFor: () => 50, globalFor: () => ({ key: "telegram", perSecond }) });
+    const asks: Promise<void>[] = [];
+    for (let chat = 0; chat < 30; chat++)
+      asks.push((chat % 2 ? a : b).acquire(`telegram:${chat}`, chat < 12 ? "intermediate" : "final"));
+    await Promise.all(asks);
+    expect(grants).toHaveLength(30);
+    const times = grants.map((g) => g.at);
+    // The margin (250 ms) is for latency: the gate keeps its own windows of 1250 ms under the budget.
+    expect(busiestWindow(times, 1250)).toBeLessThanOrEqual(perSecond);
+    expect(busiestWindow(times, 1000)).toBeLessThanOrEqual(perSecond);
+  });
+
+  it("serves finals at once while intermediates of many chats saturate the budget", async () => {
+    const perSecond = 20;
+    const { a, b, grants } = twoProcesses({ intervalFor: () => 30, globalFor: () => ({ key: "telegram", perSecond }) });
+    const streaming = new AbortController();
+    setMaxListeners(40, streaming.signal); // one listener per waiting streamer
+    // 20 chats streaming: each asks again as soon as it got a slot, until the finals are through.
+    const streamers = Array.from({ length: 20 }, async (_, chat) => {
+      while (!streaming.signal.aborted)
+        await (chat % 2 ? a : b).acquire(`telegram:s${chat}`, "intermediate", streaming.signal).catch(() => undefined);
+    });
+    // The budget is saturated once intermediates have had a second's worth of it.
+    await expect.poll(() => grants.length, { timeout: 3_000 }).toBeGreaterThanOrEqual(perSecond);
+    const finalIn = async (chat: number) => {
+      const askedAt = Date.now();
+      await (chat % 2 ? b : a).acquire(`telegram:f${chat}`, "final");
+      return Date.now() - askedAt;
+    };
+    // One answer ends every 150 ms: fewer than the budget, more than the intermediates would leave over.
+    const waits: number[] = [];
+    for (let chat = 0; chat < 8; chat++) waits.push(await finalIn(chat));
+    streaming.abort();
+    await Promise.all(streamers);
+    // A final waits at most about one emission interval (66 ms here, plus this busy process's own delays),
+    // never behind the streamers' queue (20 chats asking at once: a second and more).
+    expect(Math.max(...waits)).toBeLessThan(400);
+    expect(
+      busiestWindow(
+        grants.map((g) => g.at),
+        1250,
+      ),
+    ).toBeLessThanOrEqual(perSecond);
+  });
+
+  it("an intermediate whose wait for the budget is cut short leaves the chat free for the final at once", async () => {
+    // T = 1250 ms: one final elsewhere puts the budget a slot ahead, where intermediates must wait and finals need not.
+    const { a, grants } = twoProcesses({
+      intervalFor: () => 3_000,
+      globalFor: () => ({ key: "telegram", perSecond: 4 }),
+    });
+    await a.acquire("telegram:other", "final");
+    const upgrade = new AbortController();
+    const intermediate = a.acquire("telegram:x", "intermediate", upgrade.signal);
+    // Commands on one connection answer in order: after the second ping the script has told the intermediate to wait.
+    await a.redis.ping();
+    await a.redis.ping();
+    upgrade.abort(new Error("the final came"));
+    await expect(intermediate).rejects.toThrow("the final came");
+    await a.acquire("telegram:x", "final");
+    const [first, final] = grants.map((g) => g.at);
+    // Not the chat's 3 s from a slot that was never used, nor behind the budget's intermediates.
+    expect(final! - first!).toBeLessThan(1_000);
+  });
+
+  it("keeps its state in two hashes of one field each, which expire once they hold nothing back", async () => {
+    const { a } = twoProcesses({ intervalFor: () => 10_000, globalFor: () => ({ key: "telegram", perSecond: 1 }) });
+    await a.acquire("telegram:1", "final");
+    const { redis, prefix } = testRedis!;
+    const keys = (await redis.keys(`${prefix}:*`)).sort();
+    expect(keys).toEqual([`${prefix}:pace:c:telegram:1`, `${prefix}:pace:g:telegram`]);
+    for (const key of keys) {
+      expect(Object.keys(await redis.hgetall(key))).toEqual(["tat"]);
+      expect(await redis.pttl(key)).toBeGreaterThan(0);
+      expect(await redis.pttl(key)).toBeLessThanOrEqual(10_000);
+    }
+  });
+
+  it("paces local-only keys (drafts) in the process alone: no Redis command per request", async () => {
+    const { a } = twoProcesses({ intervalFor: () => 40, localOnly: (key) => key.endsWith(":draft") });
+    const evalsha = vi.spyOn(a.redis, "evalsha");
+    const started = Date.now();
+    for (let i = 0; i < 4; i++) {
+      await a.gate.acquire("telegram:1:draft", "intermediate");
+      a.gate.settled("telegram:1:draft");
+    }
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3 * 40 - 2);
+    expect(evalsha).not.toHaveBeenCalled();
+    expect(await testRedis!.redis.keys(`${testRedis!.prefix}:*`)).toEqual([]);
+  });
+});
+
+describe("createRedisPacing: Redis unreachable", () => {
+  it("fails open to in-process pacing and logs it once", async () => {
+    const warn = vi.fn();
+    const redis = new Redis("redis://127.0.0.1:1", {
+      lazyConnect: true,
+      maxRetriesPerRequest: null,
+      retryStrategy: () => 50,
+    });
+    redis.on("error", () => undefined);
+    connections.push(redis);
+    const gate = createRedisPacing({
+      redis,
+      prefix: "test-pace-down",
+      intervalFor: () => 200,
+      commandTimeoutMs: 300,
+      logger: { warn, info: vi.fn() },
+    });
+    // The first request waits for Redis as long as the timeout allows, then goes ahead.
+    await gate.acquire("tg:1", "intermediate");
+    gate.settled("tg:1");
+    const settledAt = Date.now();
+    // From then on no request waits on Redis, and each chat still keeps its own pace.
+    await gate.acquire("tg:2", "intermediate");
+    expect(Date.now() - settledAt).toBeLessThan(250);
+    await gate.acquire("tg:1", "final");
+    expect(Date.now() - settledAt).toBeGreaterThanOrEqual(195);
+    expect(Date.now() - settledAt).toBeLessThan(450);
+    gate.backoff("tg:2", 100);
+    expect(warn).toHaveBeenCalledTimes(1);
+  });
+});
