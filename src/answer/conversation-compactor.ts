@@ -36,6 +36,19 @@ export interface ConversationCompactor {
   compactNow(conversationKey: string, opts: { shared: boolean; signal?: AbortSignal }): Promise<CompactOutcome>;
 }
 
+/** Twice the summarizer's default completion budget (400 tokens). */
+const DEFAULT_MAX_SUMMARY_TOKENS = 800;
+/** Generous: English runs about four characters a token. */
+const MAX_CHARS_PER_TOKEN = 8;
+
+/** A summary longer than the cap: not stored, the turns stay until the next try. */
+class OversizedSummaryError extends Error {
+  override readonly name = "OversizedSummaryError";
+  constructor(size: number, unit: "tokens" | "characters") {
+    super(`the model wrote a summary of ${size} ${unit}, over the cap; it is not stored`);
+  }
+}
+
 const sum = (messages: readonly StoredMessage[]): number => messages.reduce((n, m) => n + m.tokens, 0);
 
 /** Index of the newest user message (where the newest exchange starts); 0 when there is none. */
@@ -55,11 +68,17 @@ export function createConversationCompactor(deps: {
   maxMessages: number;
   /** HISTORY_MAX_TOKENS: the same, in tokens. */
   maxTokens: number;
+  /**
+   * The largest summary stored, in tokens (about twice the summary request's completion budget): a model or
+   * server that ignores `max_tokens` must not store a summary that then breaks every later request.
+   */
+  maxSummaryTokens?: number;
   logger: Logger;
   metrics?: Metrics;
   now?: () => number;
 }): ConversationCompactor {
   const now = deps.now ?? Date.now;
+  const maxSummaryTokens = deps.maxSummaryTokens ?? DEFAULT_MAX_SUMMARY_TOKENS;
 
   /** Summarises `stored[0..keepFrom)` into the summary and removes those messages. */
   const fold = async (
@@ -81,7 +100,11 @@ export function createConversationCompactor(deps: {
         shared,
         ...(signal ? { signal } : {}),
       });
+      // Far more characters than the cap could hold is refused before it is sent to a tokenizer at all.
+      if (text.length > maxSummaryTokens * MAX_CHARS_PER_TOKEN)
+        throw new OversizedSummaryError(text.length, "characters");
       const tokens = await deps.counter.countMessage(summaryNote(text), signal ? { signal } : {});
+      if (tokens > maxSummaryTokens) throw new OversizedSummaryError(tokens, "tokens");
       const last = folded.at(-1) as StoredMessage;
       const applied = await deps.summaries.fold(key, {
         count: kept[0]?.at ?? last.at + 1,

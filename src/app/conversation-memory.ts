@@ -23,6 +23,9 @@ import { createTokenCounter, type TokenCounter } from "../tokens/token-counter.j
 import { toOpenAiTool, type AgentTool } from "../tools/tool.js";
 import { createHttpTransport } from "../shared/http-transport.js";
 
+/** The summary request's completion budget; a stored summary may be at most twice this (issue 36, item 8). */
+const SUMMARY_COMPLETION_TOKENS = 400;
+
 /** The pieces answering and `/compact` use. */
 export interface ConversationMemory {
   counter: TokenCounter;
@@ -78,7 +81,13 @@ export function conversationMemoryFor(
   const compactor = createConversationCompactor({
     history: deps.history,
     summaries,
-    summarize: createSummarizer({ client: deps.client, model: config.MODEL, modelServer: config.MODEL_SERVER }),
+    summarize: createSummarizer({
+      client: deps.client,
+      model: config.MODEL,
+      modelServer: config.MODEL_SERVER,
+      maxSummaryTokens: SUMMARY_COMPLETION_TOKENS,
+    }),
+    maxSummaryTokens: 2 * SUMMARY_COMPLETION_TOKENS,
     counter,
     budget,
     maxMessages: config.HISTORY_MAX_MESSAGES,

@@ -20,6 +20,8 @@ export interface LlamaExtrasOptions {
   enforceContext?: boolean;
   /** Serve `/tokenize` (default true; false: 404 like a server without it). */
   tokenize?: boolean;
+  /** Answer every `/tokenize` with this many tokens whatever the text (a lying or broken server). */
+  tokenizeLie?: number;
   /** Serve `/props` (default true). */
   props?: boolean;
   /** Extra or replaced top-level `/props` fields. */
@@ -104,7 +106,7 @@ export async function countPromptTokens(body: Parameters<typeof renderQwen3Promp
 }
 
 /** What a `/tokenize` body asks to count; llama.cpp tokenizes `content` (a string) and answers ids. */
-export async function tokenizeBody(rawBody: string): Promise<{ status: number; body: unknown }> {
+export async function tokenizeBody(rawBody: string, lie?: number): Promise<{ status: number; body: unknown }> {
   let parsed: { content?: unknown };
   try {
     parsed = JSON.parse(rawBody) as { content?: unknown };
@@ -121,5 +123,6 @@ export async function tokenizeBody(rawBody: string): Promise<{ status: number; b
     };
   }
   if (typeof parsed.content !== "string") return { status: 200, body: { tokens: [] } };
+  if (lie !== undefined) return { status: 200, body: { tokens: new Array<number>(lie).fill(151643) } };
   return { status: 200, body: { tokens: await qwen3.encode(parsed.content) } };
 }

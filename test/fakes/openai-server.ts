@@ -153,7 +153,7 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
       return sendJson(res, 200, modelsBody(options.models ?? [modelId], contextTokens));
     // llama.cpp's side endpoints (llama-extras.ts); other fields of /props come in through `props.fields` and `llama.propsFields`.
     if (req.method === "POST" && path === "/tokenize" && llama.tokenize !== false) {
-      const answer = await tokenizeBody(rawBody);
+      const answer = await tokenizeBody(rawBody, llama.tokenizeLie);
       return sendJson(res, answer.status, answer.body);
     }
     if (req.method === "GET" && path === "/props" && llama.props !== false)
