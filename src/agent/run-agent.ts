@@ -284,10 +284,13 @@ function withUniqueIds(calls: ToolCallRecord[]): ToolCallRecord[] {
 }
 
 function addUsage(total: Usage | undefined, more: Usage): Usage {
-  return {
+  const sum: Usage = {
     promptTokens: (total?.promptTokens ?? 0) + more.promptTokens,
     completionTokens: (total?.completionTokens ?? 0) + more.completionTokens,
   };
+  if (total?.cachedTokens !== undefined || more.cachedTokens !== undefined)
+    sum.cachedTokens = (total?.cachedTokens ?? 0) + (more.cachedTokens ?? 0);
+  return sum;
 }
 
 /** The message the user sees when the fuse blows, in their language. */

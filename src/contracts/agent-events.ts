@@ -8,6 +8,13 @@ import type { ChatMessage } from "./chat-message.js";
 export interface Usage {
   promptTokens: number;
   completionTokens: number;
+  /**
+   * Of `promptTokens`, those the server took from its prompt cache instead of reading them (llama.cpp's
+   * `timings.cache_n`, OpenAI's and vLLM's `usage.prompt_tokens_details.cached_tokens`); absent when it did not say.
+   */
+  cachedTokens?: number;
+  /** Milliseconds the server spent reading the prompt (llama.cpp's `timings.prompt_ms`), when it said. */
+  promptMs?: number;
 }
 
 /** Why a round of streaming ended, normalised across servers. */

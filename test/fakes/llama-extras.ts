@@ -20,6 +20,12 @@ export interface LlamaExtrasOptions {
   enforceContext?: boolean;
   /** Serve `/tokenize` (default true; false: 404 like a server without it). */
   tokenize?: boolean;
+  /**
+   * Keep llama-server's slots and prompt cache (llama-slots.ts): each chat request's prompt is rendered
+   * and tokenised, and its final chunk reports the `timings.cache_n`/`prompt_n` and
+   * `usage.prompt_tokens_details.cached_tokens` a real server would. `true`: 4 slots.
+   */
+  promptCache?: boolean | { slots?: number };
   /** Answer every `/tokenize` with this many tokens whatever the text (a lying or broken server). */
   tokenizeLie?: number;
   /** Serve `/props` (default true). */
@@ -98,6 +104,16 @@ export function renderQwen3Prompt(body: {
   out += "<|im_start|>assistant\n";
   if (body.chat_template_kwargs?.enable_thinking === false) out += "<think>\n\n</think>\n\n";
   return out;
+}
+
+/** Token ids of a chat request's prompt, as llama.cpp reads them. */
+export async function encodePrompt(body: Parameters<typeof renderQwen3Prompt>[0]): Promise<number[]> {
+  return qwen3.encode(renderQwen3Prompt(body));
+}
+
+/** Token ids of a text (special tokens parsed), as `/tokenize` answers them. */
+export async function encodeText(text: string): Promise<number[]> {
+  return text === "" ? [] : qwen3.encode(text);
 }
 
 /** Tokens of a chat request's prompt, as llama.cpp counts them. */
