@@ -99,6 +99,7 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
     text,
     messages: appended,
     ...(usage ? { usage } : {}),
+    prefix: { system, tools: toolSpecs },
     rounds,
   });
 
@@ -254,7 +255,7 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
 }
 
 /** History → request. `name` is dropped: the content already says who spoke, and OpenAI rejects non-ASCII names. */
-function toRequestMessage(message: ChatMessage): ChatCompletionMessageParam {
+export function toRequestMessage(message: ChatMessage): ChatCompletionMessageParam {
   switch (message.role) {
     case "system":
       return { role: "system", content: message.content };

@@ -264,6 +264,7 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
           shared: message.chatType !== "private",
           ...(size ? { stored: size } : {}),
           ...(summaryTokens !== undefined ? { summaryTokens } : {}),
+          ...(finish?.prefix ? { prefix: finish.prefix } : {}),
         });
       }
       // The job's outcome line (info) is written where the queue runtime announces outcomes (observability/job-outcomes.ts).

@@ -6,6 +6,7 @@
  * newest exchange. A failed summary changes nothing: the turns stay until the next try.
  */
 import type { Summarizer } from "../agent/conversation-summarizer.js";
+import type { RequestPrefix } from "../contracts/agent-events.js";
 import type { HistorySize, StoredHistory, StoredMessage } from "../history/history-store.js";
 import { fitHistory } from "../history/fit-history.js";
 import type { SummaryStore } from "../history/summary-store.js";
@@ -30,7 +31,14 @@ export interface ConversationCompactor {
    */
   afterAnswer(
     conversationKey: string,
-    opts: { shared: boolean; signal?: AbortSignal; stored?: HistorySize; summaryTokens?: number },
+    opts: {
+      shared: boolean;
+      signal?: AbortSignal;
+      stored?: HistorySize;
+      summaryTokens?: number;
+      /** The answer's system prompt and tools: the summary request then starts as the answer's requests did. */
+      prefix?: RequestPrefix;
+    },
   ): Promise<CompactOutcome>;
   /** `/compact`: folds everything before the newest exchange now. Never throws. */
   compactNow(conversationKey: string, opts: { shared: boolean; signal?: AbortSignal }): Promise<CompactOutcome>;
@@ -87,6 +95,7 @@ export function createConversationCompactor(deps: {
     keepFrom: number,
     shared: boolean,
     signal?: AbortSignal,
+    prefix?: RequestPrefix,
   ): Promise<CompactOutcome> => {
     const kept = stored.slice(keepFrom);
     if (keepFrom <= 0) return { status: "nothing", keptMessages: kept.length, keptTokens: sum(kept) };
@@ -97,6 +106,15 @@ export function createConversationCompactor(deps: {
       const text = await deps.summarize({
         ...(previous ? { previous: previous.text } : {}),
         messages: folded.map((m) => m.message),
+        // The conversation as the answer's last request carried it (the note, every stored turn), then the instruction.
+        ...(prefix
+          ? {
+              conversation: {
+                prefix,
+                messages: [...(previous ? [summaryNote(previous.text)] : []), ...stored.map((m) => m.message)],
+              },
+            }
+          : {}),
         shared,
         ...(signal ? { signal } : {}),
       });
@@ -157,7 +175,10 @@ export function createConversationCompactor(deps: {
           stored.length - Math.floor(deps.maxMessages / 2),
         );
         const start = stored.findIndex((m, i) => i >= keepFrom && m.message.role === "user");
-        return await fold(key, stored, start < 0 ? newestExchange(stored) : start, opts.shared, opts.signal);
+        // Over the conversation's own prefix only when the conversation as stored fits a request (it then
+        // is the last request, which the server has cached); else the short transcript, which always fits.
+        const prefix = opts.prefix && tokens + summaryTokens <= room ? opts.prefix : undefined;
+        return await fold(key, stored, start < 0 ? newestExchange(stored) : start, opts.shared, opts.signal, prefix);
       } catch (error) {
         deps.logger.warn({ err: error, conversation: key }, "could not check whether the conversation needs a summary");
         return { status: "failed", reason: error instanceof Error ? error.message : String(error) };

@@ -17,6 +17,16 @@ export interface Usage {
   promptMs?: number;
 }
 
+/**
+ * What every request of a conversation starts with: the system prompt and the tool definitions, exactly as
+ * sent. A later request that starts the same way (a summary of the conversation) is read from the server's cache.
+ */
+export interface RequestPrefix {
+  system: string;
+  /** The `tools` array as sent (empty: none). */
+  tools: readonly unknown[];
+}
+
 /** Why a round of streaming ended, normalised across servers. */
 export type RoundFinishReason = "stop" | "tool_calls" | "length" | "content_filter" | "unknown";
 
@@ -43,6 +53,8 @@ export type AgentEvent =
       /** What to append to the history after the user's message: assistant tool_calls messages, tool results, final answer. */
       messages: ChatMessage[];
       usage?: Usage;
+      /** The system prompt and tools the loop's requests started with. */
+      prefix?: RequestPrefix;
       rounds: number;
     };
 

@@ -23,7 +23,8 @@ const MAX_TOKENS = 512;
 const lockerModel: FakeHandler = (request) => {
   const messages = request.body.messages ?? [];
   if (request.body.stream !== true) {
-    const prompt = String(messages.at(-1)?.content ?? "");
+    // The summary request is the conversation itself with the instruction last: the codes are in the turns it carries.
+    const prompt = messages.map((m) => String(m.content ?? "")).join("\n");
     const codes = [...new Set([...prompt.matchAll(/locker (\d+) is (\d+)/g)].map((m) => `locker ${m[1]} is ${m[2]}`))];
     return textAnswer(`Ada gave these codes: ${codes.join("; ")}.`);
   }
@@ -42,7 +43,9 @@ const summaryRequests = (requests: RecordedRequest[]): RecordedRequest[] =>
   requests.filter((r) => r.body.stream !== true);
 
 describe("a long conversation", () => {
-  it("60 turns never exceed the budget; dropped turns live on in the stored summary, and an early fact is still answered", async () => {
+  it("60 turns never exceed the budget; dropped turns live on in the stored summary, and an early fact is still answered", {
+    timeout: 60_000,
+  }, async () => {
     h = await startMemoryHarness({
       env: { MODEL_MAX_TOKENS: String(MAX_TOKENS) },
       llama: { contextTokens: CONTEXT, enforceContext: true },

@@ -5,7 +5,7 @@
  * `timings.cache_n`/`prompt_n` as llama-server does; the bot's clock moves a minute per turn.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { encodePrompt, renderQwen3Prompt } from "../fakes/llama-extras.js";
+import { encodePrompt, encodeText, renderQwen3Prompt } from "../fakes/llama-extras.js";
 import { textAnswer, toolCallAnswer, type FakeHandler, type RecordedRequest } from "../fakes/openai-server.js";
 import { newsTool, readUrlTool, weatherTool, type Execution } from "../agent/test-tools.js";
 import { startMemoryHarness, type MemoryHarness } from "./memory-harness.js";
@@ -60,7 +60,9 @@ const model: FakeHandler = (request) => {
 };
 
 describe("prompt cache", () => {
-  it("a ten-turn private chat a minute apart: from turn 2 the server reads only each turn's new tokens (+32), but for one fold", async () => {
+  it("a ten-turn private chat a minute apart: from turn 2 the server reads only each turn's new tokens (+32), but for one fold", {
+    timeout: 90_000,
+  }, async () => {
     vi.useFakeTimers({ toFake: ["Date"], now: new Date("2026-12-04T13:39:00Z") });
     const log: Execution[] = [];
     h = await startMemoryHarness({
@@ -95,6 +97,17 @@ describe("prompt cache", () => {
     const over = perTurn.filter((t) => t.processed > t.allowed);
     expect(over, JSON.stringify(perTurn)).toEqual([]);
     // The first request after a fold reads the new summary and what follows it: at most one turn in five.
+    // Each summary request is the conversation's last request with the instruction last: the server reads the
+    // instruction (and the answer it had just written, rendered again), not the conversation.
+    for (const summary of summaryRequests(h.model.requests)) {
+      const instruction = String(summary.body.messages?.at(-1)?.content);
+      expect(instruction).toMatch(/^Now write a summary of this whole conversation/);
+      expect(summary.body.tools).toEqual(chatRequests(h.model.requests)[0]?.body.tools);
+      const instructionTokens = (
+        await encodeText(`<|im_start|>user\n${instruction}<|im_end|>\n<|im_start|>assistant\n`)
+      ).length;
+      expect(summary.processedTokens).toBeLessThanOrEqual(instructionTokens + 32);
+    }
     const foldTurns = new Set(perTurn.filter((t) => t.afterFold).map((t) => t.turn));
     expect(foldTurns.size).toBeLessThanOrEqual(2);
     expect(summaryRequests(h.model.requests).length).toBeGreaterThanOrEqual(1);
@@ -106,7 +119,9 @@ describe("prompt cache", () => {
     expect(reused).toBeGreaterThan(processed);
   });
 
-  it("two chats with the same settings share system prompt and tools byte for byte, and the second reads them from the cache", async () => {
+  it("two chats with the same settings share system prompt and tools byte for byte, and the second reads them from the cache", {
+    timeout: 60_000,
+  }, async () => {
     const log: Execution[] = [];
     h = await startMemoryHarness({
       llama: { promptCache: true },
@@ -120,12 +135,10 @@ describe("prompt cache", () => {
     expect(second.body.messages?.[0]).toEqual(first.body.messages?.[0]);
     expect(JSON.stringify(second.body.tools)).toBe(JSON.stringify(first.body.tools));
     // The second chat's request was read from the first one's cache up to its own message.
-    const shared = renderQwen3Prompt({ ...first.body, messages: first.body.messages?.slice(0, 1) }).replace(
-      /<\|im_start\|>assistant\n$/,
-      "",
-    );
-    const sharedTokens = (await encodePrompt({ ...first.body, messages: first.body.messages?.slice(0, 1) })).length - 3;
-    expect(shared.length).toBeGreaterThan(1000);
+    // The system turn (system prompt and tools) as the template renders it, without the assistant turn opened after it.
+    const systemTurn = { messages: first.body.messages?.slice(0, 1), tools: first.body.tools };
+    expect(renderQwen3Prompt(systemTurn).length).toBeGreaterThan(1000);
+    const sharedTokens = (await encodePrompt(systemTurn)).length - (await encodeText("<|im_start|>assistant\n")).length;
     expect(second.cachedTokens).toBeGreaterThanOrEqual(sharedTokens);
   });
 });
