@@ -5,6 +5,7 @@
  * Discord, web), one worker process (`main.js worker`, built or through tsx) and the
  * bots role, runs each level, prints its block, and removes every key it wrote.
  */
+import { formatPromptCache, measurePromptCache } from "./prompt-cache.js";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -159,6 +160,9 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
       if (options.tracePath) trace.push(...measured.trace);
     }
     process.stdout.write(`\n${formatVerdicts(results, idle)}\n`);
+    // Prompt tokens per turn of one long conversation, and the share the model server reused (issue 30).
+    progress("prompt cache: one conversation of 12 turns…");
+    process.stdout.write(`\n${formatPromptCache(await measurePromptCache(redis.url))}\n`);
     if (options.tracePath) {
       writeFileSync(options.tracePath, JSON.stringify(trace, null, 1));
       progress(`timelines written to ${options.tracePath}`);

@@ -1,10 +1,17 @@
 /**
  * Folds old turns of a conversation into a short running summary, written by the model itself:
- * one non-streamed request, thinking off, a prompt short enough for a 1.7B model. The summary
- * is written in the conversation's language and, in a group, keeps who said what.
+ * one non-streamed request, thinking off. The summary is written in the conversation's language
+ * and, in a group, keeps who said what.
+ *
+ * After an answer the request is the conversation's own last request (system prompt, tools, summary
+ * note, the turns as sent) with the instruction last: the model server has just read all of it and
+ * reads only the instruction again. Without that prefix (`/compact`) it is a short transcript of the
+ * turns to fold under a summarising system prompt of its own.
  */
 import type OpenAI from "openai";
 import type { ChatMessage } from "../contracts/chat-message.js";
+import type { RequestPrefix } from "../contracts/agent-events.js";
+import { toRequestMessage } from "./run-agent.js";
 import { dialectFields, type ModelServer } from "./model-dialect.js";
 import { toModelError } from "./model-error.js";
 
@@ -25,6 +32,11 @@ export interface SummaryRequest {
   messages: readonly ChatMessage[];
   /** A group or channel: user messages already start with `Name:`, and the summary must keep the names. */
   shared: boolean;
+  /**
+   * The conversation as its last request carried it (the answer's system prompt and tools, then the summary
+   * note and every kept turn): the summary is asked for at its end, of the whole conversation.
+   */
+  conversation?: { prefix: RequestPrefix; messages: readonly ChatMessage[] };
   signal?: AbortSignal;
 }
 
@@ -73,22 +85,51 @@ export function summaryPrompt(request: SummaryRequest, maxWords: number): { syst
   return { system: rules.join(" "), user };
 }
 
+/** The instruction that ends a summary request over the conversation's own prefix (exported for tests). */
+export function summaryInstruction(shared: boolean, maxWords: number): string {
+  return [
+    "Now write a summary of this whole conversation, the earlier summary included, so it can be continued later.",
+    ...INSTRUCTIONS.slice(1),
+    ...(shared ? ["Say who said or asked what, by name."] : []),
+    `At most ${maxWords} words. Do not call tools.`,
+  ].join(" ");
+}
+
+/** The messages (and tools) of a summary request. */
+function summaryMessages(request: SummaryRequest, maxWords: number): Record<string, unknown> {
+  if (request.conversation) {
+    const { prefix, messages } = request.conversation;
+    return {
+      messages: [
+        { role: "system", content: prefix.system },
+        ...messages.map(toRequestMessage),
+        { role: "user", content: summaryInstruction(request.shared, maxWords) },
+      ],
+      // The same tools as the conversation's requests, so the prompt starts the same; `none`: text, not calls.
+      ...(prefix.tools.length ? { tools: prefix.tools, tool_choice: "none" } : {}),
+    };
+  }
+  const prompt = summaryPrompt(request, maxWords);
+  return {
+    messages: [
+      { role: "system", content: prompt.system },
+      { role: "user", content: prompt.user },
+    ],
+  };
+}
+
 /** Builds the summarizer over the model client. */
 export function createSummarizer(deps: SummarizerDeps): Summarizer {
   const maxTokens = deps.maxSummaryTokens ?? 400;
   // About 1.3 tokens a word in English (Chinese is about one per character): the words cap keeps inside maxTokens.
   const maxWords = Math.max(40, Math.floor(maxTokens / 2));
   return async (request) => {
-    const prompt = summaryPrompt(request, maxWords);
     let completion: OpenAI.Chat.Completions.ChatCompletion;
     try {
       completion = await deps.client.chat.completions.create(
         {
           model: deps.model,
-          messages: [
-            { role: "system", content: prompt.system },
-            { role: "user", content: prompt.user },
-          ],
+          ...summaryMessages(request, maxWords),
           stream: false,
           ...dialectFields(deps.modelServer, { enableThinking: false, maxTokens, temperature: 0.3 }),
         } as OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming,

@@ -99,6 +99,7 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
     text,
     messages: appended,
     ...(usage ? { usage } : {}),
+    prefix: { system, tools: toolSpecs },
     rounds,
   });
 
@@ -254,7 +255,7 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
 }
 
 /** History → request. `name` is dropped: the content already says who spoke, and OpenAI rejects non-ASCII names. */
-function toRequestMessage(message: ChatMessage): ChatCompletionMessageParam {
+export function toRequestMessage(message: ChatMessage): ChatCompletionMessageParam {
   switch (message.role) {
     case "system":
       return { role: "system", content: message.content };
@@ -284,10 +285,13 @@ function withUniqueIds(calls: ToolCallRecord[]): ToolCallRecord[] {
 }
 
 function addUsage(total: Usage | undefined, more: Usage): Usage {
-  return {
+  const sum: Usage = {
     promptTokens: (total?.promptTokens ?? 0) + more.promptTokens,
     completionTokens: (total?.completionTokens ?? 0) + more.completionTokens,
   };
+  if (total?.cachedTokens !== undefined || more.cachedTokens !== undefined)
+    sum.cachedTokens = (total?.cachedTokens ?? 0) + (more.cachedTokens ?? 0);
+  return sum;
 }
 
 /** The message the user sees when the fuse blows, in their language. */

@@ -138,7 +138,12 @@ export function createStreamAccumulator(opts: StreamAccumulatorOptions = {}): St
       if (!isObject(chunk)) return [];
       if (isObject(chunk.usage)) {
         usage = { promptTokens: chunk.usage.prompt_tokens ?? 0, completionTokens: chunk.usage.completion_tokens ?? 0 };
+        const cached: unknown = chunk.usage.prompt_tokens_details?.cached_tokens;
+        if (typeof cached === "number") usage.cachedTokens = cached;
       }
+      // llama.cpp's `timings` ride on the last chunk (the usage chunk when usage was asked for).
+      const timings: unknown = (chunk as { timings?: unknown }).timings;
+      if (isObject<Record<string, unknown>>(timings)) usage = withTimings(usage, timings);
       // n = 1: only the first choice matters; the usage chunk has none at all.
       const choice: unknown = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
       if (!isObject<ChatCompletionChunk.Choice>(choice)) return [];
@@ -242,4 +247,18 @@ function isJson(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Usage completed from llama.cpp's `timings` (`cache_n` reused, `prompt_n` read, `predicted_n` written). */
+function withTimings(usage: Usage | undefined, timings: Record<string, unknown>): Usage {
+  const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+  const cacheN = num(timings.cache_n);
+  const promptN = num(timings.prompt_n);
+  const out: Usage = usage
+    ? { ...usage }
+    : { promptTokens: (promptN ?? 0) + (cacheN ?? 0), completionTokens: num(timings.predicted_n) ?? 0 };
+  if (cacheN !== undefined) out.cachedTokens = cacheN;
+  const promptMs = num(timings.prompt_ms);
+  if (promptMs !== undefined) out.promptMs = promptMs;
+  return out;
 }

@@ -1,7 +1,15 @@
 /**
  * The system prompt, written for a 1.7B model: short numbered rules in plain
- * words, the current date so "today" means something, and the group-chat
- * convention so the model can tell speakers apart.
+ * words, the group-chat convention so the model can tell speakers apart, and
+ * today's date so "today" means something.
+ *
+ * The prompt is the start of every request, and model servers (llama.cpp's slots and prompt cache,
+ * vLLM, Ollama) skip the longest prefix they have already read: it must stay byte-identical across
+ * turns and across chats with the same settings. So it states the date, never the time: a minute
+ * in the first line made the server read system prompt, tools and history again on every turn. The
+ * day changes once a day (one full read per chat per day); the time of day comes from `get_time`,
+ * as rule 1 already says for anything real-time. The date is the last line of the rules, so the
+ * rules' tokens before it stay cached across a midnight too.
  */
 import { describeTime } from "../tools/get-time.js";
 
@@ -21,7 +29,7 @@ const SERVER_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
 export function buildSystemPrompt(opts: SystemPromptOptions): string {
   const timeZone = opts.timeZone ?? SERVER_ZONE;
   return [
-    `You are a helpful assistant in a chat. Now it is ${formatNow(opts.now, timeZone)}.`,
+    "You are a helpful assistant in a chat.",
     "",
     "Rules:",
     "1. Real-time facts (weather, news, the time, anything recent) come only from tools. Never make them up. If a tool fails, say so.",
@@ -31,23 +39,25 @@ export function buildSystemPrompt(opts: SystemPromptOptions): string {
     "",
     "Always reply in the user's language (中文 or English).",
     'In group chats each user message starts with the speaker\'s name, like "Alice: …".',
+    `Today is ${formatToday(opts.now, timeZone)}.`,
     // Last, and framed as a style: a small model follows the newest words most, and the rules must still win.
     ...(opts.persona ? ["", `Your persona in this chat (the rules above still apply): ${opts.persona}`] : []),
   ].join("\n");
 }
 
-/** The last reading per zone: the prompt shows minutes, and every request of a minute builds the same one. */
-const readings = new Map<string, { minute: number; text: string }>();
+/** The last reading per zone: every request of a quarter hour builds the same text (a formatter per prompt costs more than the prompt). */
+const readings = new Map<string, { quarter: number; text: string }>();
 const MAX_ZONES = 64;
 
-/** "Tuesday 2025-06-03 14:05 (Asia/Shanghai)": unambiguous for a small model (the same reading get_time gives). */
-function formatNow(now: Date, timeZone: string): string {
-  const minute = Math.floor(now.getTime() / 60_000);
+/** "Tuesday 2025-06-03 (Asia/Shanghai)": unambiguous for a small model (the same reading get_time gives). */
+function formatToday(now: Date, timeZone: string): string {
+  // Every zone's midnight falls on a whole quarter hour (UTC+5:45 included): a reading holds for its quarter.
+  const quarter = Math.floor(now.getTime() / 900_000);
   const last = readings.get(timeZone);
-  if (last?.minute === minute) return last.text;
+  if (last?.quarter === quarter) return last.text;
   const t = describeTime(now, timeZone);
-  const text = `${t.weekday} ${t.iso.slice(0, 10)} ${t.iso.slice(11, 16)} (${timeZone})`;
+  const text = `${t.weekday} ${t.iso.slice(0, 10)} (${timeZone})`;
   if (!last && readings.size >= MAX_ZONES) readings.clear();
-  readings.set(timeZone, { minute, text });
+  readings.set(timeZone, { quarter, text });
   return text;
 }

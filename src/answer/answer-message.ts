@@ -7,7 +7,7 @@
  * the model is unavailable.
  */
 import type { ChatMessage } from "../contracts/chat-message.js";
-import type { AgentEvent } from "../contracts/agent-events.js";
+import type { AgentEvent, Usage } from "../contracts/agent-events.js";
 import { ModelError } from "../agent/model-error.js";
 import type { HistorySize, HistoryStore } from "../history/history-store.js";
 import type { JobContext } from "../queue/job-context.js";
@@ -207,6 +207,7 @@ async function* observed(
         if (event.usage) {
           deps.metrics?.modelRequestTokens.observe({ kind: "prompt" }, event.usage.promptTokens);
           deps.metrics?.modelRequestTokens.observe({ kind: "completion" }, tokens);
+          observePromptCache(deps, event.usage);
         }
         if (tokens > 1 && seconds > 0) deps.metrics?.modelTokensPerSecond.observe((tokens - 1) / seconds);
         firstTokenAt = undefined;
@@ -221,6 +222,23 @@ async function* observed(
     }
     yield event;
   }
+}
+
+/** What the server read of a prompt and what it took from its cache, when it said (llama.cpp's `timings`, `cached_tokens`). */
+function observePromptCache(deps: Pick<AnswerDeps, "metrics" | "logger">, usage: Usage): void {
+  if (usage.cachedTokens === undefined) return;
+  const processed = Math.max(0, usage.promptTokens - usage.cachedTokens);
+  deps.metrics?.modelPromptTokens.inc({ kind: "processed" }, processed);
+  deps.metrics?.modelPromptTokens.inc({ kind: "reused" }, usage.cachedTokens);
+  deps.logger.debug(
+    {
+      promptTokens: usage.promptTokens,
+      cachedTokens: usage.cachedTokens,
+      processedTokens: processed,
+      ...(usage.promptMs !== undefined ? { promptMs: usage.promptMs } : {}),
+    },
+    "model prompt",
+  );
 }
 
 /**

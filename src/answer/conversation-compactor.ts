@@ -6,6 +6,7 @@
  * newest exchange. A failed summary changes nothing: the turns stay until the next try.
  */
 import type { Summarizer } from "../agent/conversation-summarizer.js";
+import type { RequestPrefix } from "../contracts/agent-events.js";
 import type { HistorySize, StoredHistory, StoredMessage } from "../history/history-store.js";
 import { fitHistory } from "../history/fit-history.js";
 import type { SummaryStore } from "../history/summary-store.js";
@@ -30,10 +31,30 @@ export interface ConversationCompactor {
    */
   afterAnswer(
     conversationKey: string,
-    opts: { shared: boolean; signal?: AbortSignal; stored?: HistorySize; summaryTokens?: number },
+    opts: {
+      shared: boolean;
+      signal?: AbortSignal;
+      stored?: HistorySize;
+      summaryTokens?: number;
+      /** The answer's system prompt and tools: the summary request then starts as the answer's requests did. */
+      prefix?: RequestPrefix;
+    },
   ): Promise<CompactOutcome>;
   /** `/compact`: folds everything before the newest exchange now. Never throws. */
   compactNow(conversationKey: string, opts: { shared: boolean; signal?: AbortSignal }): Promise<CompactOutcome>;
+}
+
+/** Twice the summarizer's default completion budget (400 tokens). */
+const DEFAULT_MAX_SUMMARY_TOKENS = 800;
+/** Generous: English runs about four characters a token. */
+const MAX_CHARS_PER_TOKEN = 8;
+
+/** A summary longer than the cap: not stored, the turns stay until the next try. */
+class OversizedSummaryError extends Error {
+  override readonly name = "OversizedSummaryError";
+  constructor(size: number, unit: "tokens" | "characters") {
+    super(`the model wrote a summary of ${size} ${unit}, over the cap; it is not stored`);
+  }
 }
 
 const sum = (messages: readonly StoredMessage[]): number => messages.reduce((n, m) => n + m.tokens, 0);
@@ -55,11 +76,17 @@ export function createConversationCompactor(deps: {
   maxMessages: number;
   /** HISTORY_MAX_TOKENS: the same, in tokens. */
   maxTokens: number;
+  /**
+   * The largest summary stored, in tokens (about twice the summary request's completion budget): a model or
+   * server that ignores `max_tokens` must not store a summary that then breaks every later request.
+   */
+  maxSummaryTokens?: number;
   logger: Logger;
   metrics?: Metrics;
   now?: () => number;
 }): ConversationCompactor {
   const now = deps.now ?? Date.now;
+  const maxSummaryTokens = deps.maxSummaryTokens ?? DEFAULT_MAX_SUMMARY_TOKENS;
 
   /** Summarises `stored[0..keepFrom)` into the summary and removes those messages. */
   const fold = async (
@@ -68,6 +95,7 @@ export function createConversationCompactor(deps: {
     keepFrom: number,
     shared: boolean,
     signal?: AbortSignal,
+    prefix?: RequestPrefix,
   ): Promise<CompactOutcome> => {
     const kept = stored.slice(keepFrom);
     if (keepFrom <= 0) return { status: "nothing", keptMessages: kept.length, keptTokens: sum(kept) };
@@ -78,10 +106,23 @@ export function createConversationCompactor(deps: {
       const text = await deps.summarize({
         ...(previous ? { previous: previous.text } : {}),
         messages: folded.map((m) => m.message),
+        // The conversation as the answer's last request carried it (the note, every stored turn), then the instruction.
+        ...(prefix
+          ? {
+              conversation: {
+                prefix,
+                messages: [...(previous ? [summaryNote(previous.text)] : []), ...stored.map((m) => m.message)],
+              },
+            }
+          : {}),
         shared,
         ...(signal ? { signal } : {}),
       });
+      // Far more characters than the cap could hold is refused before it is sent to a tokenizer at all.
+      if (text.length > maxSummaryTokens * MAX_CHARS_PER_TOKEN)
+        throw new OversizedSummaryError(text.length, "characters");
       const tokens = await deps.counter.countMessage(summaryNote(text), signal ? { signal } : {});
+      if (tokens > maxSummaryTokens) throw new OversizedSummaryError(tokens, "tokens");
       const last = folded.at(-1) as StoredMessage;
       const applied = await deps.summaries.fold(key, {
         count: kept[0]?.at ?? last.at + 1,
@@ -134,7 +175,10 @@ export function createConversationCompactor(deps: {
           stored.length - Math.floor(deps.maxMessages / 2),
         );
         const start = stored.findIndex((m, i) => i >= keepFrom && m.message.role === "user");
-        return await fold(key, stored, start < 0 ? newestExchange(stored) : start, opts.shared, opts.signal);
+        // Over the conversation's own prefix only when the conversation as stored fits a request (it then
+        // is the last request, which the server has cached); else the short transcript, which always fits.
+        const prefix = opts.prefix && tokens + summaryTokens <= room ? opts.prefix : undefined;
+        return await fold(key, stored, start < 0 ? newestExchange(stored) : start, opts.shared, opts.signal, prefix);
       } catch (error) {
         deps.logger.warn({ err: error, conversation: key }, "could not check whether the conversation needs a summary");
         return { status: "failed", reason: error instanceof Error ? error.message : String(error) };

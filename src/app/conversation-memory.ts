@@ -22,6 +22,9 @@ import { createServerTokenizer, serverRootOf } from "../tokens/server-tokenizer.
 import { createTokenCounter, type TokenCounter } from "../tokens/token-counter.js";
 import { toOpenAiTool, type AgentTool } from "../tools/tool.js";
 
+/** The summary request's completion budget; a stored summary may be at most twice this (issue 36, item 8). */
+const SUMMARY_COMPLETION_TOKENS = 400;
+
 /** The pieces answering and `/compact` use. */
 export interface ConversationMemory {
   counter: TokenCounter;
@@ -76,7 +79,13 @@ export function conversationMemoryFor(
   const compactor = createConversationCompactor({
     history: deps.history,
     summaries,
-    summarize: createSummarizer({ client: deps.client, model: config.MODEL, modelServer: config.MODEL_SERVER }),
+    summarize: createSummarizer({
+      client: deps.client,
+      model: config.MODEL,
+      modelServer: config.MODEL_SERVER,
+      maxSummaryTokens: SUMMARY_COMPLETION_TOKENS,
+    }),
+    maxSummaryTokens: 2 * SUMMARY_COMPLETION_TOKENS,
     counter,
     budget,
     maxMessages: config.HISTORY_MAX_MESSAGES,

@@ -8,6 +8,23 @@ import type { ChatMessage } from "./chat-message.js";
 export interface Usage {
   promptTokens: number;
   completionTokens: number;
+  /**
+   * Of `promptTokens`, those the server took from its prompt cache instead of reading them (llama.cpp's
+   * `timings.cache_n`, OpenAI's and vLLM's `usage.prompt_tokens_details.cached_tokens`); absent when it did not say.
+   */
+  cachedTokens?: number;
+  /** Milliseconds the server spent reading the prompt (llama.cpp's `timings.prompt_ms`), when it said. */
+  promptMs?: number;
+}
+
+/**
+ * What every request of a conversation starts with: the system prompt and the tool definitions, exactly as
+ * sent. A later request that starts the same way (a summary of the conversation) is read from the server's cache.
+ */
+export interface RequestPrefix {
+  system: string;
+  /** The `tools` array as sent (empty: none). */
+  tools: readonly unknown[];
 }
 
 /** Why a round of streaming ended, normalised across servers. */
@@ -36,6 +53,8 @@ export type AgentEvent =
       /** What to append to the history after the user's message: assistant tool_calls messages, tool results, final answer. */
       messages: ChatMessage[];
       usage?: Usage;
+      /** The system prompt and tools the loop's requests started with. */
+      prefix?: RequestPrefix;
       rounds: number;
     };
 

@@ -13,6 +13,7 @@
  *   chatbot_tool_calls_total{tool,outcome}               tool calls by tool and outcome (ok, error)
  *   chatbot_active_conversations                         conversations being answered by this process
  *   chatbot_model_request_tokens{kind}                   tokens per model request: prompt, completion (from the server's usage)
+ *   chatbot_model_prompt_tokens_total{kind}             prompt tokens the server read (processed) or took from its prompt cache (reused), when it says
  *   chatbot_summaries_total{outcome}                     conversation summaries: made, failed (the turns then stay until the next try)
  * Edits per platform: `sum by (platform) (chatbot_platform_requests_total{kind="edit"})`;
  * 429s: `sum by (platform) (chatbot_platform_requests_total{outcome="rate_limited"})`.
@@ -39,6 +40,8 @@ export interface Metrics {
   toolCalls: Counter<"tool" | "outcome">;
   activeConversations: Gauge;
   modelRequestTokens: Histogram<"kind">;
+  /** Prompt tokens by what the server did with them: `processed` (read) or `reused` (its prompt cache). */
+  modelPromptTokens: Counter<"kind">;
   summaries: Counter<"outcome">;
   /** Makes every scrape read chatbot_queue_depth from `read` (the worker role calls it); returns the undo. */
   readQueueDepthFrom(read: QueueDepthReader, opts?: { timeoutMs?: number }): () => void;
@@ -154,6 +157,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       help: "Tokens per model request by kind (prompt, completion), as the server reported them",
       labelNames: ["kind"],
       buckets: [64, 256, 1024, 2048, 4096, 8192, 16384, 32768],
+      registers,
+    }),
+    modelPromptTokens: new Counter({
+      name: "chatbot_model_prompt_tokens_total",
+      help: "Prompt tokens the model server read (processed) or took from its prompt cache (reused), as it reported them",
+      labelNames: ["kind"],
       registers,
     }),
     summaries: new Counter({

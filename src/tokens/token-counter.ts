@@ -35,6 +35,24 @@ export interface TokenCounter {
 
 const ESTIMATE: TextTokenizer = { source: "estimate", count: async (text) => estimateTextTokens(text) };
 
+/**
+ * Whether a tokenizer's count can be true of this text. A token is at least one UTF-8 byte, and no
+ * token of a BPE vocabulary spans more than a few dozen characters: a count outside that (a lying or
+ * broken `/tokenize` said 2,000,000 for every text) would make the budget drop the whole history.
+ */
+export function plausibleCount(text: string, tokens: number): boolean {
+  if (!Number.isSafeInteger(tokens) || tokens < 0) return false;
+  // A couple of tokens over the bytes for a server that adds a BOS or EOS of its own.
+  return tokens <= Buffer.byteLength(text, "utf8") + 2 && tokens * 64 >= text.length;
+}
+
+/** A count that cannot be true of its text: the tokenizer is skipped for a while, like one that failed. */
+class ImplausibleCountError extends TokenizeError {
+  constructor(source: TextTokenizer["source"], tokens: number, chars: number) {
+    super(`${source} tokenizer counted ${tokens} tokens for ${chars} characters; using the next tokenizer`, false);
+  }
+}
+
 /** Builds the counter over tokenizers in order of preference (the estimate is always last). */
 export function createTokenCounter(opts: {
   tokenizers: readonly TextTokenizer[];
@@ -78,6 +96,8 @@ export function createTokenCounter(opts: {
       }
       try {
         const tokens = await tokenizer.count(text, signal);
+        if (tokenizer !== ESTIMATE && !plausibleCount(text, tokens))
+          throw new ImplausibleCountError(tokenizer.source, tokens, text.length);
         source = tokenizer.source;
         // An estimate stands in for one hurried count only: the real count comes once a tokenizer answers.
         if (tokenizer !== ESTIMATE) {

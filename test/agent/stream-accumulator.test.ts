@@ -1,4 +1,5 @@
 /** The accumulator, fed chunk objects directly: each server quirk on its own. */
+import { readFileSync } from "node:fs";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { describe, expect, it } from "vitest";
 import {
@@ -258,7 +259,26 @@ describe("finish and usage", () => {
   it("the usage chunk with empty choices is read; stop is stop", () => {
     const r = runPlan(textAnswer("Hi"));
     expect(r.finishReason).toBe("stop");
-    expect(r.usage).toEqual({ promptTokens: 10, completionTokens: 1 });
+    expect(r.usage).toEqual({ promptTokens: 10, completionTokens: 1, cachedTokens: 0, promptMs: 3 });
+  });
+
+  it("reads what a real llama-server took from its prompt cache (timings.cache_n, cached_tokens)", () => {
+    const captured = readFileSync(
+      new URL("./fixtures/llama-server/scripted-chat_02_plain_stream_usage.sse", import.meta.url),
+      "utf8",
+    );
+    const chunks = captured
+      .split("\n")
+      .filter((line) => line.startsWith("data: {"))
+      .map((line) => JSON.parse(line.slice(6)) as ChatCompletionChunk);
+    expect(run(chunks).usage).toEqual({ promptTokens: 9, completionTokens: 21, cachedTokens: 8, promptMs: 53.218 });
+    // Timings alone (a server that sends no usage chunk) still say it.
+    const timingsOnly = { ...chunk({}, "stop"), timings: { cache_n: 100, prompt_n: 5, predicted_n: 3 } };
+    expect(run([timingsOnly as ChatCompletionChunk]).usage).toEqual({
+      promptTokens: 105,
+      completionTokens: 3,
+      cachedTokens: 100,
+    });
   });
 
   it("no finish_reason and no calls is 'unknown' (the loop treats it as the answer)", () => {

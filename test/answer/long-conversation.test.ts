@@ -23,7 +23,8 @@ const MAX_TOKENS = 512;
 const lockerModel: FakeHandler = (request) => {
   const messages = request.body.messages ?? [];
   if (request.body.stream !== true) {
-    const prompt = String(messages.at(-1)?.content ?? "");
+    // The summary request is the conversation itself with the instruction last: the codes are in the turns it carries.
+    const prompt = messages.map((m) => String(m.content ?? "")).join("\n");
     const codes = [...new Set([...prompt.matchAll(/locker (\d+) is (\d+)/g)].map((m) => `locker ${m[1]} is ${m[2]}`))];
     return textAnswer(`Ada gave these codes: ${codes.join("; ")}.`);
   }
@@ -42,7 +43,9 @@ const summaryRequests = (requests: RecordedRequest[]): RecordedRequest[] =>
   requests.filter((r) => r.body.stream !== true);
 
 describe("a long conversation", () => {
-  it("60 turns never exceed the budget; dropped turns live on in the stored summary, and an early fact is still answered", async () => {
+  it("60 turns never exceed the budget; dropped turns live on in the stored summary, and an early fact is still answered", {
+    timeout: 60_000,
+  }, async () => {
     h = await startMemoryHarness({
       env: { MODEL_MAX_TOKENS: String(MAX_TOKENS) },
       llama: { contextTokens: CONTEXT, enforceContext: true },
@@ -195,5 +198,43 @@ describe("a long conversation", () => {
       "Noted.",
     ]);
     expect(await h.metrics.registry.metrics()).toMatch(/chatbot_summaries_total\{outcome="failed"\} 1/);
+  });
+});
+
+describe("a hostile or broken model server (issue 36)", () => {
+  it("item 8: a summary far over its cap is refused and not stored; the turns stay and later answers work", async () => {
+    // 240 KB of "summary", as the attack's model wrote, whatever max_tokens said.
+    const huge = "The user talked about lockers and codes. ".repeat(6000);
+    h = await startMemoryHarness({
+      env: { MODEL_MAX_TOKENS: String(MAX_TOKENS), HISTORY_MAX_MESSAGES: "8" },
+      llama: { contextTokens: CONTEXT, enforceContext: true },
+      handler: (request) => (request.body.stream === true ? textAnswer("Noted.") : textAnswer(huge)),
+    });
+    for (let i = 1; i <= 4; i++) await h.ask(`fact ${i}`);
+    expect(summaryRequests(h.model.requests).length).toBeGreaterThanOrEqual(1);
+    expect(await h.summaries.read("dc:100")).toBeUndefined();
+    expect((await h.history.load("dc:100")).filter((m) => m.role === "user").map((m) => m.content)).toEqual(
+      expect.arrayContaining([expect.stringContaining("fact 1"), expect.stringContaining("fact 4")]),
+    );
+    expect(await h.metrics.registry.metrics()).toMatch(/chatbot_summaries_total\{outcome="failed"\} [1-9]/);
+    const port = await h.ask("fact 5");
+    expect(port.visibleTexts().join("")).toBe("Noted.");
+  });
+
+  it("item 9: a /tokenize that says 200,000 tokens for every text does not erase the history", async () => {
+    h = await startMemoryHarness({
+      env: { MODEL_MAX_TOKENS: String(MAX_TOKENS) },
+      llama: { contextTokens: CONTEXT, enforceContext: true, tokenizeLie: 200_000 },
+      handler: (request) => (request.body.stream === true ? textAnswer("Noted.") : textAnswer("Facts were given.")),
+    });
+    for (let i = 1; i <= 6; i++) await h.ask(`fact ${i}`);
+    // The seventh request still carries all six earlier turns.
+    await h.ask("Which facts did I give?");
+    const last = chatRequests(h.model.requests).at(-1) as RecordedRequest;
+    const sent = (last.body.messages ?? []).map((m) => String(m.content)).join("\n");
+    for (let i = 1; i <= 6; i++) expect(sent).toContain(`fact ${i}`);
+    expect(compactReplyText(await h.memory.compactor.compactNow("dc:100", { shared: false }))).not.toContain(
+      "this conversation is empty",
+    );
   });
 });

@@ -13,6 +13,7 @@ import { createAnswerProcessor } from "../../src/answer/answer-message.js";
 import { conversationMemoryFor, type ConversationMemory } from "../../src/app/conversation-memory.js";
 import { historyStoreFor } from "../../src/app/history-for-config.js";
 import type { Config } from "../../src/config/env-schema.js";
+import type { AgentTool } from "../../src/tools/tool.js";
 import { loadConfig } from "../../src/config/load-config.js";
 import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import { createMemoryReplyJournal } from "../../src/contracts/reply-journal.js";
@@ -55,7 +56,10 @@ export async function startMemoryHarness(opts: {
   env?: Record<string, string>;
   llama?: LlamaExtrasOptions;
   handler?: FakeHandler;
+  /** Tools every request carries (default none). */
+  tools?: AgentTool[];
 }): Promise<MemoryHarness> {
+  const tools = opts.tools ?? [];
   const model = await startFakeOpenAI({ llama: opts.llama ?? {}, ...(opts.handler ? { handler: opts.handler } : {}) });
   const t = createTestRedis("memory");
   const config = loadConfig({
@@ -74,7 +78,7 @@ export async function startMemoryHarness(opts: {
     timeoutMs: 10_000,
   });
   const history = historyStoreFor(config, redis);
-  const memory = conversationMemoryFor(config, { redis, history, client, logger, metrics });
+  const memory = conversationMemoryFor(config, { redis, history, client, logger, metrics, tools: () => tools });
   const summaries = createSummaryStore({ redis, prefix: config.KEY_PREFIX, ttlSeconds: config.HISTORY_TTL_SECONDS });
   let port = createRecordingReplyPort({ flavour: "discord", limits: { maxLength: 2000, minEditIntervalMs: 0 } });
   const { process } = createAnswerProcessor({
@@ -91,7 +95,7 @@ export async function startMemoryHarness(opts: {
           maxToolRounds: config.MAX_TOOL_ROUNDS,
           maxTokens: config.MODEL_MAX_TOKENS,
           toolTimeoutMs: 1000,
-          tools: [],
+          tools,
         },
         { messages, signal, ...(agentOpts?.shrinkHistory ? { shrinkHistory: agentOpts.shrinkHistory } : {}) },
       ),

@@ -20,6 +20,14 @@ export interface LlamaExtrasOptions {
   enforceContext?: boolean;
   /** Serve `/tokenize` (default true; false: 404 like a server without it). */
   tokenize?: boolean;
+  /**
+   * Keep llama-server's slots and prompt cache (llama-slots.ts): each chat request's prompt is rendered
+   * and tokenised, and its final chunk reports the `timings.cache_n`/`prompt_n` and
+   * `usage.prompt_tokens_details.cached_tokens` a real server would. `true`: 4 slots.
+   */
+  promptCache?: boolean | { slots?: number };
+  /** Answer every `/tokenize` with this many tokens whatever the text (a lying or broken server). */
+  tokenizeLie?: number;
   /** Serve `/props` (default true). */
   props?: boolean;
   /** Extra or replaced top-level `/props` fields. */
@@ -98,13 +106,23 @@ export function renderQwen3Prompt(body: {
   return out;
 }
 
+/** Token ids of a chat request's prompt, as llama.cpp reads them. */
+export async function encodePrompt(body: Parameters<typeof renderQwen3Prompt>[0]): Promise<number[]> {
+  return qwen3.encode(renderQwen3Prompt(body));
+}
+
+/** Token ids of a text (special tokens parsed), as `/tokenize` answers them. */
+export async function encodeText(text: string): Promise<number[]> {
+  return text === "" ? [] : qwen3.encode(text);
+}
+
 /** Tokens of a chat request's prompt, as llama.cpp counts them. */
 export async function countPromptTokens(body: Parameters<typeof renderQwen3Prompt>[0]): Promise<number> {
   return (await qwen3.encode(renderQwen3Prompt(body))).length;
 }
 
 /** What a `/tokenize` body asks to count; llama.cpp tokenizes `content` (a string) and answers ids. */
-export async function tokenizeBody(rawBody: string): Promise<{ status: number; body: unknown }> {
+export async function tokenizeBody(rawBody: string, lie?: number): Promise<{ status: number; body: unknown }> {
   let parsed: { content?: unknown };
   try {
     parsed = JSON.parse(rawBody) as { content?: unknown };
@@ -121,5 +139,6 @@ export async function tokenizeBody(rawBody: string): Promise<{ status: number; b
     };
   }
   if (typeof parsed.content !== "string") return { status: 200, body: { tokens: [] } };
+  if (lie !== undefined) return { status: 200, body: { tokens: new Array<number>(lie).fill(151643) } };
   return { status: 200, body: { tokens: await qwen3.encode(parsed.content) } };
 }

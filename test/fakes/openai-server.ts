@@ -30,7 +30,8 @@ import {
   type ResponsePlan,
   type StreamPlan,
 } from "./openai-plans.js";
-import { countPromptTokens, propsBody, tokenizeBody, type LlamaExtrasOptions } from "./llama-extras.js";
+import { encodePrompt, encodeText, propsBody, tokenizeBody, type LlamaExtrasOptions } from "./llama-extras.js";
+import { createLlamaSlots, type SlotAdmission } from "./llama-slots.js";
 
 export * from "./openai-plans.js";
 
@@ -64,8 +65,14 @@ export interface RecordedRequest {
   receivedAt: number;
   /** Settles when the response is over; `client-closed` means the client went away first (an abort). */
   outcome: Promise<ResponseOutcome>;
-  /** The prompt's tokens as llama.cpp counts them (set when `llama.enforceContext` is on). */
+  /** The prompt's tokens as llama.cpp counts them (set when `llama.enforceContext` or `llama.promptCache` is on). */
   promptTokens?: number;
+  /** With `llama.promptCache`: prompt tokens taken from a slot's cache (`timings.cache_n`). */
+  cachedTokens?: number;
+  /** With `llama.promptCache`: prompt tokens the server read (`timings.prompt_n`). */
+  processedTokens?: number;
+  /** With `llama.promptCache`: the slot that served it. */
+  slot?: number;
 }
 
 /** Decides the response to one chat request. */
@@ -127,6 +134,9 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   const shutdown = new AbortController();
+  const slots = llama.promptCache
+    ? createLlamaSlots(typeof llama.promptCache === "object" ? llama.promptCache : {})
+    : undefined;
 
   const server = createServer((req, res) => {
     res.sendDate = false; // llama.cpp sends no Date header
@@ -153,7 +163,7 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
       return sendJson(res, 200, modelsBody(options.models ?? [modelId], contextTokens));
     // llama.cpp's side endpoints (llama-extras.ts); other fields of /props come in through `props.fields` and `llama.propsFields`.
     if (req.method === "POST" && path === "/tokenize" && llama.tokenize !== false) {
-      const answer = await tokenizeBody(rawBody);
+      const answer = await tokenizeBody(rawBody, llama.tokenizeLie);
       return sendJson(res, answer.status, answer.body);
     }
     if (req.method === "GET" && path === "/props" && llama.props !== false)
@@ -216,10 +226,12 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
     if (hasTools && options.toolCalls === "dropped")
       record.body = { ...body, tools: undefined, tool_choice: undefined };
 
-    if (llama.enforceContext) {
+    let prompt: number[] | undefined;
+    if (llama.enforceContext || slots) {
+      prompt = await encodePrompt(body);
+      record.promptTokens = prompt.length;
       // llama.cpp refuses before generating anything: no scripted plan is used up.
-      record.promptTokens = await countPromptTokens(body);
-      if (record.promptTokens > contextTokens)
+      if (llama.enforceContext && record.promptTokens > contextTokens)
         return sendError(res, contextExceeded(record.promptTokens, contextTokens));
     }
     let plan: ResponsePlan;
@@ -234,10 +246,28 @@ export async function startFakeOpenAI(handlerOrOptions: FakeHandler | FakeOpenAI
         true,
       );
     }
+    let admission: SlotAdmission | undefined;
+    if (slots && prompt && (plan.kind === "stream" || plan.kind === "raw")) {
+      // What the model writes stays in the slot after the prompt (the template renders it differently next time).
+      const generated = plan.kind === "stream" ? await encodeText(generatedText(plan)) : [];
+      admission = slots.admit(prompt);
+      record.cachedTokens = admission.cachedTokens;
+      record.processedTokens = admission.processedTokens;
+      record.slot = admission.slot;
+      // Freed as the last bytes are handed over (before the client can send its next request), or when the client goes.
+      const release = once(() => admission?.release(generated));
+      const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+      res.end = ((...args: unknown[]) => {
+        release();
+        return end(...args);
+      }) as typeof res.end;
+      res.once("close", release);
+    }
     const ctx: WriteContext = {
       res,
       modelId,
       body,
+      cachedTokens: admission?.cachedTokens ?? 0,
       promptTokens: record.promptTokens ?? Math.max(1, Math.ceil(rawBody.length / 4)),
       signal: AbortSignal.any([shutdown.signal, closedSignal(res)]),
       drop: () => {
@@ -322,6 +352,8 @@ interface WriteContext {
   modelId: string;
   body: FakeChatRequestBody;
   promptTokens: number;
+  /** Of `promptTokens`, those a slot's cache held. */
+  cachedTokens: number;
   signal: AbortSignal;
   drop: () => void;
 }
@@ -336,6 +368,7 @@ async function writeStream(ctx: WriteContext, plan: StreamPlan): Promise<void> {
     includeUsage: ctx.body.stream_options?.include_usage === true,
     modelId: ctx.modelId,
     promptTokens: ctx.promptTokens,
+    cachedTokens: ctx.cachedTokens,
   });
   await writeSegments(ctx, segments, plan.fragment);
 }
@@ -349,6 +382,8 @@ export interface RenderOptions {
   includeUsage: boolean;
   modelId?: string;
   promptTokens?: number;
+  /** Of the prompt, the tokens a slot's cache held (`cache_n`; default 0). */
+  cachedTokens?: number;
   /** Unix seconds for `created`. */
   created?: number;
 }
@@ -361,6 +396,7 @@ export interface RenderOptions {
 export function renderStream(plan: StreamPlan, opts: RenderOptions): SseSegment[] {
   const modelId = opts.modelId ?? "qwen3-1.7b-q8_0.gguf";
   const promptTokens = opts.promptTokens ?? 10;
+  const cached = opts.cachedTokens ?? 0;
   const id = `chatcmpl-${llamaId()}`;
   const created = opts.created ?? Math.floor(Date.now() / 1000);
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}): string =>
@@ -384,9 +420,9 @@ export function renderStream(plan: StreamPlan, opts: RenderOptions): SseSegment[
         completion_tokens: tokens,
         prompt_tokens: promptTokens,
         total_tokens: tokens + promptTokens,
-        prompt_tokens_details: { cached_tokens: 0 },
+        prompt_tokens_details: { cached_tokens: cached },
       },
-      timings: timings(promptTokens, tokens, elapsedMs),
+      timings: timings(promptTokens, tokens, elapsedMs, cached),
     });
 
   for (const step of plan.steps) {
@@ -398,7 +434,7 @@ export function renderStream(plan: StreamPlan, opts: RenderOptions): SseSegment[
       if (tokenGap) pause(tokenGap);
       sawFinish = true;
       // llama.cpp: `timings` rides on the finish chunk, or on the usage chunk when one follows.
-      const finishExtra = opts.includeUsage ? {} : { timings: timings(promptTokens, tokens, elapsedMs) };
+      const finishExtra = opts.includeUsage ? {} : { timings: timings(promptTokens, tokens, elapsedMs, cached) };
       segments.push({ bytes: chunk([{ finish_reason: step.finish, index: 0, delta: {} }], finishExtra) });
       if (opts.includeUsage) segments.push({ bytes: usageChunk() });
     } else if ("stallMs" in step) {
@@ -482,10 +518,10 @@ async function writeCompletion(ctx: WriteContext, plan: StreamPlan): Promise<voi
       completion_tokens: tokens,
       prompt_tokens: ctx.promptTokens,
       total_tokens: tokens + ctx.promptTokens,
-      prompt_tokens_details: { cached_tokens: 0 },
+      prompt_tokens_details: { cached_tokens: ctx.cachedTokens },
     },
     id: `chatcmpl-${llamaId()}`,
-    timings: timings(ctx.promptTokens, tokens, 1),
+    timings: timings(ctx.promptTokens, tokens, 1, ctx.cachedTokens),
   });
 }
 
@@ -599,11 +635,13 @@ function orderFragment(f: FakeToolCallFragment): Record<string, unknown> {
   return out;
 }
 
-function timings(promptN: number, predictedN: number, elapsedMs: number): Record<string, number> {
+/** llama.cpp's `timings`: `prompt_n` counts only the tokens read, `cache_n` those taken from the slot's cache. */
+function timings(promptTokens: number, predictedN: number, elapsedMs: number, cacheN = 0): Record<string, number> {
+  const promptN = Math.max(1, promptTokens - cacheN);
   const promptMs = Math.max(0.001, promptN * 0.3);
   const predictedMs = Math.max(0.001, elapsedMs);
   return {
-    cache_n: 0,
+    cache_n: cacheN,
     prompt_n: promptN,
     prompt_ms: promptMs,
     prompt_per_token_ms: promptMs / promptN,
@@ -735,4 +773,38 @@ function holdsLoneSurrogate(value: unknown): boolean {
   if (typeof value === "object" && value !== null)
     return Object.entries(value).some(([k, v]) => holdsLoneSurrogate(k) || holdsLoneSurrogate(v));
   return false;
+}
+
+/** What the model wrote in a plan, as its slot keeps it: thinking, text, then the calls in Qwen3's `<tool_call>` form. */
+function generatedText(plan: StreamPlan): string {
+  let reasoning = "";
+  let content = "";
+  const calls = new Map<number, { name: string; arguments: string }>();
+  for (const step of plan.steps) {
+    if (!("delta" in step)) continue;
+    reasoning += step.delta.reasoning_content ?? step.delta.reasoning ?? "";
+    content += step.delta.content ?? "";
+    for (const f of step.delta.tool_calls ?? []) {
+      const call = calls.get(f.index ?? 0) ?? { name: "", arguments: "" };
+      call.name += f.function?.name ?? "";
+      call.arguments += f.function?.arguments ?? "";
+      calls.set(f.index ?? 0, call);
+    }
+  }
+  let text = reasoning ? `<think>\n${reasoning}\n</think>\n\n${content}` : content;
+  [...calls.values()].forEach((call, i) => {
+    if (i > 0 || text) text += "\n";
+    text += `<tool_call>\n{"name": "${call.name}", "arguments": ${call.arguments}}\n</tool_call>`;
+  });
+  return text;
+}
+
+/** A function that runs at most once. */
+function once(fn: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
 }

@@ -149,3 +149,27 @@ describe("token counts", () => {
     expect(calls).toHaveLength(1);
   });
 });
+
+describe("an implausible count (issue 36, item 9)", () => {
+  it("is not believed: the next tokenizer answers, and the liar is skipped for a while", async () => {
+    let asked = 0;
+    const liar: TextTokenizer = {
+      source: "server",
+      count: async () => {
+        asked++;
+        return 2_000_000;
+      },
+    };
+    const zero: TextTokenizer = { source: "qwen3", count: async () => 0 };
+    const fallbacks: string[] = [];
+    const counter = createTokenCounter({
+      tokenizers: [liar, zero],
+      onFallback: (from, error) => fallbacks.push(`${from}: ${(error as Error).message}`),
+    });
+    // Both lie (millions for a sentence, nothing for a paragraph): the estimate answers.
+    expect(await counter.countText(ENGLISH)).toBe(7);
+    expect(await counter.countText("x".repeat(400))).toBe(100);
+    expect(fallbacks[0]).toMatch(/^server: server tokenizer counted 2000000 tokens for 25 characters/);
+    expect(asked).toBe(1);
+  });
+});
