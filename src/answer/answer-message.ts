@@ -12,7 +12,7 @@ import type { HistorySize, HistoryStore } from "../history/history-store.js";
 import type { RateGate } from "../reply/rate-gate.js";
 import { showFailure, streamReply } from "../reply/reply-stream.js";
 import { modelUnavailableLine, type ShowReasoning } from "../reply/reply-view.js";
-import type { ReplyPortFactory } from "../contracts/reply-port.js";
+import type { ReplyPort, ReplyPortFactory } from "../contracts/reply-port.js";
 import type { InboundMessage, Platform } from "../contracts/inbound-message.js";
 import type { GiveUpHandler, MessageProcessor } from "../queue/message-worker.js";
 import { cancelKindOf } from "../queue/cancel-bus.js";
@@ -82,6 +82,7 @@ async function* observed(
   start: () => Promise<AsyncIterable<AgentEvent>>,
   deps: AnswerDeps,
   seen: { text: string },
+  port?: ReplyPort,
 ): AsyncGenerator<AgentEvent> {
   const now = deps.now ?? Date.now;
   // Started on the first pull (one generator layer per token, not two): the loop's input is ready only now.
@@ -122,6 +123,8 @@ async function* observed(
       case "finish":
         break;
     }
+    // A port that draws the loop itself (the web chat) sees each event first.
+    port?.observe?.(event);
     yield event;
   }
 }
@@ -192,6 +195,7 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
               }),
             deps,
             seen,
+            port,
           );
         },
       );

@@ -15,5 +15,6 @@ export function configuredSecrets(config: Config): string[] {
     config.OPENAI_API_KEY,
     config.ADMIN_TOKEN,
     redisPassword,
+    ...config.WEB_USERS.map((user) => user.password),
   ].filter((s): s is string => s !== undefined);
 }
