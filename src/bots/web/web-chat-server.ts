@@ -78,7 +78,7 @@ const ASSETS = { "/assets/app.js": "text/javascript; charset=utf-8", "/assets/ap
 function securityHeaders(res: ServerResponse): void {
   res.setHeader("content-security-policy", CONTENT_SECURITY_POLICY);
   res.setHeader("x-content-type-options", "nosniff");
-  res.setHeader("referrer-policy", "no-referrer");
+  res.setHeader("referrer-policy", "same-origin");
   res.setHeader("x-frame-options", "DENY");
   res.setHeader("cross-origin-opener-policy", "same-origin");
   res.setHeader("cross-origin-resource-policy", "same-origin");
@@ -126,10 +126,13 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-/** True when the request comes from a page of this origin (browsers send Origin on POST, Sec-Fetch-Site when they know). */
+/**
+ * True when the request comes from a page of this origin: browsers say so in Sec-Fetch-Site; one too
+ * old for that sends Origin on a POST. (A request with neither is no browser's, so no CSRF either.)
+ */
 function sameOrigin(req: IncomingMessage): boolean {
   const site = req.headers["sec-fetch-site"];
-  if (typeof site === "string" && site !== "same-origin" && site !== "none") return false;
+  if (typeof site === "string") return site === "same-origin" || site === "none";
   const origin = req.headers.origin;
   if (origin === undefined) return true;
   try {

@@ -15,7 +15,6 @@ function document(title: string, body: string, bodyAttrs = ""): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
 <title>${escapeHtml(title)}</title>
 <link rel="stylesheet" href="/assets/app.css">
 </head>
