@@ -66,7 +66,7 @@ export function startConsole(who: Me): void {
       h("a", { href: "/" }, "Chat"),
       h("a", { href: "/admin/queues" }, "Queue dashboard"),
     ),
-    h("main", { class: "console" }, health, tools, list, detail),
+    h("main", { class: "console" }, health, list, detail, tools),
   );
 
   const showHealth = async () => {
@@ -107,7 +107,7 @@ export function startConsole(who: Me): void {
       const state = group.state ? ` — ${group.state}${group.error ? `: ${group.error}` : ""}` : "";
       body.append(
         h("h3", { "data-source": group.source }, `${group.source}${state}`),
-        h("ul", {}, ...group.tools.map((t) => h("li", {}, h("code", {}, t.name), ` ${t.description}`))),
+        h("p", { class: "tool-names" }, ...group.tools.map((t) => h("code", { title: t.description }, t.name))),
       );
     }
     tools.querySelector("div")?.remove();

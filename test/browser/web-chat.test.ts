@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
 /**
  * The web chat in Debian's Chromium: the design's two questions answered through the queue and
  * a real worker against the fake model server and the fake web, drawn live (tool calls running
@@ -41,7 +43,12 @@ beforeAll(async () => {
         answer: texts.map((e) => e.textContent ?? "").join("").length,
       });
     };
-    new MutationObserver(snap).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    new MutationObserver(snap).observe(document, {
+      subtree: true,
+      childList: true,
+      attributes: true,
+      characterData: true,
+    });
   });
 });
 afterAll(async () => {
@@ -93,7 +100,9 @@ describe("web chat in Chromium", () => {
     const page = await signedIn();
     await ask(page, "北京和上海今天哪里更热？");
 
-    await expect.poll(() => answerText(page), { timeout: 20_000 }).toMatch(/^今天(北京|上海)更热，气温 -?\d+°C。北京和上海的天气都已查到。$/);
+    await expect
+      .poll(() => answerText(page), { timeout: 20_000 })
+      .toMatch(/^今天(北京|上海)更热，气温 -?\d+°C。北京和上海的天气都已查到。$/);
     await page.locator(".turn.done").waitFor();
     const seen = await frames(page);
     const together = seen.findIndex((f) => f.running === 2);
@@ -110,10 +119,12 @@ describe("web chat in Chromium", () => {
 
     // The cards name the tool and its arguments; reasoning is there, collapsed.
     const cards = page.locator(".tool");
-    await expect.poll(() => cards.allInnerTexts()).toEqual([
-      expect.stringMatching(/get_weather[\s\S]*北京[\s\S]*done/),
-      expect.stringMatching(/get_weather[\s\S]*上海[\s\S]*done/),
-    ]);
+    await expect
+      .poll(() => cards.allInnerTexts())
+      .toEqual([
+        expect.stringMatching(/get_weather[\s\S]*北京[\s\S]*done/),
+        expect.stringMatching(/get_weather[\s\S]*上海[\s\S]*done/),
+      ]);
     const reasoning = page.locator("details.reasoning");
     expect(await reasoning.count()).toBe(1);
     expect(await reasoning.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
@@ -152,10 +163,9 @@ describe("web chat in Chromium", () => {
     await expect.poll(() => answerText(page), { timeout: 20_000 }).toMatch(/^第一条新闻是《.+》，正文讲的是这件事。$/);
     const rounds = page.locator(".turn").last().locator(".round");
     // One round per step: the news search, then reading the first link it gave.
-    await expect.poll(() => rounds.locator(".tool").allInnerTexts()).toEqual([
-      expect.stringMatching(/get_news[\s\S]*AI[\s\S]*done/),
-      expect.stringMatching(/read_url[\s\S]*done/),
-    ]);
+    await expect
+      .poll(() => rounds.locator(".tool").allInnerTexts())
+      .toEqual([expect.stringMatching(/get_news[\s\S]*AI[\s\S]*done/), expect.stringMatching(/read_url[\s\S]*done/)]);
     expect(await rounds.nth(1).locator(".tool-args").innerText()).toContain(firstLink);
     const seen = await frames(page);
     expect(seen.findIndex((f) => f.answer > 0)).toBeGreaterThan(seen.findIndex((f) => f.done === 2));
@@ -171,7 +181,9 @@ describe("web chat in Chromium", () => {
     rig.model.script([paced(textAnswer(words), 10)]);
     const page = await signedIn();
     await ask(page, "write a long text");
-    await expect.poll(async () => (await answerText(page).catch(() => "")).length, { timeout: 20_000 }).toBeGreaterThan(20);
+    await expect
+      .poll(async () => (await answerText(page).catch(() => "")).length, { timeout: 20_000 })
+      .toBeGreaterThan(20);
     const stop = page.getByRole("button", { name: "Stop" });
     await stop.click();
     await page.locator(".note", { hasText: "stopped" }).waitFor({ timeout: 15_000 });

@@ -89,7 +89,10 @@ export async function signIn(page: Page, base: string, name: string, password: s
   await page.goto(`${base}/login`);
   await page.locator('input[name="name"]').fill(name);
   await page.locator('input[type="password"]').fill(password);
-  await Promise.all([page.waitForURL((url) => url.pathname !== "/login"), page.getByRole("button", { name: "Sign in" }).click()]);
+  await Promise.all([
+    page.waitForURL((url) => url.pathname !== "/login"),
+    page.getByRole("button", { name: "Sign in" }).click(),
+  ]);
 }
 
 /** Sends a message from the chat box. */

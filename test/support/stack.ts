@@ -20,7 +20,7 @@ export interface StackOptions {
   roles?: ("bots" | "worker")[];
   worker?: WorkerRoleOptions;
   /** Options of the bots role (the web chat's page bundle). */
-  bots?: Parameters<typeof startBotsRole>[4];
+  bots?: Parameters<typeof startBotsRole>[3];
   /** Reuse a prefix (e.g. to share a deployment with child processes). */
   redis?: TestRedis;
   logLevel?: string;
