@@ -101,11 +101,12 @@ export function startChat(who: Me): void {
     }
     return view;
   };
-  // Markdown is re-rendered once a frame, not per token.
+  // Markdown is re-rendered once per batch of events (a task), not per token; not per animation frame either,
+  // which a hidden or busy page delays: the first word shows as soon as it arrives.
   const renderSoon = (view: RoundView) => {
     pending.add(view);
     if (frame) return;
-    frame = requestAnimationFrame(() => {
+    frame = window.setTimeout(() => {
       frame = 0;
       for (const v of pending) {
         if (v.text) v.text.element.replaceChildren(renderMarkdown(v.text.markdown));
