@@ -5,6 +5,8 @@ export interface Me {
   name: string;
   admin: boolean;
   csrf: string;
+  /** The conversation's `/reasoning`: hidden, folded (the default) or open. */
+  reasoning: "off" | "collapsed" | "full";
 }
 
 /** Reads who is signed in; a lost session sends the browser to the sign-in page. */

@@ -6,7 +6,7 @@
  * the same commands.
  */
 import type { WebEvent } from "../src/bots/web/web-events.js";
-import { postJson, type Me } from "./api.js";
+import { me, postJson, type Me } from "./api.js";
 import { clear, h } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 
@@ -50,8 +50,9 @@ export function startChat(who: Me): void {
     ["", "Thinking…"],
     ["/think on", "Thinking on"],
     ["/think off", "Thinking off"],
-    ["/reasoning collapsed", "Show reasoning"],
-    ["/reasoning off", "Hide reasoning"],
+    ["/reasoning collapsed", "Reasoning folded"],
+    ["/reasoning full", "Reasoning open"],
+    ["/reasoning off", "Reasoning hidden"],
   ] as const) {
     think.append(h("option", { value }, label));
   }
@@ -68,6 +69,15 @@ export function startChat(who: Me): void {
     signOut,
   );
   document.body.append(bar, log, composer);
+  // The chat's /reasoning: the stylesheet hides reasoning for "off"; "full" opens each block as it comes.
+  let reasoningMode = who.reasoning;
+  const showReasoning = (mode: Me["reasoning"]) => {
+    reasoningMode = mode;
+    document.body.dataset.reasoning = mode;
+    for (const details of log.querySelectorAll("details.reasoning"))
+      (details as HTMLDetailsElement).open = mode === "full";
+  };
+  showReasoning(who.reasoning);
 
   const turns = new Map<string, Turn>();
   const pending = new Set<RoundView>();
@@ -139,6 +149,7 @@ export function startChat(who: Me): void {
           const pre = h("pre");
           // Collapsed by default: the answer is what the user came for.
           const details = h("details", { class: "reasoning" }, h("summary", {}, "💭 Thinking"), pre);
+          details.open = reasoningMode === "full";
           view.root.prepend(details);
           view.reasoning = { pre };
         }
@@ -257,7 +268,9 @@ export function startChat(who: Me): void {
   think.addEventListener("change", () => {
     const command = think.value;
     think.value = "";
-    void say(command);
+    void say(command).then(() =>
+      command.startsWith("/reasoning") ? me().then((now) => showReasoning(now.reasoning)) : undefined,
+    );
   });
   signOut.addEventListener("click", () => {
     void postJson(who, "/api/logout").finally(() => location.assign("/login"));

@@ -16,6 +16,7 @@ import { createWebChat, type WebChat } from "../bots/web/web-chat-server.js";
 import type { ConsoleSource, ConversationSummary } from "../bots/web/web-console-source.js";
 import { createWebEventLog } from "../bots/web/web-event-log.js";
 import { createWebSessions } from "../bots/web/web-sessions.js";
+import { settingsStoreFor } from "./settings-for-config.js";
 
 /** Conversations the console lists at most (the newest first). */
 const MAX_LISTED = 500;
@@ -99,7 +100,9 @@ export function webChatFor(
     assetsDir?: string;
   },
 ): WebChat {
+  const settingsStore = settingsStoreFor(config, deps.redis, deps.logger);
   return createWebChat({
+    reasoningOf: async (ck) => (await settingsStore.read(ck)).reasoning,
     gateway: deps.gateway,
     settings: deps.settings,
     sessions: createWebSessions({ redis: deps.redis, prefix: config.KEY_PREFIX }),

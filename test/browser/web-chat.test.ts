@@ -224,4 +224,23 @@ describe("web chat in Chromium", () => {
     expect(await page.evaluate(() => (window as unknown as { pwned?: string }).pwned)).toBeUndefined();
     expect(requests.filter((u) => u.includes("x.png") || u.startsWith("javascript:"))).toEqual([]);
   });
+
+  it("follows the chat's /reasoning: folded by default, open or hidden from the menu, and so after a reload", async () => {
+    rig.model.script([textAnswer("Paris.", { reasoning: "The capital of France is Paris." })]);
+    const page = await signedIn();
+    await ask(page, "capital of France?");
+    await page.locator(".turn.done").waitFor({ timeout: 20_000 });
+    const details = page.locator("details.reasoning");
+    expect(await details.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
+
+    await page.locator("select.think").selectOption("/reasoning full");
+    await expect.poll(() => details.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(true);
+    expect(await details.innerText()).toContain("The capital of France is Paris.");
+    await page.reload();
+    await expect.poll(() => details.evaluate((d) => (d as HTMLDetailsElement).open).catch(() => false)).toBe(true);
+
+    await page.locator("select.think").selectOption("/reasoning off");
+    await expect.poll(() => details.isVisible()).toBe(false);
+    expect(await answerText(page)).toBe("Paris.");
+  });
 });

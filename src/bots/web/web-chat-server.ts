@@ -45,6 +45,8 @@ export interface WebUser {
 export interface WebChatOptions {
   gateway: BotGateway;
   settings: SettingsPort;
+  /** How the conversation shows reasoning (`/reasoning`): the page hides it, folds it, or opens it. */
+  reasoningOf?(conversationKey: string): Promise<"off" | "collapsed" | "full">;
   sessions: WebSessions;
   log: WebEventLog;
   console: ConsoleSource;
@@ -334,7 +336,8 @@ export function createWebChat(opts: WebChatOptions): WebChat {
   const api = async (req: IncomingMessage, res: ServerResponse, url: URL, session: WebSession): Promise<void> => {
     const path = url.pathname;
     if (req.method === "GET" && path === "/api/me") {
-      sendJson(res, 200, { name: session.name, admin: session.admin, csrf: session.csrf });
+      const reasoning = (await opts.reasoningOf?.(webConversationKey(session.name))) ?? "collapsed";
+      sendJson(res, 200, { name: session.name, admin: session.admin, csrf: session.csrf, reasoning });
       return;
     }
     if (req.method === "GET" && path === "/api/events") {
