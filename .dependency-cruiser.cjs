@@ -36,7 +36,8 @@ module.exports = {
     layer("reply", ["contracts", "redis", "shared"]),
     layer("queue", ["contracts", "redis", "shared"]),
     layer("ingress", ["contracts", "observability", "queue", "redis", "shared"]),
-    layer("bots", ["contracts", "observability", "security", "shared"]),
+    // The web chat keeps its sessions and event streams in Redis itself (src/bots/web), so bots may name Redis keys.
+    layer("bots", ["contracts", "observability", "redis", "security", "shared"]),
     // Pictures and files from the chat, made ready for the model (platform-free: files come through the contracts' FileSource).
     layer("attachments", ["contracts", "shared"]),
     layer("settings", ["contracts", "redis", "shared", "tools"]),

@@ -1,6 +1,6 @@
 import { defineConfig } from "vitest/config";
 
-/** `npm run test:browser`: the queue dashboard in Debian's headless Chromium (needs `chromium` and a Redis). */
+/** `npm run test:browser`: the queue dashboard and the web chat in Debian's headless Chromium (needs `chromium` and a Redis). */
 export default defineConfig({
   test: {
     include: ["test/browser/**/*.test.ts"],

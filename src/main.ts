@@ -152,6 +152,7 @@ async function main(): Promise<void> {
             },
           }
         : {}),
+      ...(bots?.web ? { web: bots.web } : {}),
       ...(bots?.telegramWebhook ? { routes: [bots.telegramWebhook] } : {}),
     });
     closers.unshift(() => new Promise<void>((resolve) => server.close(() => resolve())));

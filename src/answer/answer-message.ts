@@ -157,7 +157,7 @@ interface AgentRun {
  * typing indicator and placeholder: the sign of life comes first), shows the attachments' notices as a
  * block of their own, then streams the loop's events, observed for the metrics.
  */
-function runAgent(deps: AnswerDeps, load: () => Promise<LoadedTurn>, signal: AbortSignal): AgentRun {
+function runAgent(deps: AnswerDeps, load: () => Promise<LoadedTurn>, signal: AbortSignal, port: ReplyPort): AgentRun {
   const seen = { text: "" };
   async function* events(): AsyncGenerator<AgentEvent> {
     const turn = await load();
@@ -167,7 +167,7 @@ function runAgent(deps: AnswerDeps, load: () => Promise<LoadedTurn>, signal: Abo
       ...(turn.settings ? { settings: turn.settings } : {}),
       ...(turn.shrinkHistory ? { shrinkHistory: turn.shrinkHistory } : {}),
     };
-    yield* observed(deps.agent(turn.messages, signal, options), deps, seen);
+    yield* observed(deps.agent(turn.messages, signal, options), deps, seen, port);
   }
   return { events: events(), textSoFar: () => seen.text };
 }
@@ -181,6 +181,7 @@ async function* observed(
   events: AsyncIterable<AgentEvent>,
   deps: AnswerDeps,
   seen: { text: string },
+  port?: ReplyPort,
 ): AsyncGenerator<AgentEvent> {
   const now = deps.now ?? Date.now;
   let roundStart = now();
@@ -220,6 +221,8 @@ async function* observed(
       case "finish":
         break;
     }
+    // A port that draws the loop itself (the web chat) sees each event first.
+    port?.observe?.(event);
     yield event;
   }
 }
@@ -335,7 +338,7 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
       // The load starts when the reply engine first asks for an event, after its sign of life. A failed load
       // surfaces as a stream error (retried like a model failure, the placeholder kept in the journal).
       const load = once(() => loadTurn(deps, message, ctx.signal));
-      const run = runAgent(deps, load, ctx.signal);
+      const run = runAgent(deps, load, ctx.signal, port);
       const result = await deliver(deps, message, ctx, port, run, () => load.result()?.settings, log);
       // Handed to another process, which continues this reply: nothing goes into history here.
       if (cancelKindOf(ctx.signal) === "shutdown") return "interrupted";

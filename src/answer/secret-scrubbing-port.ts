@@ -7,6 +7,7 @@
  * it (so a secret pieced together by markup is caught too), and whatever
  * reaches send/edit/draft is scrubbed once more.
  */
+import { assertNever, type AgentEvent } from "../contracts/agent-events.js";
 import type { RenderedText, ReplyPort, ReplyPortFactory } from "../contracts/reply-port.js";
 import { visibleText } from "../reply/rendered-length.js";
 import { REDACTED, withoutFormatting, type SecretScrubber } from "../security/secret-scrubber.js";
@@ -53,7 +54,31 @@ export function withSecretsScrubbed(port: ReplyPort, scrubber: SecretScrubber): 
   if (draft) wrapped.draft = (draftId, content, opts) => draft(draftId, clean(content), opts);
   const typing = port.typing?.bind(port);
   if (typing) wrapped.typing = (opts) => typing(opts);
+  const observe = port.observe?.bind(port);
+  if (observe) wrapped.observe = (event) => observe(scrubbedEvent(event, scrubber));
   return wrapped;
+}
+
+/**
+ * An agent event with every text it carries scrubbed (the web chat draws them as they come). A secret split
+ * across two deltas is caught in the reply's final text, which replaces the streamed one.
+ */
+function scrubbedEvent(event: AgentEvent, scrubber: SecretScrubber): AgentEvent {
+  switch (event.type) {
+    case "reasoning-delta":
+    case "text-delta":
+      return scrubber.has(event.text) ? { ...event, text: scrubber.scrub(event.text) } : event;
+    case "tool-call":
+      return { ...event, arguments: scrubber.scrub(event.arguments) };
+    case "tool-result":
+      return { ...event, output: scrubber.scrub(event.output) };
+    case "finish":
+      return { ...event, text: scrubber.scrub(event.text), messages: [] };
+    case "round-finish":
+      return event;
+    default:
+      return assertNever(event);
+  }
 }
 
 /** Wraps a port factory: every port it builds scrubs secrets. */

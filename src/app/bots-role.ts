@@ -29,6 +29,8 @@ import { compactReplyText } from "../answer/conversation-compactor.js";
 import type { StoredHistory } from "../history/history-store.js";
 import type { ConversationMemory } from "./conversation-memory.js";
 import { startAdaptersFor, type StartedAdapters } from "./adapters-for-config.js";
+import { webChatFor } from "./web-chat-for-config.js";
+import type { WebChat } from "../bots/web/web-chat-server.js";
 
 /** A running bots role. */
 export interface BotsRole {
@@ -36,6 +38,8 @@ export interface BotsRole {
   queue: MessageQueue;
   /** The settings commands (the terminal chat uses them too). */
   settings: SettingsPort;
+  /** The web chat and console (WEB_CHAT=on), mounted on the HTTP server. */
+  web?: WebChat;
   /** Mounted on the HTTP server in webhook mode. */
   telegramWebhook?: { path: string; handler(req: IncomingMessage, res: ServerResponse): void };
   close(): Promise<void>;
@@ -76,7 +80,7 @@ export async function startBotsRole(
   config: Config,
   redis: Redis,
   deps: { logger: Logger; metrics: Metrics; onFatal?: (error: unknown) => void },
-  options: { adapters?: boolean; toolCatalogue?: ToolCatalogue } = {},
+  options: { adapters?: boolean; toolCatalogue?: ToolCatalogue; webAssetsDir?: string } = {},
 ): Promise<BotsRole> {
   const { logger, metrics } = deps;
   const queue = createMessageQueue({ connection: redis, prefix: config.KEY_PREFIX });
@@ -113,10 +117,11 @@ export async function startBotsRole(
   });
 
   // The MCP servers are the workers' (they publish what they have); a test may inject its own catalogue.
+  const toolListing = createToolListingStore({ redis, prefix: config.KEY_PREFIX });
   const published = options.toolCatalogue
     ? undefined
     : createPublishedToolCatalogue({
-        store: createToolListingStore({ redis, prefix: config.KEY_PREFIX }),
+        store: toolListing,
         fallback: builtinToolCatalogue(builtinToolsFor(config)),
         // One GET a second: /tools shows a server that just came up (or went) without a wait.
         refreshMs: 1_000,
@@ -140,7 +145,20 @@ export async function startBotsRole(
           await queue.close();
           throw error;
         });
+  const web =
+    config.WEB_CHAT === "on"
+      ? webChatFor(config, {
+          redis,
+          gateway,
+          settings,
+          history,
+          tools: toolListing,
+          logger,
+          ...(options.webAssetsDir ? { assetsDir: options.webAssetsDir } : {}),
+        })
+      : undefined;
   const closeAll = async () => {
+    web?.close();
     published?.close();
     await Promise.allSettled(adapters.started.map((a) => a.stop()));
     await cancelBus.close();
@@ -151,6 +169,7 @@ export async function startBotsRole(
     gateway,
     queue,
     settings,
+    ...(web ? { web } : {}),
     ...(config.TELEGRAM_WEBHOOK_URL && webhookTelegram
       ? {
           telegramWebhook: {

@@ -20,6 +20,8 @@ import type { ReplyPortFactory } from "../contracts/reply-port.js";
 import type { FileSource } from "../contracts/file-source.js";
 import type { DiscordReplyPortFactory } from "../bots/discord/discord-reply-port.js";
 import type { Platform } from "../contracts/inbound-message.js";
+import { createWebReplyPortFactory } from "../bots/web/web-reply-port.js";
+import { createWebEventLog } from "../bots/web/web-event-log.js";
 import { createAnswerProcessor } from "../answer/answer-message.js";
 import { createSecretScrubber } from "../security/secret-scrubber.js";
 import { configuredSecrets } from "../security/configured-secrets.js";
@@ -92,6 +94,11 @@ export async function startWorkerRole(
     discordPorts = await discordSide(config.DISCORD_BOT_TOKEN, config.DISCORD_API_BASE, metrics);
     ports.discord = discordPorts;
   }
+  // Web chat answers go through Redis to whichever bots process serves the browser: any worker can answer them.
+  ports.web = createWebReplyPortFactory({
+    log: createWebEventLog({ redis, prefix: config.KEY_PREFIX, ttlSeconds: config.HISTORY_TTL_SECONDS }),
+    onError: (error) => logger.warn({ err: error }, "could not append to a web chat stream"),
+  });
   // One budget per chat and one per platform, shared with every other worker process of this deployment.
   const gate = createRedisPacing({
     redis,

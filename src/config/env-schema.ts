@@ -149,6 +149,32 @@ export const envSchema = z.object({
     message: "expected at least 16 characters",
   }),
   ADMIN_USER_IDS: platformIdList.default([]),
+  // The web chat and console on HTTP_PORT (src/bots/web): off unless asked for, it is a door from the network.
+  WEB_CHAT: z.enum(["on", "off"], { message: "expected on or off" }).default("off"),
+  WEB_USERS: z
+    .string()
+    .transform((v) =>
+      v
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(/^[A-Za-z0-9_.-]{1,64}:.{8,}$/, {
+            message: "expected comma-separated name:password pairs (passwords of at least 8 characters)",
+          })
+          .refine((pair) => !pair.toLowerCase().startsWith("admin:"), {
+            message: "the name admin is taken: the admin signs in with ADMIN_TOKEN",
+          }),
+      ),
+    )
+    .transform((pairs) =>
+      pairs.map((pair) => ({ name: pair.slice(0, pair.indexOf(":")), password: pair.slice(pair.indexOf(":") + 1) })),
+    )
+    .default([]),
   SHOW_REASONING: z
     .enum(["off", "collapsed", "full"], { message: "expected off, collapsed or full" })
     .default("collapsed"),

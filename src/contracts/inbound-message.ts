@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 
-export const platformSchema = z.enum(["telegram", "discord", "terminal"]);
+export const platformSchema = z.enum(["telegram", "discord", "terminal", "web"]);
 export type Platform = z.infer<typeof platformSchema>;
 
 /**
@@ -25,7 +25,7 @@ export type AttachmentRef = z.infer<typeof attachmentRefSchema>;
 export const inboundMessageSchema = z
   .object({
     platform: platformSchema,
-    /** History key: `tg:<chat_id>[:<thread_id>]`, `dc:<channel_id>`, `term:<session>`. */
+    /** History key: `tg:<chat_id>[:<thread_id>]`, `dc:<channel_id>`, `term:<session>`, `web:<user>`. */
     conversationKey: z.string().min(1).max(200),
     chatId: z.string().min(1).max(100),
     /** Telegram forum topic (message_thread_id); Discord threads are channels of their own. */

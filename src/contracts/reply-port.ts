@@ -3,6 +3,7 @@
  * its limits. Adapters implement it; the engine knows nothing else about them.
  * Text given to `send`/`edit` is already rendered for the platform by `format`.
  */
+import type { AgentEvent } from "./agent-events.js";
 
 /** Limits of one chat, in the platform's own terms. */
 export interface ReplyLimits {
@@ -45,6 +46,11 @@ export interface ReplyPort {
   draft?(draftId: number, content: RenderedText, opts: { signal?: AbortSignal }): Promise<void>;
   /** Shows that the bot is working (typing indicator); best effort. */
   typing?(opts: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Sees every agent event, in order, before the reply engine renders it (the web chat draws tool calls,
+   * results and reasoning itself). Must not throw or block: a port queues what it needs and returns.
+   */
+  observe?(event: AgentEvent): void;
 }
 
 export interface SendOptions {

@@ -24,6 +24,8 @@ export interface OpsServerOptions {
   checks: HealthCheck[];
   /** Serves /admin/queues/* once the token matched; absent = 404. */
   admin?: { token: string; handler(req: IncomingMessage, res: ServerResponse): void };
+  /** The web chat (WEB_CHAT=on): tried before the extra routes; returns false for paths it does not serve. */
+  web?: { handle(req: IncomingMessage, res: ServerResponse): boolean };
   /** Extra routes (e.g. a Telegram webhook), tried before 404. */
   routes?: { path: string; handler(req: IncomingMessage, res: ServerResponse): void }[];
   checkTimeoutMs?: number;
@@ -170,6 +172,7 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
       opts.admin.handler(req, res);
       return;
     }
+    if (opts.web?.handle(req, res)) return;
     const route = opts.routes?.find((r) => r.path === url.pathname);
     if (route) {
       route.handler(req, res);

@@ -22,6 +22,8 @@
  *   P:outsider:PL:U:M      refusals told to a user not on the allow lists in minute M
  *   P:settings:CK          hash of a conversation's settings that differ from the defaults (no expiry)
  *   P:history:CK:summary   running summary of the turns folded out of that history (src/history/summary-store.ts)
+ *   P:web:events:CK        Redis Stream of a web chat conversation's events (user turns, agent events, finals), capped
+ *   P:web:session:S        a web chat sign-in session (JSON: name, admin, CSRF token), expiring
  *
  * Hash tags: the conversation key is escaped so it can never contribute a `{…}` hash tag of its own.
  * With a prefix such as `{chatbot}` every key above (BullMQ's included) lands in one Redis Cluster slot,
@@ -104,4 +106,12 @@ export function outsiderRefusalKey(prefix: string, platform: string, userId: str
 /** The hash of a conversation's own settings (model, thinking, reasoning, persona, tools switched off). */
 export function conversationSettingsKey(prefix: string, conversationKey: string): string {
   return `${prefix}:settings:${keyPart(conversationKey)}`;
+}
+
+/** The keys of the web chat (src/bots/web): a conversation's event stream and a sign-in session. */
+export function webKeys(prefix: string): { events(conversationKey: string): string; session(id: string): string } {
+  return {
+    events: (ck) => `${prefix}:web:events:${keyPart(ck)}`,
+    session: (id) => `${prefix}:web:session:${keyPart(id)}`,
+  };
 }

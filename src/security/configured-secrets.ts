@@ -20,6 +20,7 @@ export function configuredSecrets(config: Config): string[] {
     config.OPENAI_API_KEY,
     config.ADMIN_TOKEN,
     ...urls.flatMap(urlSecrets),
+    ...config.WEB_USERS.map((user) => user.password),
   ].filter((s): s is string => s !== undefined && s !== "");
 }
 

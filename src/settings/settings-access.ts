@@ -5,7 +5,7 @@
  */
 import type { SettingsAsker } from "../contracts/settings-port.js";
 
-const PLATFORM_TAG = { telegram: "tg", discord: "dc", terminal: "term" } as const;
+const PLATFORM_TAG = { telegram: "tg", discord: "dc", terminal: "term", web: "web" } as const;
 
 /** The ADMIN_USER_IDS form of an asker: `tg:<id>` / `dc:<id>`. */
 export function adminIdOf(asker: Pick<SettingsAsker, "platform" | "userId">): string {

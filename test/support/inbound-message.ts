@@ -13,6 +13,8 @@ function conversationKeyOf(m: Pick<InboundMessage, "platform" | "chatId" | "thre
       return `dc:${m.chatId}`;
     case "terminal":
       return `term:${m.chatId}`;
+    case "web":
+      return `web:${m.chatId}`;
   }
 }
 

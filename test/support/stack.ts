@@ -19,6 +19,8 @@ export interface StackOptions {
   /** Which roles run in this process (default both). */
   roles?: ("bots" | "worker")[];
   worker?: WorkerRoleOptions;
+  /** Options of the bots role (the web chat's page bundle). */
+  bots?: Parameters<typeof startBotsRole>[3];
   /** Reuse a prefix (e.g. to share a deployment with child processes). */
   redis?: TestRedis;
   logLevel?: string;
@@ -52,7 +54,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   let bots: BotsRole | undefined;
   try {
     if (roles.includes("worker")) worker = await startWorkerRole(config, connection, { logger, metrics }, opts.worker);
-    if (roles.includes("bots")) bots = await startBotsRole(config, connection, { logger, metrics });
+    if (roles.includes("bots")) bots = await startBotsRole(config, connection, { logger, metrics }, opts.bots);
   } catch (error) {
     await worker?.close(0);
     connection.disconnect();
