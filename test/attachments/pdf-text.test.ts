@@ -85,13 +85,16 @@ describe("PDF text", () => {
     expect(text.length).toBeLessThan(8_200);
     expect(maxDelayMs).toBeLessThan(500);
     // Reading the whole page (what happened before: the budget was checked after each page) takes
-    // several times as long on the same machine, however busy it is.
+    // more than twice as long on the same machine, however busy it is: given twice the time, it is cut off.
     const whole = await measured(() =>
-      pdfToText("long.pdf", longPage, { maxPages: 1, maxChars: Number.MAX_SAFE_INTEGER, timeoutMs: 120_000 }),
+      pdfToText("long.pdf", longPage, {
+        maxPages: 1,
+        maxChars: Number.MAX_SAFE_INTEGER,
+        timeoutMs: Math.max(1_000, Math.round(ms * 2)),
+      }),
     );
-    expect((whole.outcome as string).length).toBeGreaterThan(1_000_000);
-    expect(ms).toBeLessThan(whole.ms / 2);
-  }, 60_000);
+    expect((whole.outcome as Error).message).toBe("long.pdf took too long to read");
+  }, 120_000);
 
   it("the deadline ends the reading thread with one clear line", async () => {
     const { outcome, ms } = await measured(() =>
