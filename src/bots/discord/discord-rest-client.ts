@@ -101,19 +101,27 @@ export function createDiscordRestClient(options: DiscordRestClientOptions): Disc
   const fetchImpl = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? 15_000;
   const limits = createRateLimitTracker();
+  const api = options.apiBase.replace(/\/+$/, "");
+  const version = String(options.apiVersion ?? 10);
+  // Our pacing spaces a channel's writes by its bucket's window, learned from the same headers REST reads
+  // (read here, under REST, rather than from its `response` event, which clones every response).
+  const versionPath = `${new URL(api).pathname.replace(/\/+$/, "")}/v${version}`;
+  const observed = (url: string, init: { method?: string | undefined }, res: Response): Response => {
+    const path = new URL(url).pathname.slice(versionPath.length);
+    limits.observe((init.method ?? "GET").toUpperCase(), path, res.headers);
+    return res;
+  };
   const rest = new REST({
-    api: options.apiBase.replace(/\/+$/, ""),
-    version: String(options.apiVersion ?? 10),
+    api,
+    version,
     // The editor and the queue decide what to do about a limit or a failure; REST only says so.
     rejectOnRateLimit: () => true,
     retries: 0,
     offset: 0,
     timeout: timeoutMs,
     makeRequest: async (url, init) =>
-      exactRetryAfter(await fetchImpl(url, init as RequestInit)) as Promise<ResponseLike>,
+      exactRetryAfter(observed(url, init, await fetchImpl(url, init as RequestInit))) as Promise<ResponseLike>,
   }).setToken(options.token);
-  // Our pacing spaces a channel's writes by its bucket's window, learned from the same headers REST reads.
-  rest.on("response", (request, response) => limits.observe(request.method, request.path, response.headers as Headers));
 
   return {
     async request<T>(method: HttpMethod, path: `/${string}`, { body, signal }: DiscordRequestOptions = {}): Promise<T> {
