@@ -1,6 +1,8 @@
 /** The OpenAI-compatible client every model request goes through. */
 import OpenAI from "openai";
 import { createHttpTransport } from "../shared/http-transport.js";
+import type { ModelServer } from "./model-dialect.js";
+import { createOllamaFetch } from "./ollama-fetch.js";
 
 /** Settings for the model client (OPENAI_BASE_URL, OPENAI_API_KEY, MODEL_TIMEOUT_MS). */
 export interface ModelClientOptions {
@@ -10,7 +12,14 @@ export interface ModelClientOptions {
   timeoutMs: number;
   /** Injected for tests and proxies; by default node:http with keep-alive (http-transport.ts), whose streams are read without web streams. */
   fetch?: typeof fetch;
+  /** MODEL_SERVER: `ollama` talks to Ollama's native `/api/chat` (ollama-fetch.ts) instead of its `/v1`. */
+  server?: ModelServer;
+  /** Ollama's `num_ctx`: the context the budget counts with (MODEL_CONTEXT_TOKENS, else the budget's default). */
+  contextTokens?: number;
 }
+
+/** The budget's own default when neither MODEL_CONTEXT_TOKENS nor the server says (tokens/context-window.ts). */
+const OLLAMA_DEFAULT_CONTEXT = 8192;
 
 /** Builds the SDK client with retries off: the queue owns retrying, with backoff and a visible reply. */
 export function createModelClient(opts: ModelClientOptions): OpenAI {
@@ -19,6 +28,13 @@ export function createModelClient(opts: ModelClientOptions): OpenAI {
     apiKey: opts.apiKey,
     timeout: opts.timeoutMs,
     maxRetries: 0,
-    fetch: opts.fetch ?? createHttpTransport(),
+    fetch:
+      opts.server === "ollama"
+        ? createOllamaFetch({
+            serverRoot: opts.baseURL.replace(/\/+$/, "").replace(/\/v1$/, ""),
+            contextTokens: opts.contextTokens ?? OLLAMA_DEFAULT_CONTEXT,
+            fetch: opts.fetch ?? createHttpTransport(),
+          })
+        : (opts.fetch ?? createHttpTransport()),
   });
 }
