@@ -1,5 +1,7 @@
 /** The OpenAI-compatible client every model request goes through. */
 import OpenAI from "openai";
+import type { ModelServer } from "./model-dialect.js";
+import { createOllamaFetch } from "./ollama-fetch.js";
 
 /** Settings for the model client (OPENAI_BASE_URL, OPENAI_API_KEY, MODEL_TIMEOUT_MS). */
 export interface ModelClientOptions {
@@ -9,7 +11,14 @@ export interface ModelClientOptions {
   timeoutMs: number;
   /** Injected for tests and proxies; by default Node's global fetch. */
   fetch?: typeof fetch;
+  /** MODEL_SERVER: `ollama` talks to Ollama's native `/api/chat` (ollama-fetch.ts) instead of its `/v1`. */
+  server?: ModelServer;
+  /** Ollama's `num_ctx`: the context the budget counts with (MODEL_CONTEXT_TOKENS, else the budget's default). */
+  contextTokens?: number;
 }
+
+/** The budget's own default when neither MODEL_CONTEXT_TOKENS nor the server says (tokens/context-window.ts). */
+const OLLAMA_DEFAULT_CONTEXT = 8192;
 
 /** Builds the SDK client with retries off: the queue owns retrying, with backoff and a visible reply. */
 export function createModelClient(opts: ModelClientOptions): OpenAI {
@@ -18,6 +27,16 @@ export function createModelClient(opts: ModelClientOptions): OpenAI {
     apiKey: opts.apiKey,
     timeout: opts.timeoutMs,
     maxRetries: 0,
-    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    ...(opts.server === "ollama"
+      ? {
+          fetch: createOllamaFetch({
+            serverRoot: opts.baseURL.replace(/\/+$/, "").replace(/\/v1$/, ""),
+            contextTokens: opts.contextTokens ?? OLLAMA_DEFAULT_CONTEXT,
+            fetch: opts.fetch ?? fetch,
+          }),
+        }
+      : opts.fetch
+        ? { fetch: opts.fetch }
+        : {}),
   });
 }

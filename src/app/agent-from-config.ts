@@ -35,6 +35,8 @@ export function agentFromConfig(
       baseURL: config.OPENAI_BASE_URL,
       apiKey: config.OPENAI_API_KEY,
       timeoutMs: config.MODEL_TIMEOUT_MS,
+      server: config.MODEL_SERVER,
+      ...(config.MODEL_CONTEXT_TOKENS !== undefined ? { contextTokens: config.MODEL_CONTEXT_TOKENS } : {}),
     }),
     model: config.MODEL,
     modelServer: config.MODEL_SERVER,

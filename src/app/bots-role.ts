@@ -65,6 +65,8 @@ function compactionMemory(
       baseURL: config.OPENAI_BASE_URL,
       apiKey: config.OPENAI_API_KEY,
       timeoutMs: config.MODEL_TIMEOUT_MS,
+      server: config.MODEL_SERVER,
+      ...(config.MODEL_CONTEXT_TOKENS !== undefined ? { contextTokens: config.MODEL_CONTEXT_TOKENS } : {}),
     });
     return conversationMemoryFor(config, { ...deps, client });
   };

@@ -324,6 +324,36 @@ async function propsContext(config: ModelCheckConfig, timeoutMs: number): Promis
   }
 }
 
+/**
+ * Which API the bot talks to: Ollama's native `/api/chat` with MODEL_SERVER=ollama, else the OpenAI-compatible
+ * `/v1`. An Ollama server reached through `/v1` fails: there it ignores `num_ctx` and silently cuts long prompts
+ * at the model's default context, tool definitions first.
+ */
+export async function checkModelApi(config: ModelCheckConfig): Promise<SetupFinding> {
+  const root = config.OPENAI_BASE_URL.replace(/\/+$/, "").replace(/\/v1$/, "");
+  if (config.MODEL_SERVER === "ollama")
+    return f.pass("api", `Ollama's native API (${root}/api/chat), num_ctx set to the context the bot budgets for`);
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 3000);
+  let ollama = false;
+  try {
+    const response = await fetch(`${root}/api/version`, { signal: controller.signal });
+    const body = (await response.json().catch(() => undefined)) as { version?: unknown } | undefined;
+    ollama = response.ok && typeof body?.version === "string";
+  } catch {
+    // Not answering /api/version: not an Ollama server (or not up; the answers check says so).
+  } finally {
+    clearTimeout(timer);
+  }
+  if (ollama)
+    return f.fail(
+      "api",
+      "an Ollama server reached through its OpenAI-compatible /v1, which ignores num_ctx and cuts long prompts (tool definitions first)",
+      "set MODEL_SERVER=ollama: the bot then uses Ollama's native /api/chat with num_ctx",
+    );
+  return f.pass("api", `the OpenAI-compatible API (${config.OPENAI_BASE_URL}/chat/completions)`);
+}
+
 /** Runs the model checks; the request checks are skipped when the server does not answer. */
 export async function checkModelServer(config: ModelCheckConfig): Promise<SetupFinding[]> {
   const answers = await checkModelAnswers(config);
@@ -331,6 +361,7 @@ export async function checkModelServer(config: ModelCheckConfig): Promise<SetupF
   if (!answers.listing) return [answers.finding, f.skip("requests", "skipped: the server does not answer"), budget];
   return [
     answers.finding,
+    await checkModelApi(config),
     checkModelListed(config, answers.listing),
     ...[checkModelChoices(config, answers.listing)].filter((finding): finding is SetupFinding => finding !== undefined),
     await checkStreams(config),

@@ -39,6 +39,7 @@ describe("doctor: model server", () => {
     const found = await doctorAgainst({});
     expect([...found.values()].map((f) => [f.check, f.status])).toEqual([
       ["answers", "pass"],
+      ["api", "pass"],
       ["model", "pass"],
       ["streams", "pass"],
       ["tool calls", "pass"],
@@ -182,5 +183,43 @@ describe("doctor: model server", () => {
       detail: "a streamed request got no server-sent events (Content-Type application/json)",
     });
     expect(found.get("streams")!.fix).toContain("text/event-stream");
+  });
+});
+
+describe("which API the bot talks to (issue 30)", () => {
+  it("says Ollama's native API with MODEL_SERVER=ollama, and fails an Ollama server reached through /v1", async () => {
+    const { checkModelApi } = await import("../../src/doctor/model-checks.js");
+    const { startFakeOllama } = await import("../fakes/ollama-server.js");
+    const ollama = await startFakeOllama({ answer: () => ({ content: "hi" }) });
+    try {
+      const through = (server: string) =>
+        checkModelApi(
+          loadConfig({ OPENAI_BASE_URL: ollama.url, MODEL_SERVER: server, REDIS_URL: "redis://127.0.0.1:6379" }),
+        );
+      expect(await through("ollama")).toMatchObject({
+        check: "api",
+        status: "pass",
+        detail: expect.stringContaining("/api/chat"),
+      });
+      expect(await through("llama.cpp")).toMatchObject({
+        check: "api",
+        status: "fail",
+        fix: expect.stringContaining("MODEL_SERVER=ollama"),
+      });
+    } finally {
+      await ollama.close();
+    }
+    // A llama.cpp server (no /api/version) passes as the OpenAI-compatible API.
+    const llama = await startFakeOpenAI();
+    try {
+      expect(
+        await checkModelApi(loadConfig({ OPENAI_BASE_URL: llama.url, REDIS_URL: "redis://127.0.0.1:6379" })),
+      ).toMatchObject({
+        status: "pass",
+        detail: expect.stringContaining("OpenAI-compatible"),
+      });
+    } finally {
+      await llama.close();
+    }
   });
 });

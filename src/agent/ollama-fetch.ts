@@ -1,0 +1,262 @@
+/**
+ * Ollama's native API behind the OpenAI client (MODEL_SERVER=ollama): a `fetch` for the SDK that
+ * sends each `chat/completions` request to Ollama's `POST /api/chat` and turns its NDJSON answer
+ * back into the chat.completion chunks (SSE) the rest of the loop reads, so nothing else changes.
+ *
+ * Why not Ollama's `/v1`: it ignores `num_ctx` and silently cuts a long prompt at the model's
+ * default context (2048–4096 tokens), and the tool definitions fall off first; a small model then
+ * writes tool calls as text. `/api/chat` takes `options.num_ctx` (set to the context the bot
+ * budgets for), `think`, `images` and `keep_alive`. Ollama sends a tool call whole in one line,
+ * `done_reason` on the last line, and errors as `{"error": "…"}` (docs/api.md).
+ */
+import { randomBytes } from "node:crypto";
+
+/** Settings of the translation. */
+export interface OllamaFetchOptions {
+  /** The server root (OPENAI_BASE_URL without `/v1`). */
+  serverRoot: string;
+  /** `options.num_ctx` of every request: the context the bot budgets for. */
+  contextTokens: number;
+  /**
+   * How long Ollama keeps the model (and its prompt cache) loaded after a request. Its default, 5 minutes,
+   * unloads it between a chat's sparser messages, and the next one reads the whole prompt again.
+   */
+  keepAlive?: string;
+  /** The transport for the real requests (the SDK's own fetch by default). */
+  fetch?: typeof fetch;
+}
+
+type Json = Record<string, any>;
+
+/** The fetch the SDK gets for an Ollama server. */
+export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
+  const doFetch = opts.fetch ?? fetch;
+  const keepAlive = opts.keepAlive ?? "30m";
+  return async (input, init) => {
+    const url = String(input instanceof Request ? input.url : input);
+    if (!url.endsWith("/chat/completions") || init?.method !== "POST") return doFetch(input, init);
+    const body = JSON.parse(String(init.body)) as Json;
+    const upstream = await doFetch(`${opts.serverRoot}/api/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(toOllamaRequest(body, opts.contextTokens, keepAlive)),
+      ...(init.signal ? { signal: init.signal } : {}),
+    });
+    if (!upstream.ok) return errorResponse(upstream);
+    if (body.stream !== true) return completionResponse(fromOllamaLine((await upstream.json()) as Json), body.model);
+    return new Response(sseFromNdjson(upstream, String(body.model ?? "")), {
+      status: 200,
+      headers: { "content-type": "text/event-stream" },
+    });
+  };
+}
+
+/** An OpenAI chat.completions body as an Ollama `/api/chat` body. */
+export function toOllamaRequest(body: Json, contextTokens: number, keepAlive: string): Json {
+  const names = new Map<string, string>();
+  const messages = (body.messages as Json[]).map((m) => {
+    if (m.role === "assistant" && Array.isArray(m.tool_calls)) {
+      for (const c of m.tool_calls) names.set(c.id, c.function.name);
+      return {
+        role: "assistant",
+        content: m.content ?? "",
+        tool_calls: m.tool_calls.map((c: Json) => ({
+          function: { name: c.function.name, arguments: parseArguments(c.function.arguments) },
+        })),
+      };
+    }
+    if (m.role === "tool") {
+      const name = names.get(m.tool_call_id);
+      return { role: "tool", content: m.content, ...(name ? { tool_name: name } : {}) };
+    }
+    if (Array.isArray(m.content)) {
+      // Text and pictures: Ollama takes the pictures as bare base64 beside the text.
+      const text = m.content.filter((p: Json) => p.type === "text").map((p: Json) => p.text);
+      const images = m.content
+        .filter((p: Json) => p.type === "image_url")
+        .map((p: Json) => String(p.image_url.url).replace(/^data:[^,]*;base64,/, ""));
+      return { role: m.role, content: text.join("\n"), ...(images.length ? { images } : {}) };
+    }
+    return { role: m.role, content: m.content ?? "" };
+  });
+  const options: Json = { num_ctx: contextTokens };
+  if (body.max_tokens !== undefined) options.num_predict = body.max_tokens;
+  if (body.temperature !== undefined) options.temperature = body.temperature;
+  if (body.top_p !== undefined) options.top_p = body.top_p;
+  return {
+    model: body.model,
+    messages,
+    ...(Array.isArray(body.tools) && body.tools.length && body.tool_choice !== "none" ? { tools: body.tools } : {}),
+    // The dialect turns thinking off with `reasoning_effort: "none"` (model-dialect.ts); anything else asks for it.
+    think: body.reasoning_effort !== "none",
+    stream: body.stream === true,
+    keep_alive: keepAlive,
+    options,
+  };
+}
+
+function parseArguments(text: unknown): unknown {
+  try {
+    return JSON.parse(String(text));
+  } catch {
+    return {};
+  }
+}
+
+/** What one Ollama line says, in OpenAI terms. */
+interface OllamaLine {
+  content: string;
+  thinking: string;
+  toolCalls: Array<{ name: string; arguments: string }>;
+  done: boolean;
+  doneReason?: string;
+  promptTokens?: number;
+  completionTokens?: number;
+  error?: string;
+}
+
+function fromOllamaLine(line: Json): OllamaLine {
+  const message = (line.message ?? {}) as Json;
+  return {
+    content: typeof message.content === "string" ? message.content : "",
+    thinking: typeof message.thinking === "string" ? message.thinking : "",
+    toolCalls: (Array.isArray(message.tool_calls) ? message.tool_calls : []).map((c: Json) => ({
+      name: String(c.function?.name ?? ""),
+      arguments: JSON.stringify(c.function?.arguments ?? {}),
+    })),
+    done: line.done === true,
+    ...(typeof line.done_reason === "string" ? { doneReason: line.done_reason } : {}),
+    ...(typeof line.prompt_eval_count === "number" ? { promptTokens: line.prompt_eval_count } : {}),
+    ...(typeof line.eval_count === "number" ? { completionTokens: line.eval_count } : {}),
+    ...(typeof line.error === "string" ? { error: line.error } : {}),
+  };
+}
+
+const callId = (): string => `call_${randomBytes(12).toString("hex")}`;
+
+/** `done_reason` as an OpenAI finish reason. */
+function finishReason(line: OllamaLine, sawCalls: boolean): string {
+  if (sawCalls) return "tool_calls";
+  return line.doneReason === "length" ? "length" : "stop";
+}
+
+/** Ollama's NDJSON stream as OpenAI SSE chunks. */
+function sseFromNdjson(upstream: Response, model: string): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const id = `chatcmpl-${randomBytes(8).toString("hex")}`;
+  const created = Math.floor(Date.now() / 1000);
+  const event = (payload: Json): Uint8Array => encoder.encode(`data: ${JSON.stringify(payload)}\n\n`);
+  const chunk = (choices: Json[], extra: Json = {}): Uint8Array =>
+    event({ id, object: "chat.completion.chunk", created, model, choices, ...extra });
+  const reader = (upstream.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let buffered = "";
+  let index = 0;
+  let finished = false;
+
+  const translate = (raw: string): Uint8Array[] => {
+    if (!raw.trim()) return [];
+    let line: OllamaLine;
+    try {
+      line = fromOllamaLine(JSON.parse(raw) as Json);
+    } catch {
+      return [];
+    }
+    if (line.error !== undefined) {
+      finished = true;
+      return [event({ error: { code: 500, message: line.error, type: "server_error" } })];
+    }
+    const out: Uint8Array[] = [];
+    const delta: Json = {};
+    if (line.thinking) delta.reasoning_content = line.thinking;
+    if (line.content) delta.content = line.content;
+    if (line.toolCalls.length) {
+      delta.tool_calls = line.toolCalls.map((c) => ({
+        index: index++,
+        id: callId(),
+        type: "function",
+        function: { name: c.name, arguments: c.arguments },
+      }));
+    }
+    if (Object.keys(delta).length) out.push(chunk([{ index: 0, delta, finish_reason: null }]));
+    if (line.done) {
+      finished = true;
+      out.push(chunk([{ index: 0, delta: {}, finish_reason: finishReason(line, index > 0) }]));
+      const prompt = line.promptTokens ?? 0;
+      const completion = line.completionTokens ?? 0;
+      out.push(
+        chunk([], {
+          usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+        }),
+      );
+      out.push(encoder.encode("data: [DONE]\n\n"));
+    }
+    return out;
+  };
+
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) {
+          for (const bytes of translate(buffered)) controller.enqueue(bytes);
+          buffered = "";
+          controller.close();
+          return;
+        }
+        buffered += decoder.decode(value, { stream: true });
+        const lines = buffered.split("\n");
+        buffered = lines.pop() ?? "";
+        const out = lines.flatMap(translate);
+        for (const bytes of out) controller.enqueue(bytes);
+        if (finished) {
+          await reader.cancel();
+          controller.close();
+          return;
+        }
+        if (out.length) return;
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}
+
+/** A whole Ollama answer (`stream: false`) as one chat.completion. */
+function completionResponse(line: OllamaLine, model: unknown): Response {
+  const message: Json = { role: "assistant", content: line.content };
+  if (line.thinking) message.reasoning_content = line.thinking;
+  if (line.toolCalls.length)
+    message.tool_calls = line.toolCalls.map((c) => ({
+      id: callId(),
+      type: "function",
+      function: { name: c.name, arguments: c.arguments },
+    }));
+  const prompt = line.promptTokens ?? 0;
+  const completion = line.completionTokens ?? 0;
+  return Response.json({
+    id: `chatcmpl-${randomBytes(8).toString("hex")}`,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message, finish_reason: finishReason(line, line.toolCalls.length > 0) }],
+    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+  });
+}
+
+/** Ollama's `{"error": "…"}` with its status, as the OpenAI error body the SDK and model-error.ts read. */
+async function errorResponse(upstream: Response): Promise<Response> {
+  const text = await upstream.text().catch(() => "");
+  let message = text.slice(0, 500) || `HTTP ${upstream.status}`;
+  try {
+    const parsed = JSON.parse(text) as { error?: unknown };
+    if (typeof parsed.error === "string") message = parsed.error;
+  } catch {
+    // Not JSON (a proxy's page): its first words are the message.
+  }
+  return Response.json(
+    {
+      error: { code: upstream.status, message, type: upstream.status < 500 ? "invalid_request_error" : "server_error" },
+    },
+    { status: upstream.status },
+  );
+}
