@@ -4,18 +4,20 @@
  * printed, so `npm run chat` also works in scripts.
  */
 import type { RenderedText, ReplyPort, ReplyPortFactory, SendOptions } from "../../contracts/reply-port.js";
+import { plainText, screenRows } from "./terminal-text.js";
 
 /** Where the terminal writes, and whether it can redraw. */
 export interface TerminalOutput {
   write(text: string): void;
   isTTY: boolean;
-  columns?: number;
+  /** The terminal's width now (read at every redraw: the window may have been resized). */
+  readonly columns?: number;
 }
 
 /** Shared screen state: only the block printed last can be redrawn in place. */
 export interface TerminalScreen {
   out: TerminalOutput;
-  lastBlock?: { messageId: string; rows: number };
+  lastBlock?: { messageId: string; text: string; rows: number };
   nextId: number;
   /** Called after a final message is printed (the prompt is redrawn). */
   onFinal?: () => void;
@@ -33,9 +35,11 @@ export function showStatus(screen: TerminalScreen, text: string): void {
   screen.status = { text, rows: screenRows(text, columns) };
 }
 
-/** Counts the screen rows a block of text takes at the terminal's width. */
-export function screenRows(text: string, columns: number): number {
-  return text.split("\n").reduce((rows, line) => rows + Math.max(1, Math.ceil([...line].length / columns)), 0);
+/** After a resize: the rows the last block and the status line take now (the terminal rewrapped them). */
+export function followResize(screen: TerminalScreen): void {
+  const columns = Math.max(20, screen.out.columns ?? 80);
+  if (screen.lastBlock) screen.lastBlock.rows = screenRows(screen.lastBlock.text, columns);
+  if (screen.status) screen.status.rows = screenRows(screen.status.text, columns);
 }
 
 /** Creates the terminal's reply port factory; every job prints to the same screen. */
@@ -64,7 +68,7 @@ function createTerminalReplyPort(screen: TerminalScreen): ReplyPort {
     const up = (screen.lastBlock?.messageId === messageId ? screen.lastBlock.rows : 0) + statusRows;
     if (up > 0) screen.out.write(`\x1b[${up}A\r\x1b[J`);
     screen.out.write(`${text}\n`);
-    screen.lastBlock = { messageId, rows: screenRows(text, columns()) };
+    screen.lastBlock = { messageId, text, rows: screenRows(text, columns()) };
     if (screen.status && final) screen.status = undefined;
     if (screen.status) screen.out.write(`${screen.status.text}\n`);
     if (final) screen.onFinal?.();
@@ -73,7 +77,8 @@ function createTerminalReplyPort(screen: TerminalScreen): ReplyPort {
   return {
     limits: { maxLength: 100_000, minEditIntervalMs: 50 },
     format(markdown: string): RenderedText {
-      return { text: markdown };
+      // A terminal renders no Markdown: show what it means, not its escapes.
+      return { text: plainText(markdown) };
     },
     async send(content: RenderedText, opts: SendOptions): Promise<string> {
       const id = `t${screen.nextId++}`;
