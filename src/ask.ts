@@ -14,7 +14,7 @@ import { ModelError } from "./agent/model-error.js";
 import { agentFromConfig } from "./app/agent-from-config.js";
 import { botToolsFor, type BotTools } from "./app/tools-for-config.js";
 import { McpConfigError } from "./tools/mcp/mcp-config.js";
-import { createLogger } from "./observability/logger.js";
+import { createLogger, logFormatFor } from "./observability/logger.js";
 import { configuredSecrets } from "./security/configured-secrets.js";
 
 /** Where ask writes, injectable so the renderer stays testable. */
@@ -135,7 +135,13 @@ async function main(): Promise<number> {
     const level = config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL;
     tools = await botToolsFor(
       config,
-      createLogger({ level, name: "ask", secrets: configuredSecrets(config), destination: process.stderr }),
+      createLogger({
+        level,
+        name: "ask",
+        secrets: configuredSecrets(config),
+        destination: process.stderr,
+        format: logFormatFor(config.LOG_FORMAT, process.stderr.isTTY === true),
+      }),
     );
   } catch (error) {
     if (error instanceof McpConfigError) {

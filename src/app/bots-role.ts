@@ -38,6 +38,8 @@ export interface BotsRole {
   settings: SettingsPort;
   /** Mounted on the HTTP server in webhook mode. */
   telegramWebhook?: { path: string; handler(req: IncomingMessage, res: ServerResponse): void };
+  /** How many platform adapters run: none means nothing will ever arrive. */
+  platforms: number;
   close(): Promise<void>;
 }
 
@@ -159,6 +161,7 @@ export async function startBotsRole(
           },
         }
       : {}),
+    platforms: adapters.started.length,
     close: closeAll,
   };
 }

@@ -165,6 +165,8 @@ export const envSchema = z.object({
       message: "expected fatal, error, warn, info, debug, trace or silent",
     })
     .default("info"),
+  /** `auto`: human lines on a terminal, JSON lines otherwise (containers, files, log shippers). */
+  LOG_FORMAT: z.enum(["auto", "json", "pretty"], { message: "expected auto, json or pretty" }).default("auto"),
 });
 
 /** The validated settings the whole program runs on. */

@@ -28,8 +28,12 @@ export interface TmuxChat {
 
 const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
 
-/** Starts `main.ts chat` in a `columns`×`rows` terminal with only PATH, HOME and `env`. */
-export function startTmuxChat(env: Record<string, string>, size = { columns: 80, rows: 30 }): TmuxChat {
+/** Starts `main.ts chat` (or another role: `args`) in a `columns`×`rows` terminal with only PATH, HOME and `env`. */
+export function startTmuxChat(
+  env: Record<string, string>,
+  size = { columns: 80, rows: 30 },
+  args: string[] = ["chat"],
+): TmuxChat {
   const dir = mkdtempSync(join(tmpdir(), "tmux-chat-"));
   const socket = join(dir, "socket");
   const conf = join(dir, "tmux.conf");
@@ -51,7 +55,7 @@ export function startTmuxChat(env: Record<string, string>, size = { columns: 80,
     "--import",
     "tsx",
     "src/main.ts",
-    "chat",
+    ...args.map(quote),
   ].join(" ");
   tmux("new-session", "-d", "-s", "chat", "-c", root, "-x", String(size.columns), "-y", String(size.rows), command);
   return {
