@@ -90,10 +90,12 @@ describe("terminal chat on the screen", { timeout: 90_000 }, () => {
     await expect.poll(() => tty.lines().join("\n"), { timeout: 3000 }).toContain("⏹ Stopped. (Ctrl-C again leaves.)");
     // The model request was cut off, and the answer says it stopped (plain text, no Markdown).
     await expect.poll(() => fake.requests[0]?.outcome, { timeout: 10_000 }).toBe("client-closed");
-    await expect.poll(() => tty.lines().join("\n"), { timeout: 10_000 }).toMatch(/word\d+ ?\n+⏹ stopped$/m);
+    await expect
+      .poll(() => tty.lines().join("\n"), { timeout: 10_000 })
+      .toMatch(/word\d+ ?\n+⏹ stopped\n.*⏹ Stopped\. \(Ctrl-C again leaves\.\)$/m);
     expect(tty.exited()).toBe(false);
     tty.keys("C-c");
-    await expect.poll(() => tty.exited(), { timeout: 15_000 }).toBe(true);
+    await expect.poll(() => (tty.exited() ? true : tty.lines().join("\n")), { timeout: 30_000 }).toBe(true);
     expect(tty.lines().join("\n")).not.toContain("word299");
   });
 });

@@ -5,7 +5,7 @@
 import { createInterface } from "node:readline";
 import type { BotGateway } from "../../contracts/bot-gateway.js";
 import type { InboundMessage } from "../../contracts/inbound-message.js";
-import { showStatus, type TerminalScreen } from "./terminal-reply-port.js";
+import { inputEchoed, showStatus, type TerminalScreen } from "./terminal-reply-port.js";
 import { isSettingsCommand, type SettingsPort } from "../../contracts/settings-port.js";
 
 /** `/help`: one command per line, so it reads at any width. */
@@ -129,6 +129,7 @@ export function runTerminalAdapter(opts: TerminalAdapterOptions): TerminalChat {
   const done = new Promise<void>((resolve) => {
     let quitting = false;
     rl.on("line", (line) => {
+      if (opts.screen.out.isTTY) inputEchoed(opts.screen);
       if (quitting) return;
       // Lines are offered in order even when typed faster than Redis answers.
       pending = pending
@@ -151,7 +152,7 @@ export function runTerminalAdapter(opts: TerminalAdapterOptions): TerminalChat {
       stoppedByInterrupt = true;
       // On a TTY as the status line under the answer being redrawn, so the redraw stays in place.
       const line = "⏹ Stopped. (Ctrl-C again leaves.)";
-      if (opts.screen.out.isTTY) showStatus(opts.screen, line);
+      if (opts.screen.out.isTTY) showStatus(opts.screen, line, { keep: true });
       else say(line);
       return "stopped" as const;
     }

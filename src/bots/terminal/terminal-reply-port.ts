@@ -24,15 +24,24 @@ export interface TerminalScreen {
   /** Piped output: the final text printed per message, so a retry's (or a give-up's) repeat is not printed twice. */
   printedFinals?: Map<string, string>;
   /** A status line kept below the last block (a retry notice), redrawn in place; gone once a final message lands. */
-  status?: { text: string; rows: number };
+  status?: { text: string; rows: number; keep?: boolean };
 }
 
-/** Shows (or replaces, in place) the one status line under the conversation; TTY only. */
-export function showStatus(screen: TerminalScreen, text: string): void {
+/** Shows (or replaces, in place) the one status line under the conversation; TTY only. `keep`: it stays under the final answer too. */
+export function showStatus(screen: TerminalScreen, text: string, opts: { keep?: boolean } = {}): void {
   const columns = Math.max(20, screen.out.columns ?? 80);
   if (screen.status) screen.out.write(`\x1b[${screen.status.rows}A\r\x1b[J`);
   screen.out.write(`${text}\n`);
-  screen.status = { text, rows: screenRows(text, columns) };
+  screen.status = { text, rows: screenRows(text, columns), ...(opts.keep ? { keep: true } : {}) };
+}
+
+/**
+ * The terminal echoed a line the user typed below the last block: redrawing that block in place
+ * would now overwrite the typed line, so the rest of the answer starts a new block below it.
+ */
+export function inputEchoed(screen: TerminalScreen): void {
+  screen.lastBlock = undefined;
+  screen.status = undefined;
 }
 
 /** After a resize: the rows the last block and the status line take now (the terminal rewrapped them). */
@@ -69,8 +78,9 @@ function createTerminalReplyPort(screen: TerminalScreen): ReplyPort {
     if (up > 0) screen.out.write(`\x1b[${up}A\r\x1b[J`);
     screen.out.write(`${text}\n`);
     screen.lastBlock = { messageId, text, rows: screenRows(text, columns()) };
-    if (screen.status && final) screen.status = undefined;
-    if (screen.status) screen.out.write(`${screen.status.text}\n`);
+    if (screen.status && (!final || screen.status.keep)) screen.out.write(`${screen.status.text}\n`);
+    // Once the answer is final nothing redraws it: a kept status line stays as plain text.
+    if (final) screen.status = undefined;
     if (final) screen.onFinal?.();
   };
 
@@ -87,7 +97,15 @@ function createTerminalReplyPort(screen: TerminalScreen): ReplyPort {
       return id;
     },
     async edit(messageId: string, content: RenderedText, opts: SendOptions): Promise<void> {
-      if (texts.get(messageId) === content.text && !opts.final) return;
+      if (texts.get(messageId) === content.text) {
+        if (!opts.final) return;
+        // The final text is already on the screen (no status line to lift off): a redraw would only
+        // risk the rows below it, such as a line typed meanwhile.
+        if (screen.out.isTTY && !screen.status) {
+          screen.onFinal?.();
+          return;
+        }
+      }
       texts.set(messageId, content.text);
       print(messageId, content.text, opts.final === true);
     },
