@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_OPTIONS, parseBenchArgs, wordsAt } from "./bench-options.js";
+import { runCli } from "../test/support/run-cli.js";
+import { DEFAULT_OPTIONS, HelpRequested, parseBenchArgs, wordsAt } from "./bench-options.js";
 
 describe("parseBenchArgs", () => {
   it("runs the four levels over every chat kind, the bots role in its own process, by default", () => {
@@ -39,6 +40,19 @@ describe("parseBenchArgs", () => {
     expect(parseBenchArgs(["--quick", "--warm-up", "0"]).warmUpConversations).toBe(0);
     expect(() => parseBenchArgs(["--warm-up", "-1"])).toThrow(/--warm-up needs a whole number/);
     expect(() => parseBenchArgs(["--warm-up"])).toThrow(/--warm-up needs a whole number/);
+  });
+
+  it("--help is a request for the usage, not an error", () => {
+    expect(() => parseBenchArgs(["--help"])).toThrow(HelpRequested);
+    expect(() => parseBenchArgs(["-h"])).toThrow(/usage/);
+    expect(() => parseBenchArgs(["--fast"])).not.toThrow(HelpRequested);
+  });
+
+  it("npm run bench -- --help prints the usage and exits 0", { timeout: 30_000 }, async () => {
+    const run = await runCli("bench/run.ts", ["--help"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/usage/);
+    expect(run.stderr).toBe("");
   });
 
   it("refuses what it does not know, with the usage", () => {

@@ -167,7 +167,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       }
       case "--help":
       case "-h":
-        throw new Error(USAGE);
+        throw new HelpRequested(USAGE);
       default:
         throw new Error(`unknown option ${flag}\n${USAGE}`);
     }
@@ -193,4 +193,9 @@ function parseKinds(value: string | undefined): ChatKind[] {
 /** Answer words at a level. */
 export function wordsAt(options: BenchOptions, level: number): number {
   return level >= 500 ? options.largeLevelWords : options.answerWords;
+}
+
+/** `--help`: not a mistake; the usage goes to stdout and the exit code is 0. */
+export class HelpRequested extends Error {
+  override readonly name = "HelpRequested";
 }

@@ -13,7 +13,7 @@ import { availableParallelism, loadavg } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { startFakeOpenAI, type FakeOpenAI } from "../test/fakes/openai-server.js";
-import { parseBenchArgs, wordsAt, type BenchOptions } from "./bench-options.js";
+import { HelpRequested, parseBenchArgs, wordsAt, type BenchOptions } from "./bench-options.js";
 import { openBenchRedis, type BenchRedis } from "./bench-redis.js";
 import { startBotsInProcess } from "./bots-in-process.js";
 import { startChatPlatforms, type BenchConversation, type ChatPlatforms } from "./chat-platforms.js";
@@ -326,6 +326,10 @@ async function main(): Promise<void> {
   try {
     options = parseBenchArgs(process.argv.slice(2));
   } catch (error) {
+    if (error instanceof HelpRequested) {
+      process.stdout.write(`${error.message}\n`);
+      process.exit(0);
+    }
     process.stderr.write(`${(error as Error).message}\n`);
     process.exit(2);
   }

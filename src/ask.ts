@@ -14,7 +14,7 @@ import { ModelError } from "./agent/model-error.js";
 import { agentFromConfig } from "./app/agent-from-config.js";
 import { botToolsFor, type BotTools } from "./app/tools-for-config.js";
 import { McpConfigError } from "./tools/mcp/mcp-config.js";
-import { createLogger } from "./observability/logger.js";
+import { createLogger, logFormatFor } from "./observability/logger.js";
 import { configuredSecrets } from "./security/configured-secrets.js";
 
 /** Where ask writes, injectable so the renderer stays testable. */
@@ -90,10 +90,24 @@ function createRenderer(term: Terminal, showReasoning: boolean): { render(event:
   };
 }
 
+const USAGE = [
+  'usage: npm run ask -- "your question"   (= node dist/ask.js "your question")',
+  "",
+  "One question through the agent loop and its tools against OPENAI_BASE_URL, streamed here:",
+  "reasoning dimmed, tool calls and their results shown. No Redis, no platform token.",
+  "Settings come from the environment and .env, as for the bot (docs/configuration.md).",
+].join("\n");
+
 async function main(): Promise<number> {
-  const question = process.argv.slice(2).join(" ").trim();
+  const args = process.argv.slice(2);
+  // Only as the whole command line: "--help" inside a question is a question.
+  if (args.length === 1 && (args[0] === "--help" || args[0] === "-h")) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const question = args.join(" ").trim();
   if (!question) {
-    process.stderr.write('usage: npm run ask -- "your question"\n');
+    process.stderr.write(`${USAGE}\n`);
     return 2;
   }
   let config;
@@ -121,7 +135,13 @@ async function main(): Promise<number> {
     const level = config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL;
     tools = await botToolsFor(
       config,
-      createLogger({ level, name: "ask", secrets: configuredSecrets(config), destination: process.stderr }),
+      createLogger({
+        level,
+        name: "ask",
+        secrets: configuredSecrets(config),
+        destination: process.stderr,
+        format: logFormatFor(config.LOG_FORMAT, process.stderr.isTTY === true),
+      }),
     );
   } catch (error) {
     if (error instanceof McpConfigError) {

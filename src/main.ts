@@ -15,7 +15,7 @@ import type { Config } from "./config/env-schema.js";
 import { connectRedis, RedisUnavailableError } from "./redis/connection.js";
 import { usage } from "./app/cli-usage.js";
 import { EnvFileError, loadEnvFile } from "./config/env-file.js";
-import { createLogger, type Logger } from "./observability/logger.js";
+import { createLogger, logFormatFor, type Logger } from "./observability/logger.js";
 import { configuredSecrets } from "./security/configured-secrets.js";
 import { createMetrics } from "./observability/metrics.js";
 import { startOpsServer, type HealthCheck } from "./observability/http-server.js";
@@ -43,6 +43,21 @@ function modelCheck(config: Config): HealthCheck {
         signal: timeoutSignal(2000),
       });
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    },
+  };
+}
+
+/** A bots process without a platform: it would idle, looking healthy. */
+const NOTHING_TO_DO =
+  "no platform token is set (TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN) and WEB_CHAT is off: this process has nothing to do. Put a token in .env and restart; npm run chat needs none";
+
+/** /healthz of a bots role with no platform: 503 naming why, so `docker compose ps` shows it unhealthy. */
+function nothingToDoCheck(): HealthCheck {
+  return {
+    name: "platforms",
+    detail: "no platform token set: nothing to do",
+    async check() {
+      throw new Error(NOTHING_TO_DO);
     },
   };
 }
@@ -87,6 +102,7 @@ async function main(): Promise<void> {
     level: config.LOG_LEVEL,
     name: role,
     secrets: [...configuredSecrets(config), ...mcpSecrets],
+    format: logFormatFor(config.LOG_FORMAT, process.stderr.isTTY === true),
   });
   // From here on nothing unhandled crashes the role or reaches stderr unscrubbed.
   let onUncaught: (() => void) | undefined;
@@ -139,6 +155,11 @@ async function main(): Promise<void> {
       checks.push(...worker.healthChecks);
     }
     if (role !== "bots") checks.push(modelCheck(config));
+    if (bots && bots.platforms === 0 && !bots.web) {
+      // Nothing will ever arrive: say so, rather than idle looking healthy.
+      logger.warn(NOTHING_TO_DO);
+      if (role === "bots") checks.push(nothingToDoCheck());
+    }
     const server: Server = await startOpsServer({
       port: config.HTTP_PORT,
       registry: metrics.registry,

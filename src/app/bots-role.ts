@@ -42,6 +42,8 @@ export interface BotsRole {
   web?: WebChat;
   /** Mounted on the HTTP server in webhook mode. */
   telegramWebhook?: { path: string; handler(req: IncomingMessage, res: ServerResponse): void };
+  /** How many platform adapters run: none means nothing will ever arrive. */
+  platforms: number;
   close(): Promise<void>;
 }
 
@@ -180,6 +182,7 @@ export async function startBotsRole(
           },
         }
       : {}),
+    platforms: adapters.started.length,
     close: closeAll,
   };
 }

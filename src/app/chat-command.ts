@@ -52,11 +52,22 @@ async function redisForSession(
   return { redis: await connectRedis(owned.url, 2000), url: owned.url, owned };
 }
 
-/** Says in one line when the model server does not answer (with the command that starts one); the prompt stays usable. */
-async function announceModelServer(config: Config): Promise<void> {
+/** Says in one line when the model server does not answer (with the command that starts one); the prompt stays usable. True when it answers. */
+async function announceModelServer(config: Config): Promise<boolean> {
   const { finding } = await checkModelAnswers(config, 2000);
-  if (finding.status === "fail")
-    notice(`⚠ ${finding.detail}. To chat, ${finding.fix}. You can type already; answers need the server.`);
+  if (finding.status !== "fail") return true;
+  notice(`⚠ ${finding.detail}. To chat, ${finding.fix}. You can type already; answers need the server.`);
+  return false;
+}
+
+/** After an answer gave up: why, and what to do, in one line (the answer itself only says "unavailable"). */
+async function explainGiveUp(config: Config, reason: string): Promise<void> {
+  const { finding } = await checkModelAnswers(config, 2000);
+  notice(
+    finding.status === "fail"
+      ? `⚠ ${finding.detail}. To chat, ${finding.fix}.`
+      : `⚠ The model did not answer (${reason}); it answers again now: send your message once more.`,
+  );
 }
 
 /** Waits until the model server answers, the wait shown as one status line (redrawn on a TTY, every 30 s otherwise). */
@@ -96,9 +107,18 @@ async function waitForModelServer(config: Config, screen: TerminalScreen): Promi
 export async function chatCommand(config: Config, args: readonly string[]): Promise<number> {
   const out = process.stdout;
   const screen: TerminalScreen = {
-    out: { write: (text) => void out.write(text), isTTY: out.isTTY === true, columns: out.columns },
+    out: {
+      write: (text) => void out.write(text),
+      isTTY: out.isTTY === true,
+      // Read at every redraw: the window may have been resized since.
+      get columns() {
+        return out.columns;
+      },
+    },
     nextId: 1,
   };
+  // Explanations still being written when the chat ends are awaited: piped runs end right after the answer.
+  const explaining = new Set<Promise<void>>();
   const sink = createChatLogSink({
     attempts: config.QUEUE_ATTEMPTS,
     listener: {
@@ -106,6 +126,10 @@ export async function chatCommand(config: Config, args: readonly string[]): Prom
         const line = `⏳ The model did not answer (${reason}); retrying, attempt ${attempt + 1} of ${attempts}…`;
         if (screen.out.isTTY) showStatus(screen, line);
         else notice(line);
+      },
+      onGiveUp: (reason) => {
+        const done = explainGiveUp(config, reason).finally(() => explaining.delete(done));
+        explaining.add(done);
       },
       onProblem: (text) => notice(`⚠ ${text}`),
     },
@@ -124,14 +148,18 @@ export async function chatCommand(config: Config, args: readonly string[]): Prom
     if (!session) return 1;
     session.redis.on("error", (error: unknown) => logger.warn({ err: error }, "redis connection error"));
     try {
+      let modelAnswers = true;
       if (args.includes("--wait-for-model")) await waitForModelServer(config, screen);
-      else await announceModelServer(config);
+      else modelAnswers = await announceModelServer(config);
       await runTerminalChat(
-        { ...config, REDIS_URL: session.url },
+        // A server already known to be down is not retried for seconds per message: the answer
+        // gives up at once and the line under it says why and how to start one.
+        { ...config, REDIS_URL: session.url, ...(modelAnswers ? {} : { QUEUE_ATTEMPTS: 1 }) },
         session.redis,
         { logger, metrics: createMetrics({ defaults: false }) },
         screen,
       );
+      await Promise.all(explaining);
     } finally {
       session.redis.disconnect();
       await session.owned?.stop();

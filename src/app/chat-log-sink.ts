@@ -12,6 +12,8 @@ import { Writable } from "node:stream";
 export interface ChatLogListener {
   /** A job attempt failed and will be retried (attempt counts from 1). */
   onRetry(attempt: number, attempts: number, reason: string): void;
+  /** A job's last attempt failed: the answer says the model is unavailable (reason: the error's first line). */
+  onGiveUp?(reason: string): void;
   /** An error or fatal line, as one short sentence. */
   onProblem(text: string): void;
 }
@@ -65,6 +67,7 @@ export function createChatLogSink(opts: { path?: string; attempts: number; liste
     }
     if (entry.msg === "job outcome" && entry.outcome === "failed")
       opts.listener.onRetry(entry.attempt ?? 1, opts.attempts, reasonOf(entry));
+    else if (entry.msg === "job outcome" && entry.outcome === "given_up") opts.listener.onGiveUp?.(reasonOf(entry));
     else if ((entry.level ?? 0) >= 50)
       opts.listener.onProblem(`${entry.msg ?? "error"}${entry.err?.message ? `: ${reasonOf(entry)}` : ""}`);
   };

@@ -9,7 +9,12 @@ import { queueKeys } from "../redis/keys.js";
 import type { Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
 import { runTerminalAdapter } from "../bots/terminal/terminal-adapter.js";
-import { createTerminalReplyPortFactory, type TerminalScreen } from "../bots/terminal/terminal-reply-port.js";
+import {
+  createTerminalReplyPortFactory,
+  followResize,
+  type TerminalScreen,
+} from "../bots/terminal/terminal-reply-port.js";
+import type { ReplyPort, ReplyPortFactory } from "../contracts/reply-port.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { startBotsRole } from "./bots-role.js";
@@ -23,38 +28,95 @@ export async function runTerminalChat(
   screen: TerminalScreen = stdoutScreen(),
 ): Promise<void> {
   const out = process.stdout;
+  const user = userInfo().username || "you";
+  const session = await sessionFor(redis, config.KEY_PREFIX, user, screen);
+  const conversationKey = `term:${session}`;
   const bots = await startBotsRole(config, redis, deps, { adapters: false });
   const worker = await startWorkerRole(config, redis, deps, {
-    extraPorts: { terminal: createTerminalReplyPortFactory(screen) },
+    extraPorts: { terminal: onlyConversation(conversationKey, createTerminalReplyPortFactory(screen)) },
   });
-  const user = userInfo().username || "you";
   if (out.isTTY)
-    out.write(`Chatting with ${config.MODEL} at ${config.OPENAI_BASE_URL}. /help for commands, Ctrl-D to leave.\n`);
+    out.write(
+      `Chatting with ${config.MODEL} at ${config.OPENAI_BASE_URL}. /help for commands, Ctrl-C stops an answer, Ctrl-D leaves.\n`,
+    );
   const terminal = runTerminalAdapter({
     gateway: bots.gateway,
     settings: bots.settings,
     input: process.stdin,
     screen,
-    session: user,
+    session,
     userName: user,
     maxInputChars: config.MAX_INPUT_CHARS,
   });
-  process.once("SIGINT", () => terminal.close());
-  await terminal.done;
-  // Let queued questions be answered before leaving (piped input ends before the answers do).
-  await answersDrained(
-    redis,
-    config.KEY_PREFIX,
-    `term:${user}`,
-    config.MODEL_TIMEOUT_MS * (config.MAX_TOOL_ROUNDS + 1),
-  );
+  let leftByInterrupt = false;
+  const onInterrupt = () =>
+    void terminal.interrupt().then((outcome) => {
+      if (outcome === "leaving") leftByInterrupt = true;
+    });
+  const onResize = () => followResize(screen);
+  process.on("SIGINT", onInterrupt);
+  out.on("resize", onResize);
+  try {
+    await terminal.done;
+    // Let queued questions be answered before leaving (piped input ends before the answers do);
+    // Ctrl-C already stopped what ran, and nobody waits for the rest.
+    if (!leftByInterrupt)
+      await answersDrained(
+        redis,
+        config.KEY_PREFIX,
+        conversationKey,
+        config.MODEL_TIMEOUT_MS * (config.MAX_TOOL_ROUNDS + 1),
+      );
+  } finally {
+    process.removeListener("SIGINT", onInterrupt);
+    out.removeListener("resize", onResize);
+  }
   await worker.close();
   await bots.close();
 }
 
+/**
+ * The conversation of this session: the user's own (history and settings carry over), unless an
+ * earlier session was killed while answering in it. Its unfinished job still holds that
+ * conversation until BullMQ counts it as stalled (about a minute), so this session starts a new
+ * conversation at once instead of answering nothing meanwhile; the old answer is dropped unseen.
+ */
+async function sessionFor(redis: Redis, prefix: string, user: string, screen: TerminalScreen): Promise<string> {
+  const unfinished = await redis.llen(queueKeys(prefix).order(`term:${user}`));
+  if (unfinished === 0) return user;
+  screen.out.write(
+    "ℹ Your last chat ended while an answer was being written: this one starts a new conversation (the unfinished answer is dropped).\n",
+  );
+  return `${user}:${Date.now().toString(36)}`;
+}
+
+/** Replies of other conversations (an earlier session's job recovered by this worker) go nowhere: they would show up unannounced. */
+function onlyConversation(conversationKey: string, ports: ReplyPortFactory): ReplyPortFactory {
+  return (message) => (message.conversationKey === conversationKey ? ports(message) : silentPort());
+}
+
+function silentPort(): ReplyPort {
+  let next = 0;
+  return {
+    limits: { maxLength: 100_000, minEditIntervalMs: 50 },
+    format: (markdown) => ({ text: markdown }),
+    send: async () => `dropped-${next++}`,
+    edit: async () => undefined,
+  };
+}
+
 function stdoutScreen(): TerminalScreen {
   const out = process.stdout;
-  return { out: { write: (text) => void out.write(text), isTTY: out.isTTY === true, columns: out.columns }, nextId: 1 };
+  return {
+    out: {
+      write: (text) => void out.write(text),
+      isTTY: out.isTTY === true,
+      get columns() {
+        return out.columns;
+      },
+    },
+    nextId: 1,
+  };
 }
 
 /** Waits until the conversation has nothing queued or running (its order list is empty), at most `limitMs`. */

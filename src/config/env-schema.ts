@@ -4,8 +4,14 @@
  */
 import { z } from "zod";
 
+// A switch in any letter case (`True`, `YES`): people write booleans the way their last tool did.
 const bool = z
-  .enum(["true", "false", "1", "0", "yes", "no", "on", "off"], { message: "expected true or false" })
+  .preprocess(
+    (v) => (typeof v === "string" ? v.toLowerCase() : v),
+    z.enum(["true", "false", "1", "0", "yes", "no", "on", "off"], {
+      message: "expected true or false (also yes/no, on/off, 1/0)",
+    }),
+  )
   .transform((v) => ["true", "1", "yes", "on"].includes(v));
 
 const positiveInt = (max = Number.MAX_SAFE_INTEGER) =>
@@ -193,8 +199,12 @@ export const envSchema = z.object({
   /** Read before the schema (src/config/env-file.ts): the file of settings to load instead of ./.env. */
   ENV_FILE: z.string().optional(),
   LOG_LEVEL: z
-    .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], { message: "expected a pino level" })
+    .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
+      message: "expected fatal, error, warn, info, debug, trace or silent",
+    })
     .default("info"),
+  /** `auto`: human lines on a terminal, JSON lines otherwise (containers, files, log shippers). */
+  LOG_FORMAT: z.enum(["auto", "json", "pretty"], { message: "expected auto, json or pretty" }).default("auto"),
 });
 
 /** The validated settings the whole program runs on. */

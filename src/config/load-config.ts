@@ -24,11 +24,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     parsed.error.issues.map((issue) => {
       const variable = String(issue.path[0] ?? "environment");
       const got = cleaned[variable];
-      const shown =
-        got === undefined || /TOKEN|KEY|SECRET|PASSWORD/.test(variable) ? "" : ` (got "${maskedValue(got)}")`;
+      const shown = got === undefined || isSecret(variable) ? "" : ` (got "${maskedValue(got)}")`;
       return { variable, expected: issue.message + shown };
     }),
   );
+}
+
+/** Variables whose value is a secret, never shown in an error (MODEL_MAX_TOKENS is a number, not a token). */
+function isSecret(variable: string): boolean {
+  return /(TOKEN|KEY|SECRET|PASSWORD)$/.test(variable) || variable === "WEB_USERS";
 }
 
 /**

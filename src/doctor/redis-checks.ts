@@ -19,8 +19,12 @@ function infoFields(text: string): Map<string, string> {
   return out;
 }
 
-/** Opens a connection that fails fast instead of retrying (a check, not a long-lived client). */
-async function openProbe(url: string, timeoutMs: number): Promise<Redis> {
+/**
+ * Opens a connection that fails fast instead of retrying (a check, not a long-lived client). ioredis
+ * prints a console warning when the URL's password is not asked for; the doctor says it as a finding
+ * instead (`unaskedPassword`), so its output stays one line per check.
+ */
+async function openProbe(url: string, timeoutMs: number): Promise<{ redis: Redis; unaskedPassword: boolean }> {
   const redis = new Redis(url, {
     lazyConnect: true,
     maxRetriesPerRequest: 0,
@@ -30,13 +34,21 @@ async function openProbe(url: string, timeoutMs: number): Promise<Redis> {
   });
   let lastError: Error | undefined;
   redis.on("error", (error: Error) => (lastError = error));
+  let unaskedPassword = false;
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (/does not require a password/.test(String(args[0]))) unaskedPassword = true;
+    else warn(...args);
+  };
   try {
     await redis.connect();
     await redis.ping();
-    return redis;
+    return { redis, unaskedPassword };
   } catch (error) {
     redis.disconnect();
     throw lastError ?? error;
+  } finally {
+    console.warn = warn;
   }
 }
 
@@ -78,8 +90,9 @@ async function checkEviction(redis: Redis): Promise<SetupFinding> {
 /** Runs the Redis checks against REDIS_URL; later checks are skipped when Redis does not answer. */
 export async function checkRedis(url: string, timeoutMs = 3000): Promise<SetupFinding[]> {
   let redis: Redis;
+  let unaskedPassword: boolean;
   try {
-    redis = await openProbe(url, timeoutMs);
+    ({ redis, unaskedPassword } = await openProbe(url, timeoutMs));
   } catch (error) {
     return [
       f.fail(
@@ -92,7 +105,10 @@ export async function checkRedis(url: string, timeoutMs = 3000): Promise<SetupFi
   try {
     const server = infoFields(await redis.info("server"));
     return [
-      f.pass("answers", `Redis ${server.get("redis_version") ?? "?"} answers at ${safeUrl(url)}`),
+      f.pass(
+        "answers",
+        `Redis ${server.get("redis_version") ?? "?"} answers at ${safeUrl(url)}${unaskedPassword ? " (it asks for no password: the one in REDIS_URL is ignored)" : ""}`,
+      ),
       await checkPersistence(redis),
       await checkEviction(redis),
     ];

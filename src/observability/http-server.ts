@@ -14,6 +14,8 @@ export interface HealthCheck {
   check(): Promise<void>;
   /** A failure here only degrades the service (an MCP server is down): 200 with `"status": "degraded"`, not 503. */
   degraded?: boolean;
+  /** What /healthz says when this check fails, instead of "unavailable": a fixed text, never an error's (which may name internal addresses). */
+  detail?: string;
 }
 
 /** Options of the operator HTTP server. */
@@ -113,7 +115,7 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
                 opts.logger?.warn({ check: c.name, reason }, "health check degraded");
               }
             } else opts.logger?.warn({ check: c.name, err: error }, "health check failed");
-            return [c.name, CHECK_FAILED, c.degraded === true] as const;
+            return [c.name, c.detail ?? CHECK_FAILED, c.degraded === true] as const;
           }
         }),
       ).then((results) => {

@@ -4,6 +4,7 @@
  * run of 12+ of their characters, are replaced wherever they appear in a
  * message or error text).
  */
+import { createRequire } from "node:module";
 import { pino, type Logger } from "pino";
 import { createSecretScrubber } from "../security/secret-scrubber.js";
 
@@ -33,19 +34,43 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
   return out.replace(/\/bot\d+:[A-Za-z0-9_-]+/g, "/bot[redacted]");
 }
 
+/** How lines are written: JSON (one object a line) or pretty (a time, a level and the message, for people). */
+export type LogFormat = "json" | "pretty";
+
+/** LOG_FORMAT resolved: `auto` is pretty when the logs go to a terminal, JSON otherwise. */
+export function logFormatFor(setting: "auto" | LogFormat, toTerminal: boolean): LogFormat {
+  if (setting !== "auto") return setting;
+  return toTerminal ? "pretty" : "json";
+}
+
+/** pino-pretty as a stream in this thread, loaded only when asked for (roles in containers never load it). */
+function prettyStream(destination: NodeJS.WritableStream): NodeJS.WritableStream {
+  const pretty = createRequire(import.meta.url)("pino-pretty") as (options: object) => NodeJS.WritableStream;
+  return pretty({
+    destination,
+    colorize: (destination as { isTTY?: boolean }).isTTY === true,
+    translateTime: "SYS:HH:MM:ss",
+    ignore: "pid,hostname",
+    sync: true,
+  });
+}
+
 /** Creates the process logger; `secrets` are scrubbed from every line written. */
 export function createLogger(opts: {
   level: string;
   secrets?: readonly (string | undefined)[];
   destination?: NodeJS.WritableStream;
   name?: string;
+  /** Default JSON; pretty lines are made from the scrubbed JSON line, so scrubbing is the same. */
+  format?: LogFormat;
 }): Logger {
   const secrets = (opts.secrets ?? []).filter((s): s is string => typeof s === "string" && s.length >= 6);
   // Lines are JSON: a secret with a quote or backslash appears escaped; and a long run of a secret's
   // characters (its half after "123:", or a URL-encoded form) is as bad as the whole.
   const escaped = secrets.map((s) => JSON.stringify(s).slice(1, -1)).filter((s, i) => s !== secrets[i]);
   const fragments = createSecretScrubber([...secrets, ...escaped]);
-  const scrubbing: NodeJS.WritableStream = opts.destination ?? process.stderr;
+  const target: NodeJS.WritableStream = opts.destination ?? process.stderr;
+  const scrubbing = opts.format === "pretty" ? prettyStream(target) : target;
   const stream = {
     write(line: string): boolean {
       return scrubbing.write(fragments.scrub(redactSecrets(line, [...escaped, ...secrets])));

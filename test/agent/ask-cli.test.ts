@@ -31,4 +31,11 @@ describe("npm run ask", { timeout: 60_000 }, () => {
       `✗ no model server answers at ${down} (ECONNREFUSED). To ask, start one: llama-server -hf Qwen/Qwen3-1.7B-GGUF:Q8_0 --jinja (or set OPENAI_BASE_URL to your server).\n`,
     );
   });
+
+  e2eTest("--help prints the usage and asks the model nothing", async ({ model: fake }) => {
+    const { code, stdout } = await ask(["--help"], { OPENAI_BASE_URL: fake.url });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^usage: npm run ask -- "your question"/);
+    expect(fake.requests).toEqual([]);
+  });
 });

@@ -56,4 +56,21 @@ describe("loadConfig", () => {
       /NEWS_RSS_URL: expected a URL template containing \{query\}/,
     );
   });
+
+  it("takes switches in any letter case, as yes/no, on/off and 1/0 pass", () => {
+    for (const value of ["True", "TRUE", "Yes", "ON", "1"])
+      expect(loadConfig({ ENABLE_THINKING: value }).ENABLE_THINKING).toBe(true);
+    for (const value of ["False", "NO", "Off", "0"])
+      expect(loadConfig({ ENABLE_THINKING: value }).ENABLE_THINKING).toBe(false);
+  });
+
+  it("says what it got and what it accepts, also for a variable whose name merely contains TOKEN", () => {
+    expect(() => loadConfig({ MODEL_MAX_TOKENS: "4k" })).toThrow(
+      'MODEL_MAX_TOKENS: expected a whole number (got "4k")',
+    );
+    expect(() => loadConfig({ LOG_LEVEL: "verbose" })).toThrow(
+      'LOG_LEVEL: expected fatal, error, warn, info, debug, trace or silent (got "verbose")',
+    );
+    expect(() => loadConfig({ ADMIN_TOKEN: "short" })).not.toThrow(/short/);
+  });
 });

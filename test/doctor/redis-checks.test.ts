@@ -1,5 +1,5 @@
 /** The doctor's Redis checks against real redis-server processes started with the settings under test. */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { checkRedis } from "../../src/doctor/redis-checks.js";
 import { startPrivateRedis, type PrivateRedis } from "../support/private-redis.js";
 import { freePort } from "../support/tcp-relay.js";
@@ -67,5 +67,19 @@ describe("doctor: Redis", () => {
     );
     expect(findings[0]!.fix).toContain("set REDIS_URL");
     expect(JSON.stringify(findings)).not.toContain("hunter2secret");
+  });
+
+  it("a password this Redis does not ask for: said in the check's line, not as a stray ioredis warning", async () => {
+    server = await startPrivateRedis({ args: [] });
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    try {
+      const findings = await checkRedis(`redis://:hunter2secret@127.0.0.1:${server.port}`);
+      expect(warn).not.toHaveBeenCalled();
+      expect(findings[0]).toMatchObject({ check: "answers", status: "pass" });
+      expect(findings[0]!.detail).toMatch(/\(it asks for no password: the one in REDIS_URL is ignored\)$/);
+      expect(JSON.stringify(findings)).not.toContain("hunter2secret");
+    } finally {
+      warn.mockRestore();
+    }
   });
 });

@@ -3,8 +3,9 @@
  * stdin, they go through the BullMQ queue and the worker to the fake model
  * server, and the answers come out on stdout; history survives a restart.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { devNull, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -34,12 +35,13 @@ afterEach(async () => {
 function chat(
   input: string,
   extraEnv: Record<string, string> = {},
-  more: { flags?: string[]; onStderr?: (soFar: string) => void } = {},
+  more: { flags?: string[]; onStderr?: (soFar: string) => void; timeoutMs?: number } = {},
 ): Promise<CliRun> {
   return runCli("src/main.ts", ["chat", ...(more.flags ?? [])], {
     env: { REDIS_URL: redis.url, KEY_PREFIX: redis.prefix, OPENAI_BASE_URL: fake.url, LOG_LEVEL: "warn", ...extraEnv },
     input,
     ...(more.onStderr ? { onStderr: more.onStderr } : {}),
+    ...(more.timeoutMs ? { timeoutMs: more.timeoutMs } : {}),
   });
 }
 
@@ -140,12 +142,13 @@ describe("terminal chat", { timeout: 60_000 }, () => {
     }
   });
 
-  it("model server down: one line with its URL and the command that starts one, and the prompt still answers", async () => {
+  it("model server down: one line with its URL and the command that starts one; a question gives up at once and says why and how", async () => {
     const down = await refusedBaseUrl();
     const run = await chat("hi\n", {
       OPENAI_BASE_URL: down,
-      QUEUE_ATTEMPTS: "2",
-      QUEUE_RETRY_BACKOFF_MS: "50",
+      QUEUE_ATTEMPTS: "4",
+      // Retrying as the bots do would take 2 + 4 + 8 s here.
+      QUEUE_RETRY_BACKOFF_MS: "2000",
       LOG_LEVEL: "info",
     });
     expect(run.code).toBe(0);
@@ -156,9 +159,11 @@ describe("terminal chat", { timeout: 60_000 }, () => {
     );
     // The question still gets an answer: the model is unavailable, said in the chat.
     expect(run.stdout.match(/The model is unavailable right now/g)).toHaveLength(1);
-    expect(lines.filter((l) => l.startsWith("⏳"))).toEqual([
-      "⏳ The model did not answer (Cannot reach the model server (fetch failed: ECONNREFUSED)); retrying, attempt 2 of 2…",
-    ]);
+    // Start-up already knew: no retries, and the last line keeps the reason and the fix.
+    expect(lines.filter((l) => l.startsWith("⏳"))).toEqual([]);
+    expect(lines.at(-1)).toBe(
+      `⚠ no model server answers at ${down} (ECONNREFUSED). To chat, start one: llama-server -hf Qwen/Qwen3-1.7B-GGUF:Q8_0 --jinja (or set OPENAI_BASE_URL to your server).`,
+    );
     // No JSON log lines or stack traces over the conversation: they went to the log file.
     expect(run.stdout + run.stderr).not.toMatch(/^\{"level"|^\s+at /m);
     const logFile = lines[0]!.slice("Logs: ".length);
@@ -202,6 +207,40 @@ describe("terminal chat", { timeout: 60_000 }, () => {
     expect(status).toHaveLength(1);
     expect(status[0]).toMatch(/^⏳ The model did not answer \(.*Loading model.*\); retrying, attempt 2 of 3…$/);
     expect(run.stderr).not.toMatch(/^\{"level"|^\s+at /m);
+  });
+
+  it("after a hard quit mid-answer, the next chat answers at once in a new conversation, says so, and never shows the old answer", async () => {
+    const story = Array.from({ length: 400 }, (_, i) => `story${i}`).join(" ");
+    fake.script([{ ...textAnswer(story), tokensPerSecond: 5 }, textAnswer("Hello again!")]);
+    // The first session is killed while the model writes (stdin stays open: the person is still there).
+    const first = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "chat"], {
+      cwd: new URL("../..", import.meta.url),
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "",
+        ENV_FILE: devNull,
+        REDIS_URL: redis.url,
+        KEY_PREFIX: redis.prefix,
+        OPENAI_BASE_URL: fake.url,
+      },
+      stdio: ["pipe", "ignore", "ignore"],
+    });
+    first.stdin.write("tell me a long story\n");
+    await expect.poll(() => fake.requests.length, { timeout: 30_000 }).toBe(1);
+    const gone = new Promise((resolve) => first.once("exit", resolve));
+    first.kill("SIGKILL");
+    await gone;
+
+    // Without the new conversation this waits behind the dead job until it counts as stalled (a minute and more).
+    const second = await chat("hello again\n", {}, { timeoutMs: 40_000 });
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain(
+      "ℹ Your last chat ended while an answer was being written: this one starts a new conversation (the unfinished answer is dropped).",
+    );
+    expect(second.stdout).toContain("Hello again!");
+    expect(second.stdout).not.toContain("story");
+    const sent = fake.requests[1]!.body as { messages: { role: string; content: string }[] };
+    expect(sent.messages.map((m) => m.role)).toEqual(["system", "user"]);
   });
 
   it("stops with a message naming a bad variable", async () => {

@@ -139,8 +139,10 @@ describe("docker-compose.yml", () => {
   it("names only settings that src/config/env-schema.ts reads", () => {
     const named = new Set<string>();
     for (const [, service] of ourServices) for (const key of Object.keys(environmentOf(service))) named.add(key);
-    // Interpolations (${VAR}, $VAR) anywhere in the file; `$$` is a literal dollar.
-    for (const m of composeText.replace(/\$\$/g, "").matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)) named.add(m[1]!);
+    // Interpolations (${VAR}, $VAR) anywhere in the file or its overrides; `$$` is a literal dollar.
+    const overrides = ["docker-compose.gpu.yml", "docker-compose.ollama.yml"].map(read).join("\n");
+    for (const m of `${composeText}\n${overrides}`.replace(/\$\$/g, "").matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g))
+      named.add(m[1]!);
     const unknown = [...named].filter((v) => !schemaVariables.has(v));
     expect(unknown).toEqual([]);
     expect(named.size).toBeGreaterThan(0);
@@ -165,7 +167,8 @@ describe("docker-compose.yml", () => {
       expect(redis.hostname, name).toBe("redis");
       expect(redis.port || "6379", name).toBe("6379");
       expect(asList(services.redis!.command)).not.toContain("--port");
-      const model = new URL(env.OPENAI_BASE_URL ?? "");
+      // `${OPENAI_BASE_URL:-…}`: .env may name another server; unset (or empty) means the model service.
+      const model = new URL((env.OPENAI_BASE_URL ?? "").replace(/^\$\{OPENAI_BASE_URL:-(.*)\}$/, "$1"));
       expect(model.hostname, name).toBe("model");
       expect(model.port, name).toBe(modelPort);
       expect(model.pathname, name).toBe("/v1");

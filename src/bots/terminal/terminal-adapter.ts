@@ -5,12 +5,29 @@
 import { createInterface } from "node:readline";
 import type { BotGateway } from "../../contracts/bot-gateway.js";
 import type { InboundMessage } from "../../contracts/inbound-message.js";
-import type { TerminalScreen } from "./terminal-reply-port.js";
+import { inputEchoed, showStatus, type TerminalScreen } from "./terminal-reply-port.js";
 import { isSettingsCommand, type SettingsPort } from "../../contracts/settings-port.js";
 
-const HELP =
-  "Commands: /reset clears the conversation, /compact folds older messages into a summary, /stop cancels the answer being written, /quit leaves. " +
-  "Settings: /settings, /model [name], /think on|off, /reasoning off|collapsed|full, /persona <text>|reset, /tools [on|off <tool>].";
+/** `/help`: one command per line, so it reads at any width. */
+const HELP = [
+  "Commands:",
+  "  /reset                          forget this conversation",
+  "  /compact                        fold older messages into a summary",
+  "  /stop (or Ctrl-C)               stop the answer being written",
+  "  /quit (or Ctrl-D, Ctrl-C twice) leave",
+  "Settings:",
+  "  /settings                       this conversation's settings",
+  "  /model [name]                   list the models, or switch",
+  "  /think on|off                   thinking",
+  "  /reasoning off|collapsed|full   how reasoning is shown",
+  "  /persona <text>|reset           a persona for the system prompt",
+  "  /tools [on|off <tool>]          the tools, or switch one",
+].join("\n");
+
+/** The settings views are shared with platforms that draw buttons; the terminal has none, so it offers only the typed command. */
+function withoutButtons(text: string): string {
+  return text.replace(/Choose with the buttons or /g, "Choose with ");
+}
 
 /** Options of the terminal adapter. */
 export interface TerminalAdapterOptions {
@@ -26,18 +43,34 @@ export interface TerminalAdapterOptions {
   now?: () => number;
 }
 
+/** The running terminal chat. */
+export interface TerminalChat {
+  /** Resolves when the user is done and every line typed was offered. */
+  done: Promise<void>;
+  /** Stops reading input (the chat ends once the lines already typed were offered). */
+  close(): void;
+  /**
+   * Ctrl-C: stops the answer being written and says so at once; with nothing to stop, or
+   * pressed again before a new line was typed, leaves (stopping whatever still runs).
+   */
+  interrupt(): Promise<"stopped" | "leaving">;
+}
+
 /** Reads lines until end of input or /quit; resolves when the user is done and every queued line was offered. */
-export function runTerminalAdapter(opts: TerminalAdapterOptions): { done: Promise<void>; close(): void } {
+export function runTerminalAdapter(opts: TerminalAdapterOptions): TerminalChat {
   const now = opts.now ?? Date.now;
   const rl = createInterface({ input: opts.input, terminal: false });
   const conversationKey = `term:${opts.session}`;
   const say = (text: string) => opts.screen.out.write(`${text}\n`);
   let sequence = 0;
   let pending = Promise.resolve();
+  // Set by a Ctrl-C that stopped an answer; a new line typed clears it.
+  let stoppedByInterrupt = false;
 
   const handle = async (line: string): Promise<boolean> => {
     const text = line.trim();
     if (text === "") return true;
+    stoppedByInterrupt = false;
     switch (text) {
       case "/quit":
       case "/exit":
@@ -67,11 +100,11 @@ export function runTerminalAdapter(opts: TerminalAdapterOptions): { done: Promis
         userId: opts.session,
         isChatAdmin: async () => true,
       };
-      say((await opts.settings.run(asker, name, settingsCommand?.[2] ?? "")).text);
+      say(withoutButtons((await opts.settings.run(asker, name, settingsCommand?.[2] ?? "")).text));
       return true;
     }
     if (text.startsWith("/")) {
-      say(`Unknown command. ${HELP}`);
+      say(`Unknown command.\n${HELP}`);
       return true;
     }
     if (text.length > opts.maxInputChars) {
@@ -96,6 +129,7 @@ export function runTerminalAdapter(opts: TerminalAdapterOptions): { done: Promis
   const done = new Promise<void>((resolve) => {
     let quitting = false;
     rl.on("line", (line) => {
+      if (opts.screen.out.isTTY) inputEchoed(opts.screen);
       if (quitting) return;
       // Lines are offered in order even when typed faster than Redis answers.
       pending = pending
@@ -110,5 +144,20 @@ export function runTerminalAdapter(opts: TerminalAdapterOptions): { done: Promis
     });
     rl.on("close", () => void pending.then(resolve));
   });
-  return { done, close: () => rl.close() };
+  const interrupt = async () => {
+    const leaving = stoppedByInterrupt;
+    // Stop first either way: leaving must not wait for an answer nobody will read.
+    const stopped = await opts.gateway.stop(conversationKey).catch(() => false);
+    if (stopped && !leaving) {
+      stoppedByInterrupt = true;
+      // On a TTY as the status line under the answer being redrawn, so the redraw stays in place.
+      const line = "⏹ Stopped. (Ctrl-C again leaves.)";
+      if (opts.screen.out.isTTY) showStatus(opts.screen, line, { keep: true });
+      else say(line);
+      return "stopped" as const;
+    }
+    rl.close();
+    return "leaving" as const;
+  };
+  return { done, close: () => rl.close(), interrupt };
 }

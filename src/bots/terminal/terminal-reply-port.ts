@@ -4,38 +4,51 @@
  * printed, so `npm run chat` also works in scripts.
  */
 import type { RenderedText, ReplyPort, ReplyPortFactory, SendOptions } from "../../contracts/reply-port.js";
+import { plainText, screenRows } from "./terminal-text.js";
 
 /** Where the terminal writes, and whether it can redraw. */
 export interface TerminalOutput {
   write(text: string): void;
   isTTY: boolean;
-  columns?: number;
+  /** The terminal's width now (read at every redraw: the window may have been resized). */
+  readonly columns?: number;
 }
 
 /** Shared screen state: only the block printed last can be redrawn in place. */
 export interface TerminalScreen {
   out: TerminalOutput;
-  lastBlock?: { messageId: string; rows: number };
+  lastBlock?: { messageId: string; text: string; rows: number };
   nextId: number;
   /** Called after a final message is printed (the prompt is redrawn). */
   onFinal?: () => void;
   /** Piped output: the final text printed per message, so a retry's (or a give-up's) repeat is not printed twice. */
   printedFinals?: Map<string, string>;
   /** A status line kept below the last block (a retry notice), redrawn in place; gone once a final message lands. */
-  status?: { text: string; rows: number };
+  status?: { text: string; rows: number; keep?: boolean };
 }
 
-/** Shows (or replaces, in place) the one status line under the conversation; TTY only. */
-export function showStatus(screen: TerminalScreen, text: string): void {
+/** Shows (or replaces, in place) the one status line under the conversation; TTY only. `keep`: it stays under the final answer too. */
+export function showStatus(screen: TerminalScreen, text: string, opts: { keep?: boolean } = {}): void {
   const columns = Math.max(20, screen.out.columns ?? 80);
   if (screen.status) screen.out.write(`\x1b[${screen.status.rows}A\r\x1b[J`);
   screen.out.write(`${text}\n`);
-  screen.status = { text, rows: screenRows(text, columns) };
+  screen.status = { text, rows: screenRows(text, columns), ...(opts.keep ? { keep: true } : {}) };
 }
 
-/** Counts the screen rows a block of text takes at the terminal's width. */
-export function screenRows(text: string, columns: number): number {
-  return text.split("\n").reduce((rows, line) => rows + Math.max(1, Math.ceil([...line].length / columns)), 0);
+/**
+ * The terminal echoed a line the user typed below the last block: redrawing that block in place
+ * would now overwrite the typed line, so the rest of the answer starts a new block below it.
+ */
+export function inputEchoed(screen: TerminalScreen): void {
+  screen.lastBlock = undefined;
+  screen.status = undefined;
+}
+
+/** After a resize: the rows the last block and the status line take now (the terminal rewrapped them). */
+export function followResize(screen: TerminalScreen): void {
+  const columns = Math.max(20, screen.out.columns ?? 80);
+  if (screen.lastBlock) screen.lastBlock.rows = screenRows(screen.lastBlock.text, columns);
+  if (screen.status) screen.status.rows = screenRows(screen.status.text, columns);
 }
 
 /** Creates the terminal's reply port factory; every job prints to the same screen. */
@@ -64,16 +77,18 @@ function createTerminalReplyPort(screen: TerminalScreen): ReplyPort {
     const up = (screen.lastBlock?.messageId === messageId ? screen.lastBlock.rows : 0) + statusRows;
     if (up > 0) screen.out.write(`\x1b[${up}A\r\x1b[J`);
     screen.out.write(`${text}\n`);
-    screen.lastBlock = { messageId, rows: screenRows(text, columns()) };
-    if (screen.status && final) screen.status = undefined;
-    if (screen.status) screen.out.write(`${screen.status.text}\n`);
+    screen.lastBlock = { messageId, text, rows: screenRows(text, columns()) };
+    if (screen.status && (!final || screen.status.keep)) screen.out.write(`${screen.status.text}\n`);
+    // Once the answer is final nothing redraws it: a kept status line stays as plain text.
+    if (final) screen.status = undefined;
     if (final) screen.onFinal?.();
   };
 
   return {
     limits: { maxLength: 100_000, minEditIntervalMs: 50 },
     format(markdown: string): RenderedText {
-      return { text: markdown };
+      // A terminal renders no Markdown: show what it means, not its escapes.
+      return { text: plainText(markdown) };
     },
     async send(content: RenderedText, opts: SendOptions): Promise<string> {
       const id = `t${screen.nextId++}`;
@@ -82,7 +97,15 @@ function createTerminalReplyPort(screen: TerminalScreen): ReplyPort {
       return id;
     },
     async edit(messageId: string, content: RenderedText, opts: SendOptions): Promise<void> {
-      if (texts.get(messageId) === content.text && !opts.final) return;
+      if (texts.get(messageId) === content.text) {
+        if (!opts.final) return;
+        // The final text is already on the screen (no status line to lift off): a redraw would only
+        // risk the rows below it, such as a line typed meanwhile.
+        if (screen.out.isTTY && !screen.status) {
+          screen.onFinal?.();
+          return;
+        }
+      }
       texts.set(messageId, content.text);
       print(messageId, content.text, opts.final === true);
     },

@@ -130,9 +130,19 @@ export function loadMcpConfigFile(path: string): McpConfig {
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new McpConfigError(`MCP_CONFIG: ${path} is not valid JSON: ${(error as Error).message}`);
+    throw new McpConfigError(`MCP_CONFIG: ${path} is not valid JSON: ${jsonErrorText(text, error as Error)}`);
   }
   return parseMcpConfig(json, path);
+}
+
+/** JSON.parse's message with its character position turned into a line and column an editor shows. */
+function jsonErrorText(text: string, error: Error): string {
+  const match = / in JSON at position (\d+)/.exec(error.message);
+  const position = match ? Number(match[1]) : /end of JSON input/.test(error.message) ? text.length : undefined;
+  const reason = error.message.replace(/ in JSON at position \d+.*$/s, "");
+  if (position === undefined) return reason;
+  const before = text.slice(0, position).split("\n");
+  return `line ${before.length}, column ${[...before.at(-1)!].length + 1}: ${reason}`;
 }
 
 /** Validates an already parsed file; `source` names it in errors. */

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import {
   createTerminalReplyPortFactory,
+  inputEchoed,
   showStatus,
   type TerminalScreen,
 } from "../../../src/bots/terminal/terminal-reply-port.js";
@@ -45,5 +46,17 @@ describe("terminal status line", () => {
     expect(term.rows()).toEqual(["🤖 Back", "⏳ retrying, attempt 3 of 4…"]);
     await port.edit(id, { text: "Back again." }, { final: true });
     expect(term.rows()).toEqual(["🤖 Back again."]);
+  });
+
+  it("never draws over a line typed while the answer streams, and a final edit with the text already shown redraws nothing", async () => {
+    const term = fakeTerminal();
+    const port = createTerminalReplyPortFactory(term.screen)({} as never);
+    const id = await port.send({ text: "✅ get_time(Asia/Shanghai)" }, {});
+    await port.edit(id, { text: "✅ get_time(Asia/Shanghai)\n\nIt is 15:04." }, {});
+    // The user types the next question; the terminal echoes it under the answer.
+    term.screen.out.write("and in Paris?\n");
+    inputEchoed(term.screen);
+    await port.edit(id, { text: "✅ get_time(Asia/Shanghai)\n\nIt is 15:04." }, { final: true });
+    expect(term.rows()).toEqual(["🤖 ✅ get_time(Asia/Shanghai)", "", "It is 15:04.", "and in Paris?"]);
   });
 });

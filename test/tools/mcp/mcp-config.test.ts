@@ -98,6 +98,13 @@ describe("MCP_CONFIG file", () => {
       /MCP_CONFIG: cannot read \/nonexistent\/mcp\.json: ENOENT/,
     );
     expect(() => loadMcpConfigFile(writeConfig("{ mcpServers: "))).toThrow(/is not valid JSON/);
+    // Where an editor shows it: line and column, not a character position.
+    expect(() => loadMcpConfigFile(writeConfig('{\n  "mcpServers": {\n    "a": { "command": "x", },\n  }\n}'))).toThrow(
+      /is not valid JSON: line 3, column 28: Expected double-quoted property name$/,
+    );
+    expect(() => loadMcpConfigFile(writeConfig('{\n  "mcpServers": {'))).toThrow(
+      /is not valid JSON: line 2, column 18: Expected property name or '}'$/,
+    );
   });
 
   it("a worker started with a bad file stops at once with the server and the field, before connecting anywhere", async () => {
