@@ -75,7 +75,7 @@ describe("a role started by hand", { timeout: 90_000 }, () => {
       const port = await freePort();
       const role = await spawnRole("bots", { REDIS_URL: redis.url, KEY_PREFIX: redis.prefix, HTTP_PORT: String(port) });
       expect(role.output()).toContain(
-        '"msg":"no platform token is set (TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN): this process has nothing to do. Put a token in .env and restart; npm run chat needs none"',
+        '"msg":"no platform token is set (TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN) and WEB_CHAT is off: this process has nothing to do. Put a token in .env and restart; npm run chat needs none"',
       );
       const health = await healthz(`http://127.0.0.1:${port}`);
       expect(health.status).toBe(503);
