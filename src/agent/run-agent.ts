@@ -78,6 +78,7 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
       now: (deps.now ?? (() => new Date()))(),
       ...(deps.timeZone ? { timeZone: deps.timeZone } : {}),
       ...(deps.persona ? { persona: deps.persona } : {}),
+      ...(deps.tools.some((t) => t.name === "web_search") ? { webSearch: true } : {}),
     });
   const runner = createToolRunner({
     tools: deps.tools,

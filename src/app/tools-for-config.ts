@@ -31,6 +31,7 @@ export function builtinToolsFor(config: Config): Tool[] {
   return createTools({
     weatherApiBase: config.WEATHER_API_BASE,
     newsRssUrl: config.NEWS_RSS_URL,
+    ...(config.SEARXNG_URL ? { searxngUrl: config.SEARXNG_URL } : {}),
     // The weather and news backends are operator configuration, called once or twice per answer: node:http with
     // keep-alive rather than undici's fetch (about half the CPU per call). read_url keeps its guarded client.
     fetch: createHttpTransport(),
