@@ -22,6 +22,7 @@ import { pacingKey, toUserMessage } from "./user-message.js";
 import { prepareTurn, preparedTurnEvents, type PreparedTurn } from "./prepared-turn.js";
 import type { AttachmentPreparer } from "../attachments/prepare-attachments.js";
 import type { ConversationSettings } from "../settings/conversation-settings.js";
+import type { ToolConversation } from "../contracts/tool-conversation.js";
 import type { SettingsStore } from "../settings/settings-store.js";
 
 import type { ConversationContext } from "./conversation-context.js";
@@ -31,6 +32,8 @@ import type { ConversationCompactor } from "./conversation-compactor.js";
 export interface AgentRunOptions {
   settings?: ConversationSettings;
   shrinkHistory?: (messages: ChatMessage[], refusal: { excessTokens?: number }) => Promise<ChatMessage[] | undefined>;
+  /** The chat of this answer, for the tools that act on it (schedules). */
+  conversation?: ToolConversation;
 }
 
 /** Runs the agent loop on a conversation (bound to the model and tools by the caller). */
@@ -149,12 +152,33 @@ async function startAgent(
     return deps.agent(conversation.messages, signal, {
       ...(settings ? { settings } : {}),
       shrinkHistory: (_messages, refusal) => conversation.shrink(refusal),
+      conversation: toolConversationOf(message, settings),
     });
   }
-  if (!deps.settings) return deps.agent([...(await deps.history.load(ck)), turn.request], signal);
+  if (!deps.settings)
+    return deps.agent([...(await deps.history.load(ck)), turn.request], signal, {
+      conversation: toolConversationOf(message),
+    });
   const withSettings = await deps.history.loadWith(ck, deps.settings.readAlong(ck));
   loaded({ user: turn.stored, settings: withSettings.also });
-  return deps.agent([...withSettings.messages, turn.request], signal, { settings: withSettings.also });
+  return deps.agent([...withSettings.messages, turn.request], signal, {
+    settings: withSettings.also,
+    conversation: toolConversationOf(message, withSettings.also),
+  });
+}
+
+/** The chat of a message as the tools see it. */
+function toolConversationOf(message: InboundMessage, settings?: ConversationSettings): ToolConversation {
+  return {
+    platform: message.platform,
+    conversationKey: message.conversationKey,
+    chatId: message.chatId,
+    ...(message.threadId ? { threadId: message.threadId } : {}),
+    chatType: message.chatType,
+    ...(message.guildId ? { guildId: message.guildId } : {}),
+    author: { id: message.author.id, displayName: message.author.displayName },
+    ...(settings?.timeZone ? { timeZone: settings.timeZone } : {}),
+  };
 }
 
 /** Builds the queue's processor and give-up handler from the answering dependencies. */

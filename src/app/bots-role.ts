@@ -22,6 +22,9 @@ import { createRedisRateGate } from "../reply/redis-rate-gate.js";
 import { chatPacingKey } from "../reply/rate-gate.js";
 import { pacingGlobalFor, pacingIntervalFor } from "./pacing.js";
 import { settingsServiceFor } from "./settings-for-config.js";
+import { scheduleBookFor } from "./schedules-for-config.js";
+import { createScheduleCommands } from "../schedules/schedule-commands.js";
+import { mayChangeSettings } from "../settings/settings-access.js";
 import { builtinToolsFor } from "./tools-for-config.js";
 import { builtinToolCatalogue, type ToolCatalogue } from "../tools/tool-catalogue.js";
 import type { SettingsPort } from "../contracts/settings-port.js";
@@ -123,7 +126,17 @@ export async function startBotsRole(
         onError: (error) => logger.warn({ err: error }, "could not read the tool listing"),
       });
   const toolCatalogue = options.toolCatalogue ?? published?.catalogue ?? builtinToolCatalogue(builtinToolsFor(config));
-  const settings = settingsServiceFor(config, redis, toolCatalogue, logger);
+  const scheduleBook = scheduleBookFor(config, redis);
+  const settings = settingsServiceFor(
+    config,
+    redis,
+    toolCatalogue,
+    logger,
+    createScheduleCommands({
+      book: scheduleBook,
+      isAdmin: (asker) => mayChangeSettings(asker, config.ADMIN_USER_IDS),
+    }),
+  );
 
   const adapters: StartedAdapters =
     options.adapters === false
@@ -138,6 +151,7 @@ export async function startBotsRole(
           published?.close();
           await cancelBus.close();
           await queue.close();
+          await scheduleBook.close();
           throw error;
         });
   const closeAll = async () => {
@@ -145,6 +159,7 @@ export async function startBotsRole(
     await Promise.allSettled(adapters.started.map((a) => a.stop()));
     await cancelBus.close();
     await queue.close();
+    await scheduleBook.close();
   };
   const webhookTelegram = adapters.telegram;
   return {
