@@ -8,7 +8,7 @@ import type { ToolConversation } from "../contracts/tool-conversation.js";
 import { defineTool, type Tool } from "../tools/tool.js";
 import { ToolError } from "../tools/tool-error.js";
 import type { ScheduleBook } from "./schedule-book.js";
-import { describeInstant, WHEN_EXAMPLES } from "./schedule-when.js";
+import { describeInstant } from "./schedule-when.js";
 
 /** What the tools need. */
 export interface ScheduleToolsDeps {
@@ -25,17 +25,9 @@ const scheduleArgs = z.object({
     .trim()
     .min(1, { message: "say when" })
     .max(100)
-    .describe(`When, in the user's words: ${WHEN_EXAMPLES}.`),
-  text: z
-    .string()
-    .trim()
-    .min(1, { message: "say what to post" })
-    .max(1000)
-    .describe("What to post, or the question to answer then."),
-  kind: z
-    .enum(["text", "prompt"])
-    .default("text")
-    .describe('"text": post the text as is (a reminder). "prompt": answer it then, e.g. "today\'s AI news".'),
+    .describe('e.g. "in 20 minutes", "tomorrow at 8", "every weekday at 08:00"'),
+  text: z.string().trim().min(1, { message: "say what to post" }).max(1000),
+  kind: z.enum(["text", "prompt"]).default("text").describe('"text": post it. "prompt": answer it then.'),
 });
 
 const cancelArgs = z.object({
@@ -52,8 +44,7 @@ export function createScheduleTools(deps: ScheduleToolsDeps): Tool[] {
   const zoneOf = (c: ToolConversation) => c.timeZone ?? deps.serverTimeZone;
   const scheduleMessage = defineTool({
     name: "schedule_message",
-    description:
-      "Schedule a message in this chat: a reminder at a time, after a delay, or repeating. Returns the exact time it will run.",
+    description: "Post a message in this chat later, once or repeating (reminders). Returns when it runs.",
     schema: scheduleArgs,
     async execute({ when, text, kind }, ctx) {
       const c = chatOf(ctx.conversation);
@@ -84,7 +75,7 @@ export function createScheduleTools(deps: ScheduleToolsDeps): Tool[] {
   });
   const listSchedules = defineTool({
     name: "list_schedules",
-    description: "List this chat's schedules: id, what, when, next time.",
+    description: "List this chat's schedules.",
     schema: z.object({}),
     async execute(_args, ctx) {
       const c = chatOf(ctx.conversation);
@@ -106,7 +97,7 @@ export function createScheduleTools(deps: ScheduleToolsDeps): Tool[] {
   });
   const cancelSchedule = defineTool({
     name: "cancel_schedule",
-    description: "Cancel one of this chat's schedules by its id (from list_schedules).",
+    description: "Cancel a schedule by its id from list_schedules.",
     schema: cancelArgs,
     async execute({ id }, ctx) {
       const c = chatOf(ctx.conversation);
