@@ -108,6 +108,9 @@ export interface ScheduleJobData {
 
 const MAX_TEXT = 1000;
 
+/** KEYS[1] the chat's schedule hash; ARGV[1] the schedule id, ARGV[2] its record: written only if the id is there. */
+const UPDATE_IF_PRESENT = `if redis.call("HEXISTS", KEYS[1], ARGV[1]) == 1 then return redis.call("HSET", KEYS[1], ARGV[1], ARGV[2]) end return 0`;
+
 /** Creates the book over a caller-owned connection. */
 export function createScheduleBook(opts: ScheduleBookOptions): ScheduleBook {
   const queue = new Queue<ScheduleJobData>(SCHEDULE_QUEUE_NAME, { connection: opts.redis, prefix: opts.prefix });
@@ -202,9 +205,9 @@ export function createScheduleBook(opts: ScheduleBookOptions): ScheduleBook {
       await queue.remove(scheduleJobId(record));
     },
     async update(record) {
-      // Only while it still exists: a run must not bring back a schedule cancelled meanwhile.
-      const k = key(record.chat.conversationKey);
-      if (await opts.redis.hexists(k, record.id)) await opts.redis.hset(k, record.id, JSON.stringify(record));
+      // Only while it still exists, checked and written in one step: a run finishing as the schedule is
+      // cancelled must not bring it back.
+      await opts.redis.eval(UPDATE_IF_PRESENT, 1, key(record.chat.conversationKey), record.id, JSON.stringify(record));
     },
     async next(record) {
       if (!record.repeat)
