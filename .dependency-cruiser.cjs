@@ -42,6 +42,8 @@ module.exports = {
     layer("attachments", ["contracts", "shared"]),
     layer("settings", ["contracts", "redis", "shared", "tools"]),
     layer("tokens", ["contracts", "shared"]),
+    // Reminders and repeating prompts: their records, BullMQ delivery and the tools the model calls.
+    layer("schedules", ["contracts", "redis", "shared", "tools"]),
     // Where agent, reply, history and queue meet.
     layer("answer", [
       "agent",

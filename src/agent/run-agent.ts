@@ -12,6 +12,7 @@ import type {
 } from "openai/resources/chat/completions";
 import { toOpenAiTool, type AgentTool } from "../tools/tool.js";
 import type { ChatMessage, ToolCallRecord } from "../contracts/chat-message.js";
+import type { ToolConversation } from "../contracts/tool-conversation.js";
 import type { AgentEvent, FinishReason, Usage } from "../contracts/agent-events.js";
 import { dialectFields, type ModelServer } from "./model-dialect.js";
 import { ModelError } from "./model-error.js";
@@ -65,6 +66,8 @@ export interface AgentInput {
    * harder, to retry that round with (undefined: nothing left to cut, the error stands).
    */
   shrinkHistory?: (messages: ChatMessage[], refusal: { excessTokens?: number }) => Promise<ChatMessage[] | undefined>;
+  /** The chat this answer is for, passed to the tools (schedules act on it). */
+  conversation?: ToolConversation;
 }
 
 const DEFAULT_MAX_PARALLEL_CALLS = 8;
@@ -78,11 +81,13 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
       now: (deps.now ?? (() => new Date()))(),
       ...(deps.timeZone ? { timeZone: deps.timeZone } : {}),
       ...(deps.persona ? { persona: deps.persona } : {}),
+      ...(deps.tools.some((t) => t.name === "web_search") ? { webSearch: true } : {}),
     });
   const runner = createToolRunner({
     tools: deps.tools,
     defaultTimeoutMs: deps.toolTimeoutMs,
     ...(deps.maxToolOutputChars ? { maxOutputChars: deps.maxToolOutputChars } : {}),
+    ...(input.conversation ? { conversation: input.conversation } : {}),
   });
   const toolSpecs = deps.tools.map(toOpenAiTool);
   const idleTimeoutMs = deps.idleTimeoutMs ?? deps.client.timeout;

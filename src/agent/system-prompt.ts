@@ -20,6 +20,8 @@ export interface SystemPromptOptions {
   timeZone?: string;
   /** The conversation's persona: added after the rules, which it cannot lift. */
   persona?: string;
+  /** web_search is offered: one rule tells a small model to search, then read the best page. */
+  webSearch?: boolean;
 }
 
 /** The server's zone, read once (building a formatter per prompt costs more than the prompt). */
@@ -36,6 +38,11 @@ export function buildSystemPrompt(opts: SystemPromptOptions): string {
     "2. To give the text of a news story: call get_news, then call read_url with the link from its result.",
     "3. Answer briefly and clearly.",
     "4. If no tool is needed (greetings, general knowledge, maths, writing), answer directly without calling a tool.",
+    ...(opts.webSearch
+      ? [
+          "5. To look something up: call web_search, then call read_url with the best result's url if you need its text.",
+        ]
+      : []),
     "",
     "Always reply in the user's language (中文 or English).",
     'In group chats each user message starts with the speaker\'s name, like "Alice: …".',

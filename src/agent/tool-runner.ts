@@ -5,6 +5,7 @@
  * cancellation all become an observation the model can correct itself from.
  * Nothing here throws into the loop.
  */
+import type { ToolConversation } from "../contracts/tool-conversation.js";
 import type { z } from "zod";
 import type { ToolCallRecord } from "../contracts/chat-message.js";
 import { isJsonSchemaTool, toOpenAiTool, type AgentTool, type ToolContext } from "../tools/tool.js";
@@ -29,6 +30,8 @@ export interface ToolRunnerOptions {
   maxOutputChars?: number;
   /** Monotonic milliseconds, for durations. */
   clock?: () => number;
+  /** The chat of this answer, handed to every tool in its context. */
+  conversation?: ToolConversation;
 }
 
 /** Runs calls; `signal` is the job's (/stop, shutdown). */
@@ -94,7 +97,12 @@ export function createToolRunner(opts: ToolRunnerOptions): ToolRunner {
     stopped.catch(() => undefined);
     try {
       const result = await Promise.race([
-        Promise.resolve().then(() => parsed.run({ signal: controller.signal })),
+        Promise.resolve().then(() =>
+          parsed.run({
+            signal: controller.signal,
+            ...(opts.conversation ? { conversation: opts.conversation } : {}),
+          }),
+        ),
         stopped,
       ]);
       return { ok: true, output: serialise(result) };

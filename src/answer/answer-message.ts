@@ -24,6 +24,7 @@ import { pacingKey, toUserMessage } from "./user-message.js";
 import { prepareTurn } from "./prepared-turn.js";
 import type { AttachmentPreparer } from "../attachments/prepare-attachments.js";
 import type { ConversationSettings } from "../settings/conversation-settings.js";
+import type { ToolConversation } from "../contracts/tool-conversation.js";
 import type { SettingsStore } from "../settings/settings-store.js";
 
 import type { ConversationContext } from "./conversation-context.js";
@@ -33,6 +34,8 @@ import type { ConversationCompactor } from "./conversation-compactor.js";
 export interface AgentRunOptions {
   settings?: ConversationSettings;
   shrinkHistory?: (messages: ChatMessage[], refusal: { excessTokens?: number }) => Promise<ChatMessage[] | undefined>;
+  /** The chat of this answer, for the tools that act on it (schedules). */
+  conversation?: ToolConversation;
 }
 
 /** Runs the agent loop on a conversation (bound to the model and tools by the caller). */
@@ -157,7 +160,13 @@ interface AgentRun {
  * typing indicator and placeholder: the sign of life comes first), shows the attachments' notices as a
  * block of their own, then streams the loop's events, observed for the metrics.
  */
-function runAgent(deps: AnswerDeps, load: () => Promise<LoadedTurn>, signal: AbortSignal, port: ReplyPort): AgentRun {
+function runAgent(
+  deps: AnswerDeps,
+  message: InboundMessage,
+  load: () => Promise<LoadedTurn>,
+  signal: AbortSignal,
+  port: ReplyPort,
+): AgentRun {
   const seen = { text: "" };
   async function* events(): AsyncGenerator<AgentEvent> {
     const turn = await load();
@@ -166,6 +175,7 @@ function runAgent(deps: AnswerDeps, load: () => Promise<LoadedTurn>, signal: Abo
     const options: AgentRunOptions = {
       ...(turn.settings ? { settings: turn.settings } : {}),
       ...(turn.shrinkHistory ? { shrinkHistory: turn.shrinkHistory } : {}),
+      conversation: toolConversationOf(message, turn.settings),
     };
     yield* observed(deps.agent(turn.messages, signal, options), deps, seen, port);
   }
@@ -323,6 +333,20 @@ async function storeTurn(
   }
 }
 
+/** The chat of a message as the tools see it. */
+function toolConversationOf(message: InboundMessage, settings?: ConversationSettings): ToolConversation {
+  return {
+    platform: message.platform,
+    conversationKey: message.conversationKey,
+    chatId: message.chatId,
+    ...(message.threadId ? { threadId: message.threadId } : {}),
+    chatType: message.chatType,
+    ...(message.guildId ? { guildId: message.guildId } : {}),
+    author: { id: message.author.id, displayName: message.author.displayName },
+    ...(settings?.timeZone ? { timeZone: settings.timeZone } : {}),
+  };
+}
+
 /** Builds the queue's processor and give-up handler from the answering dependencies. */
 export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProcessor; onGiveUp: GiveUpHandler } {
   const now = deps.now ?? Date.now;
@@ -338,7 +362,7 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
       // The load starts when the reply engine first asks for an event, after its sign of life. A failed load
       // surfaces as a stream error (retried like a model failure, the placeholder kept in the journal).
       const load = once(() => loadTurn(deps, message, ctx.signal));
-      const run = runAgent(deps, load, ctx.signal, port);
+      const run = runAgent(deps, message, load, ctx.signal, port);
       const result = await deliver(deps, message, ctx, port, run, () => load.result()?.settings, log);
       // Handed to another process, which continues this reply: nothing goes into history here.
       if (cancelKindOf(ctx.signal) === "shutdown") return "interrupted";

@@ -16,6 +16,7 @@ import { agentDepsFor } from "./settings-for-config.js";
 export interface AgentRunOptions {
   settings?: ConversationSettings;
   shrinkHistory?: AgentInput["shrinkHistory"];
+  conversation?: AgentInput["conversation"];
 }
 
 /** An agent bound to the configured model and tools. */
@@ -51,7 +52,7 @@ export function agentFromConfig(
   return {
     deps,
     run: (messages, signal, opts = {}) => {
-      const { settings, shrinkHistory } = opts;
+      const { settings, shrinkHistory, conversation } = opts;
       // Read per answer: MCP servers come, go and change their lists while a worker runs. The
       // conversation's switched-off tools are taken out before the per-request cap, not after.
       const off = new Set(settings?.toolsOff ?? []);
@@ -59,6 +60,7 @@ export function agentFromConfig(
         messages,
         signal,
         ...(shrinkHistory ? { shrinkHistory } : {}),
+        ...(conversation ? { conversation } : {}),
       });
     },
   };

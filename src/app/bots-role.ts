@@ -22,6 +22,9 @@ import { createRedisPacing } from "../reply/redis-pacing.js";
 import { chatPacingKey } from "../reply/rate-gate.js";
 import { pacingGlobalFor, pacingIntervalFor } from "./pacing.js";
 import { settingsServiceFor } from "./settings-for-config.js";
+import { scheduleBookFor } from "./schedules-for-config.js";
+import { createScheduleCommands } from "../schedules/schedule-commands.js";
+import { mayChangeSettings } from "../settings/settings-access.js";
 import { builtinToolsFor } from "./tools-for-config.js";
 import { builtinToolCatalogue, type ToolCatalogue } from "../tools/tool-catalogue.js";
 import type { SettingsPort } from "../contracts/settings-port.js";
@@ -132,7 +135,17 @@ export async function startBotsRole(
         onError: (error) => logger.warn({ err: error }, "could not read the tool listing"),
       });
   const toolCatalogue = options.toolCatalogue ?? published?.catalogue ?? builtinToolCatalogue(builtinToolsFor(config));
-  const settings = settingsServiceFor(config, redis, toolCatalogue, logger);
+  const scheduleBook = scheduleBookFor(config, redis);
+  const settings = settingsServiceFor(
+    config,
+    redis,
+    toolCatalogue,
+    logger,
+    createScheduleCommands({
+      book: scheduleBook,
+      isAdmin: (asker) => mayChangeSettings(asker, config.ADMIN_USER_IDS),
+    }),
+  );
 
   const adapters: StartedAdapters =
     options.adapters === false
@@ -147,6 +160,7 @@ export async function startBotsRole(
           published?.close();
           await cancelBus.close();
           await queue.close();
+          await scheduleBook.close();
           throw error;
         });
   const web =
@@ -167,6 +181,7 @@ export async function startBotsRole(
     await Promise.allSettled(adapters.started.map((a) => a.stop()));
     await cancelBus.close();
     await queue.close();
+    await scheduleBook.close();
   };
   const webhookTelegram = adapters.telegram;
   return {

@@ -1,5 +1,6 @@
 /** The conversation settings store as configured (both roles use the same defaults). */
 import type { Redis } from "ioredis";
+import type { ScheduleCommands } from "../contracts/schedule-commands.js";
 import type { Config } from "../config/env-schema.js";
 import type { AgentDeps } from "../agent/run-agent.js";
 import type { ConversationSettings } from "../settings/conversation-settings.js";
@@ -29,6 +30,7 @@ export function agentDepsFor(base: AgentDeps, settings: ConversationSettings | u
     enableThinking: settings.thinking,
     tools: base.tools.filter((tool) => !off.has(tool.name)),
     ...(settings.persona ? { persona: settings.persona } : {}),
+    ...(settings.timeZone ? { timeZone: settings.timeZone } : {}),
   };
 }
 
@@ -38,8 +40,10 @@ export function settingsServiceFor(
   redis: Redis,
   toolCatalogue: ToolCatalogue,
   logger?: SettingsLogger,
+  schedules?: ScheduleCommands,
 ): SettingsPort {
   return createSettingsService({
+    ...(schedules ? { schedules } : {}),
     store: settingsStoreFor(config, redis, logger),
     models: createModelChoices({
       ...(config.MODEL_CHOICES ? { configured: config.MODEL_CHOICES } : {}),

@@ -31,6 +31,7 @@ export function builtinToolsFor(config: Config): Tool[] {
   return createTools({
     weatherApiBase: config.WEATHER_API_BASE,
     newsRssUrl: config.NEWS_RSS_URL,
+    ...(config.SEARXNG_URL ? { searxngUrl: config.SEARXNG_URL } : {}),
     allowHosts: config.READ_URL_ALLOW_HOSTS,
     timeoutMs: config.TOOL_TIMEOUT_MS,
   });
@@ -41,11 +42,13 @@ export interface BotToolsOptions {
   /** Used instead of reading MCP_CONFIG. */
   mcpConfig?: McpConfig;
   mcpRetry?: RetryPolicy;
+  /** Built-in tools that need more than configuration (the worker's schedule tools). */
+  extraBuiltIn?: readonly Tool[];
 }
 
 /** Builds the tools (MCP servers are not contacted until `mcp.start()`); rejects with McpConfigError for a bad file. */
 export async function botToolsFor(config: Config, log: McpLog, options: BotToolsOptions = {}): Promise<BotTools> {
-  const builtIn = builtinToolsFor(config);
+  const builtIn = [...builtinToolsFor(config), ...(options.extraBuiltIn ?? [])];
   const mcpConfig = options.mcpConfig ?? (config.MCP_CONFIG ? loadMcpConfigFile(config.MCP_CONFIG) : undefined);
   // The MCP SDK is loaded only when there are servers: a deployment without them does not pay its start-up.
   const mcp = mcpConfig

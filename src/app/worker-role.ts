@@ -34,6 +34,13 @@ import { pacingGlobalFor, pacingIntervalFor, pacingLocalOnly } from "./pacing.js
 import { redisOptions } from "../redis/connection.js";
 import { conversationMemoryFor } from "./conversation-memory.js";
 import { Redis as RedisClient } from "ioredis";
+import { createMessageQueue } from "../queue/message-queue.js";
+import {
+  scheduleBookFor,
+  scheduleRunnerFor,
+  scheduleToolsFor,
+  type ScheduleTestOptions,
+} from "./schedules-for-config.js";
 
 /** Extra knobs for tests and the terminal chat. */
 export interface WorkerRoleOptions {
@@ -49,6 +56,8 @@ export interface WorkerRoleOptions {
   };
   /** MCP overrides (tests pass the servers file and a short retry). */
   tools?: BotToolsOptions;
+  /** Schedule overrides (tests shorten the minute of "every N minutes"). */
+  schedules?: ScheduleTestOptions;
 }
 
 /** A running worker role. */
@@ -67,7 +76,11 @@ export async function startWorkerRole(
   options: WorkerRoleOptions = {},
 ): Promise<WorkerRole> {
   const { logger, metrics } = deps;
-  const tools = await botToolsFor(config, logger, options.tools);
+  const scheduleBook = scheduleBookFor(config, redis, options.schedules);
+  const tools = await botToolsFor(config, logger, {
+    ...options.tools,
+    extraBuiltIn: [...(options.tools?.extraBuiltIn ?? []), ...scheduleToolsFor(config, scheduleBook)],
+  });
   // In the background: answers start at once with whatever tools are connected by then.
   tools.mcp?.start();
   const agent = agentFromConfig(config, tools.catalogue);
@@ -153,6 +166,16 @@ export async function startWorkerRole(
     ...options.queue,
   });
   await worker.ready();
+  // Schedules are delivered by every worker; BullMQ hands each run to one of them.
+  const scheduleQueue = createMessageQueue({ connection: redis, prefix: config.KEY_PREFIX });
+  const scheduleRunner = scheduleRunnerFor(config, {
+    redis,
+    book: scheduleBook,
+    ports: safePorts,
+    queue: scheduleQueue,
+    logger,
+  });
+  await scheduleRunner.ready();
   // chatbot_queue_depth is read from Redis on every scrape (the same figure from every worker: use max()).
   const depth = createQueueDepthSource({ redis, prefix: config.KEY_PREFIX });
   const stopReadingDepth = metrics.readQueueDepthFrom(() => depth.read());
@@ -168,7 +191,10 @@ export async function startWorkerRole(
     async close(graceMs) {
       stopReadingDepth();
       stopPublishingTools();
+      await scheduleRunner.close();
       await worker.close(graceMs !== undefined ? { graceMs } : {});
+      await scheduleQueue.close();
+      await scheduleBook.close();
       await depth.close();
       await tools.close();
     },

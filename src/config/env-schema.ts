@@ -140,6 +140,10 @@ export const envSchema = z.object({
       message: "expected a URL template containing {query}",
     }),
   READ_URL_ALLOW_HOSTS: hostPortList.default([]),
+  // Unset: no web_search. The instance must list `json` in its settings.yml search.formats.
+  SEARXNG_URL: url(["http", "https"]).optional(),
+  MAX_SCHEDULES_PER_CHAT: positiveInt(1000).default(10),
+  SCHEDULE_MAX_RUNS: positiveInt(1_000_000).default(100),
   MCP_CONFIG: z.string().min(1, { message: "expected the path of an MCP servers JSON file" }).optional(),
   MAX_TOOLS_PER_REQUEST: positiveInt(128).default(16),
   MCP_MAX_TOOLS_PER_SERVER: positiveInt(1000).default(64),

@@ -1,6 +1,7 @@
 /**
  * What an adapter may do with a conversation's settings: run a settings command
- * (`/settings`, `/model`, `/think`, `/reasoning`, `/persona`, `/tools`), press one of
+ * (`/settings`, `/model`, `/think`, `/reasoning`, `/persona`, `/tools`, `/timezone`, and the schedule
+ * commands `/remind`, `/schedules`), press one of
  * the buttons its answer carried, and ask for completions. The logic (arguments,
  * permission, the answer's text, the change) lives behind this port; adapters only
  * draw the answer in their platform's UI and say who is asking.
@@ -8,7 +9,17 @@
 import type { Platform } from "./inbound-message.js";
 
 /** The settings commands, as typed after the slash. */
-export const SETTINGS_COMMANDS = ["settings", "model", "think", "reasoning", "persona", "tools"] as const;
+export const SETTINGS_COMMANDS = [
+  "settings",
+  "model",
+  "think",
+  "reasoning",
+  "persona",
+  "tools",
+  "timezone",
+  "remind",
+  "schedules",
+] as const;
 export type SettingsCommand = (typeof SETTINGS_COMMANDS)[number];
 
 /** True for the name of a settings command. */

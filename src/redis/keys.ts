@@ -115,3 +115,16 @@ export function webKeys(prefix: string): { events(conversationKey: string): stri
     session: (id) => `${prefix}:web:session:${keyPart(id)}`,
   };
 }
+
+/** BullMQ queue of schedule runs (delayed jobs and job schedulers); its keys are `${prefix}:schedules:*`. */
+export const SCHEDULE_QUEUE_NAME = "schedules";
+
+/** The hash of a chat's schedules (schedule id → record JSON). */
+export function schedulesKey(prefix: string, conversationKey: string): string {
+  return `${prefix}:schedule-book:${keyPart(conversationKey)}`;
+}
+
+/** The marker that one run of a schedule was delivered (a stalled job taken over does not post twice). */
+export function scheduleFiredKey(prefix: string, runId: string): string {
+  return `${prefix}:schedule-fired:${keyPart(runId)}`;
+}

@@ -23,7 +23,19 @@ export const settingsFieldSchemas = {
     .trim()
     .min(1)
     .refine((v) => [...v].length <= MAX_PERSONA_CHARS, { message: `at most ${MAX_PERSONA_CHARS} characters` }),
+  timeZone: z.string().refine(isTimeZoneName, { message: "expected an IANA time zone" }),
 } as const;
+
+/** True for an IANA zone name Intl knows ("Asia/Shanghai", "UTC"). */
+export function isTimeZoneName(name: string): boolean {
+  if (!name || name.length > 64) return false;
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** The choices a conversation made; absent = the default. */
 export interface SettingsOverrides {
@@ -31,6 +43,8 @@ export interface SettingsOverrides {
   thinking?: boolean;
   reasoning?: ReasoningDisplay;
   persona?: string;
+  /** The chat's IANA zone (/timezone); absent = the server's. */
+  timeZone?: string;
   /** Tools switched off here (new tools are on until someone switches them off). */
   toolsOff: string[];
 }
@@ -48,6 +62,7 @@ export interface ConversationSettings {
   thinking: boolean;
   reasoning: ReasoningDisplay;
   persona?: string;
+  timeZone?: string;
   toolsOff: string[];
 }
 
@@ -57,6 +72,7 @@ export interface SettingsChange {
   thinking?: boolean | null;
   reasoning?: ReasoningDisplay | null;
   persona?: string | null;
+  timeZone?: string | null;
   /** Tool name → on (true) or off (false). */
   tools?: Record<string, boolean>;
 }
@@ -68,6 +84,7 @@ export function effectiveSettings(defaults: SettingsDefaults, overrides: Setting
     thinking: overrides.thinking ?? defaults.thinking,
     reasoning: overrides.reasoning ?? defaults.reasoning,
     ...(overrides.persona !== undefined ? { persona: overrides.persona } : {}),
+    ...(overrides.timeZone !== undefined ? { timeZone: overrides.timeZone } : {}),
     toolsOff: [...overrides.toolsOff],
   };
 }

@@ -11,8 +11,9 @@ import {
   type SettingsAsker,
   type SettingsPort,
 } from "../contracts/settings-port.js";
+import type { ScheduleCommands } from "../contracts/schedule-commands.js";
 import type { ToolCatalogue } from "../tools/tool-catalogue.js";
-import { effectiveSettings, MAX_PERSONA_CHARS, type SettingsChange } from "./conversation-settings.js";
+import { effectiveSettings, isTimeZoneName, MAX_PERSONA_CHARS, type SettingsChange } from "./conversation-settings.js";
 import type { ModelChoices } from "./model-choices.js";
 import { mayChangeSettings } from "./settings-access.js";
 import type { SettingsStore } from "./settings-store.js";
@@ -35,6 +36,10 @@ export interface SettingsServiceDeps {
   toolCatalogue: ToolCatalogue;
   /** ADMIN_USER_IDS, lower-case `tg:<id>` / `dc:<id>`. */
   botAdmins: readonly string[];
+  /** `/remind` and `/schedules`; without them those commands say schedules are off here. */
+  schedules?: ScheduleCommands;
+  /** The zone of chats that chose none (default: the server's). */
+  serverTimeZone?: string;
 }
 
 // A Map, not an object: a typed word such as "constructor" or "__proto__" must not find Object.prototype.
@@ -194,7 +199,55 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
     };
   };
 
-  const handlers = { settings, model, think, reasoning, persona, tools } as const;
+  const serverZone = deps.serverTimeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const zoneOf = async (asker: SettingsAsker) => (await store.overrides(asker.conversationKey)).timeZone ?? serverZone;
+
+  const timezone = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
+    const current = await zoneOf(asker);
+    const usage = "Set it with /timezone <IANA zone>, e.g. /timezone Asia/Shanghai; /timezone reset uses the server's.";
+    if (arg === "") return { text: `Time zone here: ${current}. ${usage}`, buttons: [] };
+    if (!(await mayChange(asker))) return refusal();
+    if (arg.toLowerCase() === "reset")
+      return changeThen(
+        asker,
+        { timeZone: null },
+        () => ({ text: `✅ Time zone here is now the server's, ${serverZone}.`, buttons: [] }),
+        `Time zone: ${serverZone}`,
+      );
+    if (!isTimeZoneName(arg))
+      return {
+        text: `“${arg}” is not a time zone I know. Use an IANA name like Asia/Shanghai, Europe/Berlin or America/New_York.`,
+        buttons: [],
+        notice: "Unknown time zone.",
+      };
+    // The canonical spelling ("asia/shanghai" → "Asia/Shanghai").
+    const name = new Intl.DateTimeFormat("en-US", { timeZone: arg }).resolvedOptions().timeZone;
+    return changeThen(
+      asker,
+      { timeZone: name === serverZone ? null : name },
+      () => ({ text: `✅ Time zone here is now ${name}. Times in /remind and schedules are read in it.`, buttons: [] }),
+      `Time zone: ${name}`,
+    );
+  };
+
+  const scheduleCommand =
+    (which: keyof ScheduleCommands) =>
+    async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> =>
+      deps.schedules
+        ? deps.schedules[which](asker, arg, await zoneOf(asker))
+        : { text: "Schedules are not available here.", buttons: [] };
+
+  const handlers = {
+    settings,
+    model,
+    think,
+    reasoning,
+    persona,
+    tools,
+    timezone,
+    remind: scheduleCommand("remind"),
+    schedules: scheduleCommand("schedules"),
+  } as const;
 
   const service: SettingsPort = {
     run: (asker, command, args) => handlers[command](asker, args.trim()),

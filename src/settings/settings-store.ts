@@ -57,6 +57,7 @@ export function decodeSettingsHash(
       case "model":
       case "reasoning":
       case "persona":
+      case "timeZone":
       case "thinking": {
         const parsed = settingsFieldSchemas[field].safeParse(value);
         if (parsed.success) Object.assign(out, { [field]: parsed.data });
@@ -117,6 +118,7 @@ export function createSettingsStore(opts: {
       );
       put("reasoning", change.reasoning);
       put("persona", change.persona);
+      put("timeZone", change.timeZone);
       for (const [tool, on] of Object.entries(change.tools ?? {})) {
         if (on) unset.push(TOOL_FIELD + tool);
         else set[TOOL_FIELD + tool] = "off";

@@ -1,11 +1,12 @@
 /**
- * The bot's tool set: get_weather, get_news, get_time, read_url,
+ * The bot's tool set: get_weather, get_news, get_time, read_url (and web_search with SEARXNG_URL),
  * built from configuration and injected I/O.
  */
 import { createGetNewsTool } from "./get-news.js";
 import { createGetTimeTool } from "./get-time.js";
 import { createGetWeatherTool } from "./get-weather.js";
 import { createReadUrlTool } from "./read-url.js";
+import { createWebSearchTool } from "./web-search.js";
 import type { HtmlExtractor } from "./html-extractor.js";
 import type { Connect, ResolveHost } from "./safe-fetch.js";
 import type { Tool } from "./tool.js";
@@ -16,6 +17,8 @@ export interface ToolsDeps {
   weatherApiBase: string;
   /** NEWS_RSS_URL (a template with `{query}`). */
   newsRssUrl: string;
+  /** SEARXNG_URL: web_search is offered only when set. */
+  searxngUrl?: string;
   /** READ_URL_ALLOW_HOSTS: "host:port" pairs read_url may reach even when private. */
   allowHosts: readonly string[];
   /** For the weather and news backends (operator-configured URLs). */
@@ -52,12 +55,16 @@ export function createTools(deps: ToolsDeps): Tool[] {
       extractTimeoutMs: deps.extractTimeoutMs,
       extractor: deps.extractor,
     }),
+    ...(deps.searxngUrl
+      ? [createWebSearchTool({ searxngUrl: deps.searxngUrl, fetch: deps.fetch, timeoutMs: deps.timeoutMs })]
+      : []),
   ];
 }
 
 export { createGetNewsTool, newsFeedUrl, type GetNewsDeps, type NewsItem } from "./get-news.js";
 export { createGetTimeTool, describeTime, resolveTimeZone, type GetTimeDeps, type TimeReport } from "./get-time.js";
 export { createGetWeatherTool, type GetWeatherDeps, type WeatherReport } from "./get-weather.js";
+export { createWebSearchTool, searchUrl, type SearchHit, type WebSearchDeps } from "./web-search.js";
 export { createReadUrlTool, cutToBudget, type PageText, type ReadUrlDeps } from "./read-url.js";
 export { createHtmlExtractor, type HtmlExtractor, type HtmlExtractorOptions } from "./html-extractor.js";
 export type { ExtractedText } from "./extracted-text.js";

@@ -4,11 +4,14 @@
  * `execute`. Tools may throw; the runner turns every failure into text for the model.
  */
 import { z } from "zod";
+import type { ToolConversation } from "../contracts/tool-conversation.js";
 
 /** What a running tool gets besides its arguments. */
 export interface ToolContext {
   /** Fires on /stop, shutdown, or the tool's own timeout. */
   signal: AbortSignal;
+  /** The chat the call comes from (absent where there is none, e.g. `npm run ask`). */
+  conversation?: ToolConversation;
 }
 
 export interface Tool<S extends z.ZodType = z.ZodType> {

@@ -92,7 +92,15 @@ describe("Discord per-conversation settings, end to end", () => {
       expect(settingsCarriedBy(model.requests[0])).toMatchObject({
         model: "qwen3-1.7b",
         thinking: false,
-        tools: ["get_news", "get_time", "get_weather", "read_url"],
+        tools: [
+          "cancel_schedule",
+          "get_news",
+          "get_time",
+          "get_weather",
+          "list_schedules",
+          "read_url",
+          "schedule_message",
+        ],
       });
 
       // Typing the model's name suggests the matching choices the server lists.
@@ -133,6 +141,9 @@ describe("Discord per-conversation settings, end to end", () => {
         "cfg:tools off get_news",
         "cfg:tools off get_time",
         "cfg:tools off read_url",
+        "cfg:tools off schedule_message",
+        "cfg:tools off list_schedules",
+        "cfg:tools off cancel_schedule",
       ]);
       const { id: alicePress } = discord.clickButton({
         channelId,
@@ -163,7 +174,11 @@ describe("Discord per-conversation settings, end to end", () => {
       const again = discord.userSays({ channelId, author: alice, content: "hello again", mentionsBot: true });
       await answerTo(discord, channelId, again, "Hello there.");
       const after = settingsCarriedBy(model.requests[1]);
-      expect(after).toMatchObject({ model: "qwen3-4b", thinking: true, tools: ["get_news", "get_time", "read_url"] });
+      expect(after).toMatchObject({
+        model: "qwen3-4b",
+        thinking: true,
+        tools: ["cancel_schedule", "get_news", "get_time", "list_schedules", "read_url", "schedule_message"],
+      });
       expect(after.system).toContain("Your persona in this chat (the rules above still apply): Answer in haiku.");
       expect(discord.violations).toEqual([]);
     },

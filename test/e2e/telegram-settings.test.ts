@@ -67,7 +67,15 @@ describe("Telegram per-conversation settings, end to end", () => {
       expect(before).toMatchObject({
         model: "qwen3-1.7b",
         thinking: false,
-        tools: ["get_news", "get_time", "get_weather", "read_url"],
+        tools: [
+          "cancel_schedule",
+          "get_news",
+          "get_time",
+          "get_weather",
+          "list_schedules",
+          "read_url",
+          "schedule_message",
+        ],
       });
       expect(before.system).not.toMatch(/persona/i);
 
@@ -111,14 +119,18 @@ describe("Telegram per-conversation settings, end to end", () => {
 
       await say(tg, chat, alice, "hello again", "Ahoy!");
       const after = settingsCarriedBy(model.requests[1]);
-      expect(after).toMatchObject({ model: "qwen3-4b", thinking: true, tools: ["get_news", "get_time", "read_url"] });
+      expect(after).toMatchObject({
+        model: "qwen3-4b",
+        thinking: true,
+        tools: ["cancel_schedule", "get_news", "get_time", "list_schedules", "read_url", "schedule_message"],
+      });
       expect(after.system).toContain("Your persona in this chat (the rules above still apply): Talk like a pirate.");
       // The small-model rules are still all there, before the persona.
       expect(after.system.indexOf("Rules:")).toBeLessThan(after.system.indexOf("Talk like a pirate."));
 
       const overview = await say(tg, chat, alice, "/settings");
       expect(overview.text).toContain(
-        "• Model: qwen3-4b\n• Thinking: on\n• Reasoning shown: collapsed (default)\n• Persona: “Talk like a pirate.”\n• Tools: 3 of 4 on",
+        "• Model: qwen3-4b\n• Thinking: on\n• Reasoning shown: collapsed (default)\n• Persona: “Talk like a pirate.”\n• Tools: 6 of 7 on",
       );
 
       // /reset forgets the history, says the settings stay, and they do.
@@ -132,7 +144,7 @@ describe("Telegram per-conversation settings, end to end", () => {
       expect(settingsCarriedBy(model.requests[2])).toMatchObject({
         model: "qwen3-4b",
         thinking: true,
-        tools: ["get_news", "get_time", "read_url"],
+        tools: ["cancel_schedule", "get_news", "get_time", "list_schedules", "read_url", "schedule_message"],
       });
 
       expect((await say(tg, chat, alice, "/settings reset")).text).toContain(
@@ -143,7 +155,15 @@ describe("Telegram per-conversation settings, end to end", () => {
       expect(reset).toMatchObject({
         model: "qwen3-1.7b",
         thinking: false,
-        tools: ["get_news", "get_time", "get_weather", "read_url"],
+        tools: [
+          "cancel_schedule",
+          "get_news",
+          "get_time",
+          "get_weather",
+          "list_schedules",
+          "read_url",
+          "schedule_message",
+        ],
       });
       expect(reset.system).not.toContain("pirate");
       expectNoFlood(tg);

@@ -120,6 +120,34 @@ export const SETTINGS_COMMAND_OPTIONS: Record<
       },
     ],
   },
+  timezone: {
+    description: "Show or set this channel's time zone (for reminders and schedules)",
+    options: [
+      {
+        type: ApplicationCommandOptionType.String,
+        name: "zone",
+        description: "An IANA zone such as Asia/Shanghai, or reset",
+        required: false,
+        max_length: 64,
+      },
+    ],
+  },
+  remind: {
+    description: "Post a reminder later or repeatedly: /remind in 20 minutes stretch",
+    options: [
+      {
+        type: ApplicationCommandOptionType.String,
+        name: "text",
+        description: "When, then what: in 20 minutes stretch · every weekday at 08:00 ask: today's AI news",
+        required: true,
+        max_length: 1100,
+      },
+    ],
+  },
+  schedules: {
+    description: "This channel's schedules, with buttons to cancel them",
+    options: [],
+  },
 };
 
 /** The arguments a slash command's options stand for (as if typed after the command). */
@@ -137,6 +165,12 @@ function argsOf(interaction: ChatInputCommandInteraction, command: SettingsComma
       return get("text");
     case "tools":
       return [get("state"), get("tool")].filter(Boolean).join(" ");
+    case "timezone":
+      return get("zone");
+    case "remind":
+      return get("text");
+    case "schedules":
+      return "";
   }
 }
 

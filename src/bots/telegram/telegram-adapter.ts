@@ -104,6 +104,9 @@ export const TELEGRAM_SETTINGS_COMMANDS = [
   { command: "reasoning", description: "Show reasoning: off, collapsed or full" },
   { command: "persona", description: "Set or reset a persona for this chat" },
   { command: "tools", description: "Switch tools on or off" },
+  { command: "timezone", description: "Show or set this chat's time zone" },
+  { command: "remind", description: "Remind: /remind in 20 minutes stretch" },
+  { command: "schedules", description: "This chat's schedules, to cancel them" },
 ] as const;
 
 const silentLogger: TelegramLogger = {
