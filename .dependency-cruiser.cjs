@@ -37,8 +37,10 @@ module.exports = {
     layer("queue", ["contracts", "redis", "shared"]),
     layer("ingress", ["contracts", "observability", "queue", "redis", "shared"]),
     layer("bots", ["contracts", "observability", "security", "shared"]),
+    // Speech to text and text to speech through OpenAI-compatible servers, and what OGG audio says about itself.
+    layer("voice", ["contracts", "shared"]),
     // Pictures and files from the chat, made ready for the model (platform-free: files come through the contracts' FileSource).
-    layer("attachments", ["contracts", "shared"]),
+    layer("attachments", ["contracts", "shared", "voice"]),
     layer("settings", ["contracts", "redis", "shared", "tools"]),
     layer("tokens", ["contracts", "shared"]),
     // Where agent, reply, history and queue meet.
@@ -55,6 +57,7 @@ module.exports = {
       "settings",
       "shared",
       "tokens",
+      "voice",
     ]),
     {
       name: "adapters-stay-apart",

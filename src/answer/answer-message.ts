@@ -180,7 +180,8 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
       // Settings are read once: a change made while this answer streams applies from the next one. The history
       // keeps the attachments' markers, never their bytes.
       const events = preparedTurnEvents(
-        () => prepareTurn(message, deps.attachments, ctx.signal),
+        // The turn as stored is known here already: a voice note nobody could hear is stored without an answer run.
+        () => prepareTurn(message, deps.attachments, ctx.signal).then((turn) => ((user = turn.stored), turn)),
         (turn) => {
           user = turn.stored;
           return observed(

@@ -14,6 +14,8 @@ export interface PreparedTurn {
   request: ChatMessage;
   stored: ChatMessage;
   notices: string[];
+  /** False when there is nothing to ask the model (a voice note alone that could not be heard): the notices are the reply. */
+  answerable: boolean;
   /** Both forms again with the reply quote sized for whether the history still has the quoted message. */
   withQuote(remembered: boolean): { request: ChatMessage; stored: ChatMessage };
 }
@@ -29,7 +31,7 @@ export async function prepareTurn(
       const plain = toUserMessage(message, remembered === undefined ? {} : { remembered });
       return { request: plain, stored: plain };
     };
-    return { ...plainWith(), notices: [], withQuote: plainWith };
+    return { ...plainWith(), notices: [], answerable: true, withQuote: plainWith };
   }
   const prepared = await preparer.prepare(message, signal);
   const both = (remembered?: boolean) => {
@@ -41,7 +43,7 @@ export async function prepareTurn(
       stored: toUserMessage(message, { attachmentText: prepared.forHistory, ...quote }),
     };
   };
-  return { ...both(), notices: prepared.notices, withQuote: both };
+  return { ...both(), notices: prepared.notices, answerable: prepared.answerable, withQuote: both };
 }
 
 /**
@@ -54,6 +56,13 @@ export async function* preparedTurnEvents(
   answer: (turn: PreparedTurn) => AsyncIterable<AgentEvent>,
 ): AsyncGenerator<AgentEvent> {
   const turn = await prepare();
+  if (!turn.answerable) {
+    // Nothing for the model: the notices are the answer, and the history keeps them as such (the conversation goes on).
+    const text = turn.notices.join("\n");
+    yield { type: "text-delta", round: 1, text };
+    yield { type: "finish", reason: "stop", text, messages: [{ role: "assistant", content: text }], rounds: 0 };
+    return;
+  }
   // Round 0 is before the model's first round: never merged into the answer's text.
   if (turn.notices.length > 0) yield { type: "text-delta", round: 0, text: turn.notices.join("\n") };
   yield* answer(turn);
