@@ -20,6 +20,7 @@ import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { pacingKey, toUserMessage } from "./user-message.js";
 import { prepareTurn, preparedTurnEvents, type PreparedTurn } from "./prepared-turn.js";
+import { askedByVoice, speakAnswer, type SpokenAnswers } from "./spoken-answer.js";
 import type { AttachmentPreparer } from "../attachments/prepare-attachments.js";
 import type { ConversationSettings } from "../settings/conversation-settings.js";
 import type { SettingsStore } from "../settings/settings-store.js";
@@ -51,6 +52,8 @@ export interface AnswerDeps {
   settings?: Pick<SettingsStore, "readAlong" | "read">;
   /** Downloads and prepares pictures and files; without it attachments are ignored. */
   attachments?: AttachmentPreparer;
+  /** Spoken answers to voice notes (TTS_BASE_URL); absent: text only. */
+  speech?: SpokenAnswers;
   logger: Logger;
   metrics?: Metrics;
   now?: () => number;
@@ -240,6 +243,9 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
       });
       if (!stored) log.info("conversation was reset while answering: turn not stored");
       await ctx.markAnswered();
+      // A voice note is answered with voice too, once the text is final (spoken-answer.ts; never throws).
+      if (deps.speech && finish?.reason === "stop" && finish.rounds > 0 && askedByVoice(message))
+        await speakAnswer(deps.speech, port, deps.transformReply?.(finish.text) ?? finish.text, ctx.signal);
       // The answer is delivered and stored: only now may old turns be folded into the summary. Not under the
       // job's signal: a /stop of this answer must not cancel the fold (a failed fold costs nothing, the model's timeout bounds it).
       if (stored) {

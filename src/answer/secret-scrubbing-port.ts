@@ -53,6 +53,11 @@ export function withSecretsScrubbed(port: ReplyPort, scrubber: SecretScrubber): 
   if (draft) wrapped.draft = (draftId, content, opts) => draft(draftId, clean(content), opts);
   const typing = port.typing?.bind(port);
   if (typing) wrapped.typing = (opts) => typing(opts);
+  const sendVoice = port.sendVoice?.bind(port);
+  // The spoken words come from the scrubbed answer; the caption is ours, scrubbed all the same.
+  if (sendVoice)
+    wrapped.sendVoice = (voice, opts) =>
+      sendVoice(voice.caption ? { ...voice, caption: scrubber.scrub(voice.caption) } : voice, opts);
   return wrapped;
 }
 

@@ -12,6 +12,14 @@ import { createDiscordFileSource, type GuardedDownload } from "../bots/discord/d
 import { createSafeFetch, type SafeFetchOptions } from "../tools/safe-fetch.js";
 import type { Logger } from "../observability/logger.js";
 import { createTranscriber, type Transcriber } from "../voice/transcriber.js";
+import { createSpeechSynthesiser } from "../voice/speech-synthesiser.js";
+import type { SpokenAnswers } from "../answer/spoken-answer.js";
+
+/** Spoken answers through TTS_BASE_URL, or undefined when it is not set. */
+export function spokenAnswersFor(config: Config, logger: Logger): SpokenAnswers | undefined {
+  if (!config.TTS_BASE_URL) return undefined;
+  return { synthesiser: createSpeechSynthesiser({ baseURL: config.TTS_BASE_URL, voice: config.TTS_VOICE }), logger };
+}
 
 /** The transcriber STT_BASE_URL names, or undefined when voice is not set up. */
 export function transcriberFor(config: Config): Transcriber | undefined {

@@ -45,6 +45,19 @@ export interface ReplyPort {
   draft?(draftId: number, content: RenderedText, opts: { signal?: AbortSignal }): Promise<void>;
   /** Shows that the bot is working (typing indicator); best effort. */
   typing?(opts: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Sends a spoken answer as the platform's voice message (Telegram sendVoice), replying to the user's
+   * message; returns its id. Absent: the platform gets no spoken answers.
+   */
+  sendVoice?(voice: SpokenAudio, opts: { signal?: AbortSignal }): Promise<string>;
+}
+
+/** A spoken answer: OGG/Opus bytes and what the platform shows beside them. */
+export interface SpokenAudio {
+  bytes: Uint8Array;
+  durationSeconds: number;
+  /** A short plain-text line under the voice message (e.g. "spoken: the first part only"). */
+  caption?: string;
 }
 
 export interface SendOptions {

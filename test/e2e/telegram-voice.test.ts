@@ -14,6 +14,8 @@ import { storedHistoryText } from "../support/stored-history.js";
 import { voiceNote } from "../support/voice-notes.js";
 import { sentHistory } from "./telegram-harness.js";
 import { VOICE_NOT_SET_UP_NOTICE } from "../../src/attachments/prepare-audio.js";
+import { SPOKEN_PART_CAPTION } from "../../src/answer/spoken-answer.js";
+import { readOggAudio } from "../../src/voice/ogg-audio.js";
 
 const alice: FakeUser = { id: 2001, first_name: "Alice" };
 const bob: FakeUser = { id: 2002, first_name: "Bob" };
@@ -196,4 +198,58 @@ describe("Telegram voice notes, end to end", () => {
     expect(model.requests).toHaveLength(0);
     expect(tg.files.downloads).toEqual([]);
   });
+
+  e2eTest(
+    "with TTS on, a voice note's answer also comes back as a playable OGG/Opus voice message; a long one is spoken in part",
+    async ({ startTelegram, closeAfter }) => {
+      const speech = closeAfter(await startFakeSpeech());
+      const e2e = await startTelegram({
+        env: { STT_BASE_URL: speech.baseURL, TTS_BASE_URL: speech.baseURL, TTS_VOICE: "af_bella" },
+      });
+      const { tg, model } = e2e;
+      const long = `${"Rome was not built in a day. ".repeat(40)}The end.`;
+      model.script([
+        textAnswer("**Paris** is the capital of France."),
+        textAnswer("Typed answers stay text."),
+        textAnswer(long),
+      ]);
+      const chat = privateChat(alice);
+      const [first, second] = await Promise.all([voiceNote({ frequency: 410 }), voiceNote({ frequency: 820 })]);
+      speech.hears(first, "What is the capital of France?");
+      speech.hears(second, "Tell me about Rome.");
+
+      const { message } = await tg.userSendsFile(chat, alice, { kind: "voice", bytes: first, duration: 2 });
+      await tg.waitFor(() => tg.files.sentVoices.length === 1, { timeoutMs: 20_000, what: "the spoken answer" });
+      const voice = tg.files.sentVoices[0];
+      const made = speech.speech[0];
+      expect(made).toMatchObject({
+        input: "Paris is the capital of France.",
+        voice: "af_bella",
+        responseFormat: "opus",
+      });
+      // What reached the chat plays as OGG/Opus for as long as the speech server made it.
+      const played = readOggAudio(voice?.bytes ?? Buffer.alloc(0));
+      expect(played.codec).toBe("opus");
+      expect(played.durationSeconds).toBeCloseTo(made?.seconds ?? 0, 1);
+      expect(voice?.duration).toBe(Math.max(1, Math.round(made?.seconds ?? 0)));
+      expect(tg.botMessages(alice.id)[0]?.text).toContain("Paris is the capital of France.");
+      expect(tg.botMessages(alice.id)[1]?.replyToMessageId).toBe(message.message_id);
+
+      // A typed question is answered in text only (auto: voice answers voice).
+      tg.userSays(chat, alice, "and in writing?");
+      await tg.waitFor(() => tg.botMessages(alice.id).some((m) => m.text === "Typed answers stay text."), {
+        timeoutMs: 15_000,
+        what: "the typed answer",
+      });
+      await tg.userSendsFile(chat, alice, { kind: "voice", bytes: second, duration: 2 });
+      await tg.waitFor(() => tg.files.sentVoices.length === 2, { timeoutMs: 30_000, what: "the second spoken answer" });
+      expect(speech.speech).toHaveLength(2);
+      const part = speech.speech[1]?.input ?? "";
+      expect(part.length).toBeLessThanOrEqual(600);
+      expect(long.startsWith(part)).toBe(true);
+      expect(part.endsWith("day.")).toBe(true);
+      expect(tg.files.sentVoices[1]?.caption).toBe(SPOKEN_PART_CAPTION);
+    },
+    90_000,
+  );
 });

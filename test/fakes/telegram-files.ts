@@ -37,6 +37,23 @@ export class FakeTelegramFiles {
   private readonly byId = new Map<string, StoredFile>();
   private readonly byPath = new Map<string, StoredFile>();
   private seq = 0;
+  /** Voice messages the bot sent (sendVoice), with their bytes as uploaded. */
+  readonly sentVoices: { chatId: number; messageId: number; bytes: Buffer; duration?: number; caption?: string }[] = [];
+
+  /** The `voice` field of a message the bot sent with sendVoice (the file kept like a user's). */
+  botVoice(bytes: Buffer, duration: number | undefined): Record<string, unknown> {
+    const file = this.add(bytes, "voice", "oga");
+    return {
+      voice: {
+        file_id: file.fileId,
+        file_unique_id: file.fileUniqueId,
+        duration: duration ?? 0,
+        mime_type: "audio/ogg",
+        file_size: bytes.length,
+      },
+    };
+  }
+
   /** Every download the fake served (path and status), for tests. */
   readonly downloads: { path: string; status: number }[] = [];
 
