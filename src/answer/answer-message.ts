@@ -184,7 +184,11 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
       // keeps the attachments' markers, never their bytes.
       const events = preparedTurnEvents(
         // The turn as stored is known here already: a voice note nobody could hear is stored without an answer run.
-        () => prepareTurn(message, deps.attachments, ctx.signal).then((turn) => ((user = turn.stored), turn)),
+        async () => {
+          const turn = await prepareTurn(message, deps.attachments, ctx.signal);
+          user = turn.stored;
+          return turn;
+        },
         (turn) => {
           user = turn.stored;
           return observed(
