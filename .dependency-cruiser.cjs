@@ -38,8 +38,10 @@ module.exports = {
     layer("ingress", ["contracts", "observability", "queue", "redis", "shared"]),
     // The web chat keeps its sessions and event streams in Redis itself (src/bots/web), so bots may name Redis keys.
     layer("bots", ["contracts", "observability", "redis", "security", "shared"]),
+    // Speech to text and text to speech through OpenAI-compatible servers, and what OGG audio says about itself.
+    layer("voice", ["contracts", "shared"]),
     // Pictures and files from the chat, made ready for the model (platform-free: files come through the contracts' FileSource).
-    layer("attachments", ["contracts", "shared"]),
+    layer("attachments", ["contracts", "shared", "voice"]),
     layer("settings", ["contracts", "redis", "shared", "tools"]),
     layer("tokens", ["contracts", "shared"]),
     // Reminders and repeating prompts: their records, BullMQ delivery and the tools the model calls.
@@ -58,6 +60,7 @@ module.exports = {
       "settings",
       "shared",
       "tokens",
+      "voice",
     ]),
     {
       name: "adapters-stay-apart",

@@ -22,6 +22,7 @@ import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { pacingKey, toUserMessage } from "./user-message.js";
 import { prepareTurn } from "./prepared-turn.js";
+import { askedByVoice, speakAnswer, type SpokenAnswers } from "./spoken-answer.js";
 import type { AttachmentPreparer } from "../attachments/prepare-attachments.js";
 import type { ConversationSettings } from "../settings/conversation-settings.js";
 import type { ToolConversation } from "../contracts/tool-conversation.js";
@@ -56,6 +57,8 @@ export interface AnswerDeps {
   settings?: Pick<SettingsStore, "readAlong" | "read">;
   /** Downloads and prepares pictures and files; without it attachments are ignored. */
   attachments?: AttachmentPreparer;
+  /** Spoken answers to voice notes (TTS_BASE_URL); absent: text only. */
+  speech?: SpokenAnswers;
   logger: Logger;
   metrics?: Metrics;
   now?: () => number;
@@ -84,6 +87,8 @@ type Delivered = Awaited<ReturnType<typeof streamReply>>;
 export interface LoadedTurn {
   /** Lines about the attachments, shown above the answer. */
   notices: string[];
+  /** False when nothing is left for the model (a voice note nobody could hear): the notices are the answer. */
+  answerable: boolean;
   /** What the model is sent: the (summarised, budgeted) history and the new message, oldest first. */
   messages: ChatMessage[];
   /** The new message as history keeps it (attachment markers, never their bytes). */
@@ -105,6 +110,7 @@ export async function loadTurn(deps: AnswerDeps, message: InboundMessage, signal
   const turn = await prepareTurn(message, deps.attachments, signal);
   const ck = message.conversationKey;
   const notices = turn.notices;
+  if (!turn.answerable) return { notices, answerable: false, messages: [], user: turn.stored };
   if (deps.context) {
     const [conversation, settings] = await Promise.all([
       deps.context.prepare(message, signal, turn),
@@ -112,6 +118,7 @@ export async function loadTurn(deps: AnswerDeps, message: InboundMessage, signal
     ]);
     return {
       notices,
+      answerable: true,
       messages: conversation.messages,
       user: conversation.user,
       summaryTokens: conversation.summaryTokens,
@@ -119,10 +126,12 @@ export async function loadTurn(deps: AnswerDeps, message: InboundMessage, signal
       shrinkHistory: (_messages, refusal) => conversation.shrink(refusal),
     };
   }
-  if (!deps.settings) return { notices, messages: [...(await deps.history.load(ck)), turn.request], user: turn.stored };
+  if (!deps.settings)
+    return { notices, answerable: true, messages: [...(await deps.history.load(ck)), turn.request], user: turn.stored };
   const withSettings = await deps.history.loadWith(ck, deps.settings.readAlong(ck));
   return {
     notices,
+    answerable: true,
     messages: [...withSettings.messages, turn.request],
     user: turn.stored,
     settings: withSettings.also,
@@ -170,6 +179,13 @@ function runAgent(
   const seen = { text: "" };
   async function* events(): AsyncGenerator<AgentEvent> {
     const turn = await load();
+    if (!turn.answerable) {
+      // Nothing for the model: the notices are the answer, and the history keeps them as such (the conversation goes on).
+      const text = turn.notices.join("\n");
+      yield { type: "text-delta", round: 1, text };
+      yield { type: "finish", reason: "stop", text, messages: [{ role: "assistant", content: text }], rounds: 0 };
+      return;
+    }
     // Round 0 is before the model's first round: never merged into the answer's text.
     if (turn.notices.length > 0) yield { type: "text-delta", round: 0, text: turn.notices.join("\n") };
     const options: AgentRunOptions = {
@@ -297,6 +313,7 @@ async function storeTurn(
   deps: AnswerDeps,
   message: InboundMessage,
   ctx: JobContext,
+  port: ReplyPort,
   turn: LoadedTurn | undefined,
   result: Delivered,
   textSoFar: string,
@@ -322,6 +339,9 @@ async function storeTurn(
   });
   if (!stored) log.info("conversation was reset while answering: turn not stored");
   await ctx.markAnswered();
+  // A voice note is answered with voice too, once the text is final (spoken-answer.ts; never throws).
+  if (deps.speech && finish?.reason === "stop" && finish.rounds > 0 && askedByVoice(message))
+    await speakAnswer(deps.speech, port, deps.transformReply?.(finish.text) ?? finish.text, ctx.signal);
   // The answer is delivered and stored: only now may old turns be folded into the summary. Not under the
   // job's signal: a /stop of this answer must not cancel the fold (a failed fold costs nothing, the model's timeout bounds it).
   if (stored) {
@@ -366,7 +386,7 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
       const result = await deliver(deps, message, ctx, port, run, () => load.result()?.settings, log);
       // Handed to another process, which continues this reply: nothing goes into history here.
       if (cancelKindOf(ctx.signal) === "shutdown") return "interrupted";
-      await storeTurn(deps, message, ctx, load.result(), result, run.textSoFar(), log);
+      await storeTurn(deps, message, ctx, port, load.result(), result, run.textSoFar(), log);
       // The job's outcome line (info) is written where the queue runtime announces outcomes (observability/job-outcomes.ts).
       log.debug(
         {

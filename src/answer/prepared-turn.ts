@@ -13,6 +13,8 @@ export interface PreparedTurn {
   request: ChatMessage;
   stored: ChatMessage;
   notices: string[];
+  /** False when there is nothing to ask the model (a voice note alone that could not be heard): the notices are the reply. */
+  answerable: boolean;
   /** Both forms again with the reply quote sized for whether the history still has the quoted message. */
   withQuote(remembered: boolean): { request: ChatMessage; stored: ChatMessage };
 }
@@ -28,7 +30,7 @@ export async function prepareTurn(
       const plain = toUserMessage(message, remembered === undefined ? {} : { remembered });
       return { request: plain, stored: plain };
     };
-    return { ...plainWith(), notices: [], withQuote: plainWith };
+    return { ...plainWith(), notices: [], answerable: true, withQuote: plainWith };
   }
   const prepared = await preparer.prepare(message, signal);
   const both = (remembered?: boolean) => {
@@ -40,5 +42,5 @@ export async function prepareTurn(
       stored: toUserMessage(message, { attachmentText: prepared.forHistory, ...quote }),
     };
   };
-  return { ...both(), notices: prepared.notices, withQuote: both };
+  return { ...both(), notices: prepared.notices, answerable: prepared.answerable, withQuote: both };
 }

@@ -56,6 +56,11 @@ export function withSecretsScrubbed(port: ReplyPort, scrubber: SecretScrubber): 
   if (typing) wrapped.typing = (opts) => typing(opts);
   const observe = port.observe?.bind(port);
   if (observe) wrapped.observe = (event) => observe(scrubbedEvent(event, scrubber));
+  const sendVoice = port.sendVoice?.bind(port);
+  // The spoken words come from the scrubbed answer; the caption is ours, scrubbed all the same.
+  if (sendVoice)
+    wrapped.sendVoice = (voice, opts) =>
+      sendVoice(voice.caption ? { ...voice, caption: scrubber.scrub(voice.caption) } : voice, opts);
   return wrapped;
 }
 

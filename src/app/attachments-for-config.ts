@@ -1,6 +1,7 @@
 /**
  * Pictures and files from the chat, as configured: a file source per platform the worker serves,
- * the vision check (MODEL_VISION, per model) and the limits (MAX_IMAGE_BYTES, MAX_IMAGES_PER_MESSAGE).
+ * the vision check (MODEL_VISION, per model), the transcriber (STT_*) and the limits (MAX_IMAGE_BYTES,
+ * MAX_IMAGES_PER_MESSAGE, MAX_AUDIO_SECONDS).
  */
 import type { Config } from "../config/env-schema.js";
 import type { InboundMessage, Platform } from "../contracts/inbound-message.js";
@@ -10,6 +11,25 @@ import { createVisionCapability } from "../agent/vision-capability.js";
 import { createDiscordFileSource, type GuardedDownload } from "../bots/discord/discord-file-source.js";
 import { createSafeFetch, type SafeFetchOptions } from "../tools/safe-fetch.js";
 import type { Logger } from "../observability/logger.js";
+import { createTranscriber, type Transcriber } from "../voice/transcriber.js";
+import { createSpeechSynthesiser } from "../voice/speech-synthesiser.js";
+import type { SpokenAnswers } from "../answer/spoken-answer.js";
+
+/** Spoken answers through TTS_BASE_URL, or undefined when it is not set. */
+export function spokenAnswersFor(config: Config, logger: Logger): SpokenAnswers | undefined {
+  if (!config.TTS_BASE_URL) return undefined;
+  return { synthesiser: createSpeechSynthesiser({ baseURL: config.TTS_BASE_URL, voice: config.TTS_VOICE }), logger };
+}
+
+/** The transcriber STT_BASE_URL names, or undefined when voice is not set up. */
+export function transcriberFor(config: Config): Transcriber | undefined {
+  if (!config.STT_BASE_URL) return undefined;
+  return createTranscriber({
+    baseURL: config.STT_BASE_URL,
+    model: config.STT_MODEL,
+    ...(config.STT_API_KEY ? { apiKey: config.STT_API_KEY } : {}),
+  });
+}
 
 /** The Discord file source's download through the project's safe fetch (the same guard as read_url). */
 export function safeDownload(opts: Pick<SafeFetchOptions, "lookup" | "connect" | "timeoutMs"> = {}): GuardedDownload {
@@ -50,12 +70,14 @@ export function attachmentPreparerFor(
         "could not ask the model server whether the model takes images; answering without them",
       ),
   });
+  const transcriber = transcriberFor(config);
   return createAttachmentPreparer({
     sources,
     // The conversation may have switched models (/model): ask about the one that will answer (cached per model).
     visionFor: async (message) => vision.supports(deps.modelFor ? await deps.modelFor(message) : config.MODEL),
     maxFileBytes: config.MAX_IMAGE_BYTES,
     maxImages: config.MAX_IMAGES_PER_MESSAGE,
+    audio: { maxSeconds: config.MAX_AUDIO_SECONDS, ...(transcriber ? { transcriber } : {}) },
     logger: deps.logger,
   });
 }

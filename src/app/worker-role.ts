@@ -13,7 +13,7 @@ import type { HealthCheck } from "../observability/http-server.js";
 import { historyStoreFor } from "./history-for-config.js";
 import { createToolListingStore, type ToolListingStore } from "../queue/tool-listing-store.js";
 import { settingsStoreFor } from "./settings-for-config.js";
-import { attachmentPreparerFor } from "./attachments-for-config.js";
+import { attachmentPreparerFor, spokenAnswersFor } from "./attachments-for-config.js";
 import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
 import { createRedisPacing } from "../reply/redis-pacing.js";
 import type { ReplyPortFactory } from "../contracts/reply-port.js";
@@ -123,6 +123,7 @@ export async function startWorkerRole(
   });
   // Last line of defence: whatever the model writes, no token or key of ours reaches a chat.
   const scrubber = createSecretScrubber([...configuredSecrets(config), ...tools.secrets]);
+  const speech = spokenAnswersFor(config, logger);
   const safePorts: Partial<Record<Platform, ReplyPortFactory>> = {};
   for (const [platform, factory] of Object.entries(ports) as [Platform, ReplyPortFactory][]) {
     safePorts[platform] = scrubbingPortFactory(factory, scrubber);
@@ -143,6 +144,7 @@ export async function startWorkerRole(
       ...(telegramFiles ? { telegramFiles } : {}),
       modelFor: async (message) => (await settings.read(message.conversationKey)).model,
     }),
+    ...(speech ? { speech } : {}),
     logger,
     metrics,
     // The whole reply, before it is split: a secret across two messages is whole only here.

@@ -1,11 +1,12 @@
 /**
  * What a chat attachment is, for the bot: a picture (sent to a vision model), a text file (inlined),
- * a PDF (its text extracted), or something it cannot read. Content types from chat clients are often
+ * a PDF (its text extracted), speech (a voice note, audio file or video note: transcribed), or
+ * something it cannot read. Content types from chat clients are often
  * generic (`application/octet-stream`) or wrong for source code, so the file name decides too.
  */
 import type { AttachmentRef } from "../contracts/inbound-message.js";
 
-export type AttachmentKind = "image" | "text" | "pdf" | "other";
+export type AttachmentKind = "image" | "text" | "pdf" | "audio" | "other";
 
 // Raster formats sharp decodes; SVG is XML, so it is read as text rather than rendered.
 const IMAGE_TYPES = new Set([
@@ -20,6 +21,7 @@ const IMAGE_TYPES = new Set([
   "image/bmp",
 ]);
 const IMAGE_EXTENSIONS = new Set(["jpg", "jpeg", "png", "webp", "gif", "avif", "heic", "heif", "tif", "tiff", "bmp"]);
+const AUDIO_EXTENSIONS = new Set(["ogg", "oga", "opus", "mp3", "m4a", "wav", "flac", "weba"]);
 const TEXT_TYPES = new Set([
   "application/json",
   "application/xml",
@@ -48,10 +50,13 @@ function extensionOf(name: string): string {
 }
 
 /** Sorts an attachment by its content type, then its file name. */
-export function attachmentKind(ref: Pick<AttachmentRef, "name" | "contentType">): AttachmentKind {
+export function attachmentKind(ref: Pick<AttachmentRef, "name" | "contentType" | "durationSeconds">): AttachmentKind {
   const type = ref.contentType.toLowerCase().split(";")[0]?.trim() ?? "";
   const ext = extensionOf(ref.name);
   if (type === "application/pdf" || ext === "pdf") return "pdf";
+  // A platform that gives a duration (voice note, audio, video note) means something to listen to.
+  if (type.startsWith("audio/") || ref.durationSeconds !== undefined) return "audio";
+  if ((type === "" || type === "application/octet-stream") && AUDIO_EXTENSIONS.has(ext)) return "audio";
   if (
     IMAGE_TYPES.has(type) ||
     (type.startsWith("image/") && type !== "image/svg+xml") ||

@@ -12,6 +12,7 @@ import { AttachmentError, tooLargeError, type FileSource } from "../contracts/fi
 import { pdfToText, type PdfBudget } from "./pdf-text.js";
 import { prepareImage, type ImageLimits } from "./prepare-image.js";
 import { inlineTextFile, MAX_TEXT_FILE_BYTES } from "./text-file.js";
+import { hearAudio, type AudioOptions } from "./prepare-audio.js";
 
 /** What one message's attachments became. */
 export interface PreparedAttachments {
@@ -20,8 +21,13 @@ export interface PreparedAttachments {
   forModel: string;
   /** For the history: the markers only (no bytes, no file texts). */
   forHistory: string;
-  /** Lines shown to the user above the answer (refusals, "this model cannot see images"). */
+  /** Lines shown to the user above the answer (refusals, "this model cannot see images", a voice note's transcript). */
   notices: string[];
+  /**
+   * False when the message gives the model nothing to answer: no text, and every attachment a voice
+   * note that could not be heard (the notices are then the whole reply).
+   */
+  answerable: boolean;
 }
 
 /** Prepares a message's attachments. */
@@ -42,6 +48,8 @@ export interface AttachmentPreparerOptions {
   /** Characters of one text file or PDF the model is shown (default 8000). */
   textBudgetChars?: number;
   pdfMaxPages?: number;
+  /** Voice notes and audio: the transcriber (none: voice is not set up) and MAX_AUDIO_SECONDS. */
+  audio?: AudioOptions;
   logger?: { warn(obj: object, msg?: string): void };
 }
 
@@ -50,10 +58,12 @@ export const NO_VISION_NOTICE =
   "🖼️ This model cannot see pictures, so I answered from the text only. To let me see them, run a vision model " +
   "(for example Qwen3-VL-2B with its mmproj file, as the README shows) and set `MODEL_VISION` to `auto` or `on`.";
 
-const NO_PREPARED: PreparedAttachments = { images: [], forModel: "", forHistory: "", notices: [] };
+const NO_PREPARED: PreparedAttachments = { images: [], forModel: "", forHistory: "", notices: [], answerable: true };
 
 interface Outcome {
   marker: string;
+  /** A voice note nobody could hear: nothing the model could answer. */
+  unheard?: boolean;
   image?: ChatImage;
   text?: string;
   notice?: string;
@@ -122,10 +132,19 @@ export function createAttachmentPreparer(opts: AttachmentPreparerOptions): Attac
             marker: `[file: ${name}]`,
             text: await pdfToText(name, await fetchBytes(source, ref, opts.maxFileBytes, signal), pdfBudget, signal),
           };
+        case "audio": {
+          const heard = await hearAudio(
+            ref,
+            () => fetchBytes(source, ref, opts.maxFileBytes, signal),
+            { maxSeconds: 300, ...opts.audio, ...(opts.logger ? { logger: opts.logger } : {}) },
+            signal,
+          );
+          return { marker: heard.marker, notice: heard.notice, ...(heard.heard ? {} : { unheard: true }) };
+        }
         case "other":
           return {
             marker: `[file: ${name} (not readable)]`,
-            notice: `📎 I cannot read ${name} (${ref.contentType || "unknown type"}): send a picture, a PDF or a text file.`,
+            notice: `📎 I cannot read ${name} (${ref.contentType || "unknown type"}): send a picture, a PDF, a text file or a voice message.`,
           };
       }
     } catch (error) {
@@ -133,7 +152,11 @@ export function createAttachmentPreparer(opts: AttachmentPreparerOptions): Attac
       const reason = error instanceof AttachmentError ? error.message : `${name} could not be read`;
       if (!(error instanceof AttachmentError))
         opts.logger?.warn({ err: error, attachment: name }, "attachment preparation failed");
-      return { marker: `[${kind === "image" ? "image" : "file"}: ${name} (not readable)]`, notice: `⚠️ ${reason}.` };
+      return {
+        marker: `[${kind === "image" ? "image" : "file"}: ${name} (not readable)]`,
+        notice: `⚠️ ${reason}.`,
+        ...(kind === "audio" ? { unheard: true } : {}),
+      };
     }
   };
 
@@ -162,6 +185,7 @@ export function createAttachmentPreparer(opts: AttachmentPreparerOptions): Attac
         forModel: [markers, ...texts].join("\n\n"),
         forHistory: markers,
         notices,
+        answerable: message.text.trim() !== "" || outcomes.some((o) => !o.unheard),
       };
     },
   };

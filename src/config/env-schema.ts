@@ -200,6 +200,14 @@ export const envSchema = z.object({
   MODEL_VISION: z.enum(["auto", "on", "off"], { message: "expected auto, on or off" }).default("auto"),
   MAX_IMAGE_BYTES: positiveInt(100 * 1024 * 1024).default(10 * 1024 * 1024),
   MAX_IMAGES_PER_MESSAGE: positiveInt(16).default(4),
+  // Voice: an OpenAI-compatible transcription server (unset: voice notes get a line saying voice is not set up).
+  STT_BASE_URL: url(["http", "https"]).optional(),
+  STT_MODEL: z.string().min(1, { message: "expected a model name" }).default("whisper-1"),
+  STT_API_KEY: optionalSecret,
+  MAX_AUDIO_SECONDS: positiveInt(4 * 3600).default(300),
+  // Spoken answers: an OpenAI-compatible speech server and its voice (unset: text only).
+  TTS_BASE_URL: url(["http", "https"]).optional(),
+  TTS_VOICE: z.string().min(1, { message: "expected a voice name" }).default("alloy"),
   /** Read before the schema (src/config/env-file.ts): the file of settings to load instead of ./.env. */
   ENV_FILE: z.string().optional(),
   LOG_LEVEL: z

@@ -16,6 +16,8 @@ export const attachmentRefSchema = z.object({
   name: z.string().min(1).max(200),
   contentType: z.string().max(200),
   size: z.number().int().nonnegative().optional(),
+  /** How long a voice note, audio file or video note plays, as the platform said (seconds). */
+  durationSeconds: z.number().nonnegative().optional(),
   /** Taken from the message this one replies to ("what is in this picture?" under someone's photo). */
   fromReply: z.boolean().optional(),
 });

@@ -51,6 +51,19 @@ export interface ReplyPort {
    * results and reasoning itself). Must not throw or block: a port queues what it needs and returns.
    */
   observe?(event: AgentEvent): void;
+  /**
+   * Sends a spoken answer as the platform's voice message (Telegram sendVoice), replying to the user's
+   * message; returns its id. Absent: the platform gets no spoken answers.
+   */
+  sendVoice?(voice: SpokenAudio, opts: { signal?: AbortSignal }): Promise<string>;
+}
+
+/** A spoken answer: OGG/Opus bytes and what the platform shows beside them. */
+export interface SpokenAudio {
+  bytes: Uint8Array;
+  durationSeconds: number;
+  /** A short plain-text line under the voice message (e.g. "spoken: the first part only"). */
+  caption?: string;
 }
 
 export interface SendOptions {

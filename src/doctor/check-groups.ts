@@ -12,6 +12,7 @@ import { checkTelegram } from "../bots/telegram/telegram-setup-checks.js";
 import { checkMcpServers } from "./mcp-checks.js";
 import { checkModelServer } from "./model-checks.js";
 import { checkRedis } from "./redis-checks.js";
+import { checkSpeechServer, checkTranscriber } from "./voice-checks.js";
 
 /** One group of set-up checks. */
 export interface DoctorCheckGroup {
@@ -47,5 +48,21 @@ export const DOCTOR_CHECK_GROUPS: readonly DoctorCheckGroup[] = [
     skipReason: (config) => (config.MCP_CONFIG ? undefined : "MCP_CONFIG is not set"),
     // PATH is what a worker hands its stdio servers (tools-for-config.ts).
     run: (config) => checkMcpServers(config.MCP_CONFIG as string, { inheritedPath: process.env.PATH }),
+  },
+  {
+    name: "Transcriber",
+    skipReason: (config) =>
+      config.STT_BASE_URL ? undefined : "STT_BASE_URL is not set (voice notes get a line saying so)",
+    run: (config) =>
+      checkTranscriber({
+        baseURL: config.STT_BASE_URL as string,
+        model: config.STT_MODEL,
+        ...(config.STT_API_KEY ? { apiKey: config.STT_API_KEY } : {}),
+      }),
+  },
+  {
+    name: "Speech server",
+    skipReason: (config) => (config.TTS_BASE_URL ? undefined : "TTS_BASE_URL is not set (answers stay text)"),
+    run: (config) => checkSpeechServer({ baseURL: config.TTS_BASE_URL as string, voice: config.TTS_VOICE }),
   },
 ];

@@ -39,6 +39,9 @@ import { createDiscordState } from "./discord/state.js";
 import { createUserActions } from "./discord/user-actions.js";
 import { createUserInteractions } from "./discord/user-interactions.js";
 
+/** MessageFlags.IsVoiceMessage. */
+const IS_VOICE_MESSAGE = 1 << 13;
+
 /** Options of the fake; every one has a realistic default. */
 export interface FakeDiscordOptions {
   token?: string;
@@ -136,6 +139,8 @@ export interface UserSaysOptions {
   webhookId?: string;
   /** Files uploaded with the message (use `userUploads`: uploading is asynchronous). */
   attachments?: APIMessage["attachments"];
+  /** Message flags (e.g. IS_VOICE_MESSAGE, 8192, as `userSendsVoice` sets). */
+  flags?: number;
 }
 
 /** The running fake. */
@@ -159,6 +164,13 @@ export interface FakeDiscord {
   userSays(opts: UserSaysOptions): APIMessage;
   /** A user posts a message with files; they are served like Discord's CDN (signed URLs on the fake's host). */
   userUploads(opts: Omit<UserSaysOptions, "attachments"> & { files: FakeAttachmentInput[] }): Promise<APIMessage>;
+  /**
+   * A user records a voice message: as the Discord client sends it, no text, one `voice-message.ogg`
+   * (audio/ogg) with `duration_secs` and a waveform, and the IS_VOICE_MESSAGE flag.
+   */
+  userSendsVoice(
+    opts: Omit<UserSaysOptions, "attachments" | "content" | "flags"> & { bytes: Buffer; durationSecs: number },
+  ): Promise<APIMessage>;
   /** Attachment downloads the fake's CDN answered. */
   readonly attachmentDownloads: { path: string; status: number }[];
   /** Messages visible in a channel, oldest first (ephemeral replies are not in channels). */
@@ -247,6 +259,18 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     ...createUserActions(state, writer),
     async userUploads({ files, ...opts }) {
       return fake.userSays({ ...opts, attachments: await attachments.upload(opts.channelId, files) });
+    },
+    async userSendsVoice({ bytes, durationSecs, ...opts }) {
+      const waveform = Buffer.alloc(Math.min(256, Math.max(1, Math.round(durationSecs * 10))), 0x80).toString("base64");
+      const files = [
+        { filename: "voice-message.ogg", bytes, contentType: "audio/ogg", voice: { durationSecs, waveform } },
+      ];
+      return fake.userSays({
+        ...opts,
+        content: "",
+        flags: IS_VOICE_MESSAGE,
+        attachments: await attachments.upload(opts.channelId, files),
+      });
     },
     attachmentDownloads: attachments.downloads,
     ...createInspection(state),

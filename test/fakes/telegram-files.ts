@@ -1,5 +1,5 @@
 /**
- * Files for the fake Telegram Bot API: what users send as photos and documents, `getFile`, and
+ * Files for the fake Telegram Bot API: what users send as photos, documents and voice notes, `getFile`, and
  * the download URL `/file/bot<token>/<file_path>`, with the real server's answers and limits
  * (photos recompressed to JPEG in the sizes Telegram makes, 90 to 2560 px; `getFile` refusing
  * files over 20 MB with "Bad Request: file is too big"; unknown ids "Bad Request: invalid file_id";
@@ -16,10 +16,17 @@ interface StoredFile {
   bytes: Buffer;
 }
 
-/** What a test sends: a photo (any image sharp reads) or a document (any bytes). */
+/**
+ * What a test sends: a photo (any image sharp reads), a document (any bytes), or timed media: a voice
+ * note (OGG/Opus, `mime_type` "audio/ogg" as Telegram clients record it), an audio file, a round video
+ * note. The duration is what the client declares (Telegram does not check it).
+ */
 export type FakeMediaInput =
   | { kind: "photo"; bytes: Buffer; caption?: string }
-  | { kind: "document"; bytes: Buffer; fileName: string; mimeType?: string; caption?: string };
+  | { kind: "document"; bytes: Buffer; fileName: string; mimeType?: string; caption?: string }
+  | { kind: "voice"; bytes: Buffer; duration: number; caption?: string }
+  | { kind: "audio"; bytes: Buffer; duration: number; fileName?: string; mimeType?: string; caption?: string }
+  | { kind: "video_note"; bytes: Buffer; duration: number };
 
 /** Bots may download files up to this size (Bot API getFile). */
 export const BOT_DOWNLOAD_LIMIT = 20 * 1024 * 1024;
@@ -30,6 +37,23 @@ export class FakeTelegramFiles {
   private readonly byId = new Map<string, StoredFile>();
   private readonly byPath = new Map<string, StoredFile>();
   private seq = 0;
+  /** Voice messages the bot sent (sendVoice), with their bytes as uploaded. */
+  readonly sentVoices: { chatId: number; messageId: number; bytes: Buffer; duration?: number; caption?: string }[] = [];
+
+  /** The `voice` field of a message the bot sent with sendVoice (the file kept like a user's). */
+  botVoice(bytes: Buffer, duration: number | undefined): Record<string, unknown> {
+    const file = this.add(bytes, "voice", "oga");
+    return {
+      voice: {
+        file_id: file.fileId,
+        file_unique_id: file.fileUniqueId,
+        duration: duration ?? 0,
+        mime_type: "audio/ogg",
+        file_size: bytes.length,
+      },
+    };
+  }
+
   /** Every download the fake served (path and status), for tests. */
   readonly downloads: { path: string; status: number }[] = [];
 
@@ -48,6 +72,26 @@ export class FakeTelegramFiles {
 
   /** The message fields of a photo or document, as a Telegram client's upload becomes them. */
   async media(input: FakeMediaInput): Promise<Record<string, unknown>> {
+    if (input.kind === "voice" || input.kind === "audio" || input.kind === "video_note") {
+      const folder = input.kind === "voice" ? "voice" : input.kind === "audio" ? "music" : "video_notes";
+      const ext = input.kind === "voice" ? "oga" : input.kind === "audio" ? "mp3" : "mp4";
+      const file = this.add(input.bytes, folder, ext);
+      const base = {
+        file_id: file.fileId,
+        file_unique_id: file.fileUniqueId,
+        duration: Math.round(input.duration),
+        file_size: input.bytes.length,
+      };
+      if (input.kind === "voice") return { voice: { ...base, mime_type: "audio/ogg" } };
+      if (input.kind === "video_note") return { video_note: { ...base, length: 384 } };
+      return {
+        audio: {
+          ...base,
+          ...(input.fileName ? { file_name: input.fileName } : {}),
+          mime_type: input.mimeType ?? "audio/mpeg",
+        },
+      };
+    }
     if (input.kind === "document") {
       const file = this.add(input.bytes, "documents", input.fileName.split(".").pop() ?? "bin");
       return {

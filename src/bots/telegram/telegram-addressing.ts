@@ -2,8 +2,8 @@
  * Decides what an incoming Telegram message asks of the bot: nothing (ignore), a command,
  * or a question with the text the model should see. Private chats: every text is a
  * question. Groups: only when the bot is @mentioned (or text_mentioned), replied to, or
- * asked with `/ask …` / `/ask@bot …`; the mention itself is cut from the question. A photo or
- * document counts like a text, its caption being the text; with a file at hand (its own, or the
+ * asked with `/ask …` / `/ask@bot …`; the mention itself is cut from the question. A photo,
+ * document or voice note counts like a text, its caption being the text; with a file at hand (its own, or the
  * replied-to message's) the question may be empty.
  */
 import type { Message, MessageEntity, User } from "grammy/types";
@@ -51,7 +51,7 @@ export function classifyTelegramMessage(message: Message, me: BotIdentity): Addr
   if (message.chat.type === "channel") return { kind: "ignore", reason: "channel" };
   // A photo or document carries its text as a caption; a question may also be about the replied-to file.
   const files = hasTelegramFiles(message) || hasTelegramFiles(realReplyOf(message));
-  // Media the bot cannot read (video, voice, stickers) stay ignored, caption or not.
+  // Media the bot cannot read (video, stickers) stay ignored, caption or not; voice notes count like photos.
   const text = message.text ?? (hasTelegramFiles(message) ? (message.caption ?? "") : undefined);
   if (text === undefined) return { kind: "ignore", reason: "not-text" };
   if (text.trim() === "" && !files) return { kind: "ignore", reason: "empty" };

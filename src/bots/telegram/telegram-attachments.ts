@@ -1,14 +1,23 @@
 /**
  * The pictures and files of a Telegram message, as references for the queue: a `photo` (Telegram
  * sends several sizes: the largest within MAX_IMAGE_BYTES is taken), a `document` (an image sent
- * "as a file", a PDF, a text file…), and the same for the message it replies to.
+ * "as a file", a PDF, a text file…), a `voice` note, an `audio` file or a round `video_note` (their
+ * duration travels with them, so an over-long note is refused before any download), and the same
+ * for the message it replies to.
  */
 import type { Message, PhotoSize } from "grammy/types";
 import type { AttachmentRef } from "../../contracts/inbound-message.js";
 
 /** True when the message carries a picture or a file the bot may read. */
 export function hasTelegramFiles(message: Message | undefined): boolean {
-  return message !== undefined && ((message.photo?.length ?? 0) > 0 || message.document !== undefined);
+  return (
+    message !== undefined &&
+    ((message.photo?.length ?? 0) > 0 ||
+      message.document !== undefined ||
+      message.voice !== undefined ||
+      message.audio !== undefined ||
+      message.video_note !== undefined)
+  );
 }
 
 /** The largest photo size within the limit (sizes come smallest first); the smallest when none fits. */
@@ -38,6 +47,27 @@ function filesOf(message: Message, maxImageBytes: number, fromReply: boolean): A
       name: (doc.file_name ?? `file-${message.message_id}`).slice(0, 200) || "file",
       contentType: (doc.mime_type ?? "application/octet-stream").slice(0, 200),
       ...(doc.file_size !== undefined ? { size: doc.file_size } : {}),
+      ...extra,
+    });
+  }
+  const id = message.message_id;
+  const timed = [
+    message.voice && { file: message.voice, name: `voice-${id}.ogg`, type: message.voice.mime_type ?? "audio/ogg" },
+    message.audio && {
+      file: message.audio,
+      name: message.audio.file_name ?? `audio-${id}.mp3`,
+      type: message.audio.mime_type ?? "audio/mpeg",
+    },
+    message.video_note && { file: message.video_note, name: `video-note-${id}.mp4`, type: "video/mp4" },
+  ];
+  for (const media of timed) {
+    if (!media) continue;
+    out.push({
+      ref: media.file.file_id,
+      name: media.name.slice(0, 200) || "audio",
+      contentType: media.type.slice(0, 200),
+      durationSeconds: media.file.duration,
+      ...(media.file.file_size !== undefined ? { size: media.file.file_size } : {}),
       ...extra,
     });
   }

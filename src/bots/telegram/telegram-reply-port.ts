@@ -8,7 +8,7 @@
  * source (never lose an answer to a rendering bug), content Telegram will never accept
  * → RejectedContentError, network failures (HttpError) and 5xx → rethrown for retry.
  */
-import { GrammyError, HttpError, type Api } from "grammy";
+import { GrammyError, HttpError, InputFile, type Api } from "grammy";
 import type { InlineKeyboardMarkup } from "grammy/types";
 import {
   RateLimitedError,
@@ -188,6 +188,21 @@ function createTelegramReplyPort(opts: TelegramReplyPortOptions, message: Inboun
         // The indicator is cosmetic; the answer itself will report real trouble.
         if (!(err instanceof GrammyError || err instanceof HttpError)) throw err;
       }
+    },
+
+    async sendVoice(voice, o) {
+      const sent = await api.sendVoice(
+        chatId,
+        new InputFile(voice.bytes, "answer.ogg"),
+        {
+          ...inThread,
+          duration: Math.max(1, Math.round(voice.durationSeconds)),
+          ...(voice.caption ? { caption: voice.caption } : {}),
+          reply_parameters: { message_id: Number(message.messageId), allow_sending_without_reply: true },
+        },
+        grammySignal(o.signal),
+      );
+      return String(sent.message_id);
     },
   };
 

@@ -14,6 +14,8 @@ export interface FakeAttachmentInput {
   bytes: Buffer;
   /** Discord sets it from the upload; omit for files it cannot type. */
   contentType?: string;
+  /** A voice message's recording: Discord stores its length and a base64 waveform (up to 256 one-byte samples). */
+  voice?: { durationSecs: number; waveform: string };
 }
 
 /** The fake's attachment store and CDN. */
@@ -50,6 +52,7 @@ export function createFakeAttachments(opts: { origin: () => string; nextId: () =
           url: `${opts.origin()}${path}${query}`,
           proxy_url: `${opts.origin()}${path}${query}`,
           ...(input.contentType ? { content_type: input.contentType } : {}),
+          ...(input.voice ? { duration_secs: input.voice.durationSecs, waveform: input.voice.waveform } : {}),
           ...size,
         });
       }

@@ -47,7 +47,7 @@ export function createUserActions(
         embeds: [],
         pinned: false,
         type: opts.type ?? (referenced ? MessageType.Reply : MessageType.Default),
-        flags: 0 as MessageFlags,
+        flags: (opts.flags ?? 0) as MessageFlags,
         components: [],
         ...(opts.webhookId ? { webhook_id: opts.webhookId } : {}),
         ...(referenced

@@ -53,7 +53,8 @@ function readPart(part: Buffer, params: Record<string, unknown>): void {
   const filename = parameter(disposition as string, "filename");
   // Defined, not assigned: a part named __proto__ must stay a parameter, not become the prototype.
   Object.defineProperty(params, field, { value: undefined, enumerable: true, writable: true, configurable: true });
-  params[field] = filename === undefined ? content.toString("utf8") : { file: filename, size: content.length };
+  params[field] =
+    filename === undefined ? content.toString("utf8") : { file: filename, size: content.length, bytes: content };
 }
 
 /** A `; key=value` parameter of a header, quoted or not. */

@@ -50,7 +50,7 @@ export function createUserActions(
     async userSendsFile(chat, user, file, opts = {}) {
       const media = await state.files.media(file);
       const chatState = chatStateOf(state, chat);
-      const caption = file.caption ?? "";
+      const caption = ("caption" in file ? file.caption : undefined) ?? "";
       const msg = storeMessage(state, chatState, {
         from: user,
         text: caption,
