@@ -349,6 +349,7 @@ async function storeTurn(
       shared: message.chatType !== "private",
       ...(size ? { stored: size } : {}),
       ...(turn?.summaryTokens !== undefined ? { summaryTokens: turn.summaryTokens } : {}),
+      ...(finish?.prefix ? { prefix: finish.prefix } : {}),
     });
   }
 }
