@@ -42,7 +42,8 @@ const CHINESE = "北京今天天气怎么样？";
 describe("token counts", () => {
   it("match Qwen3's tokenizer on an English and a Chinese sample, through llama.cpp's /tokenize and in process", async () => {
     fake = await startFakeOpenAI();
-    const server = createServerTokenizer({ serverRoot: serverRootOf(fake.url) });
+    // The fake loads its Qwen3 vocabulary on the first /tokenize: give that cold start room (deadlines are tested elsewhere).
+    const server = createServerTokenizer({ serverRoot: serverRootOf(fake.url), timeoutMs: 30_000 });
     const local = createQwen3Tokenizer();
     // Qwen3 ids: Hello , how are you today ? = 9707 11 1246 525 498 3351 30; 北京 今天 天气 怎么样 ？ = 5 tokens.
     expect(await server.count(ENGLISH)).toBe(7);
