@@ -58,9 +58,11 @@ describe("doctor command", { timeout: 60_000 }, () => {
     const { code, stdout, stderr } = await run(["doctor", "--json"], { ENV_FILE: file });
     expect(stderr).toBe("");
     const report = JSON.parse(stdout) as { ok: boolean; findings: { group: string; check: string; status: string }[] };
-    // The one warning: a stdio MCP server runs as the bot's own user (it does not fail the run).
+    // The one warning: a stdio MCP server runs as the bot's own user (it does not fail the run); voice is not set up here.
     expect(report.findings.filter((f) => f.status !== "pass")).toEqual([
       expect.objectContaining({ group: "MCP servers", check: "everything user", status: "warn" }),
+      expect.objectContaining({ group: "Transcriber", check: "configured", status: "skip" }),
+      expect.objectContaining({ group: "Speech server", check: "configured", status: "skip" }),
     ]);
     expect(report.ok).toBe(true);
     expect([...new Set(report.findings.map((f) => f.group))]).toEqual([
@@ -69,6 +71,8 @@ describe("doctor command", { timeout: 60_000 }, () => {
       "Telegram",
       "Discord",
       "MCP servers",
+      "Transcriber",
+      "Speech server",
     ]);
     expect(code).toBe(0);
     expect(stdout).not.toContain(tg.token);

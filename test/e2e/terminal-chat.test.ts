@@ -104,7 +104,14 @@ describe("terminal chat", { timeout: 60_000 }, () => {
     const body = fake.requests[0]!.body;
     expect(body.model).toBe("qwen3-4b");
     expect(body.chat_template_kwargs).toEqual({ enable_thinking: false });
-    expect((body.tools ?? []).map((t) => t.function.name).sort()).toEqual(["get_news", "get_time", "get_weather"]);
+    expect((body.tools ?? []).map((t) => t.function.name).sort()).toEqual([
+      "cancel_schedule",
+      "get_news",
+      "get_time",
+      "get_weather",
+      "list_schedules",
+      "schedule_message",
+    ]);
     expect(String(body.messages?.[0]?.content)).toContain(
       "Your persona in this chat (the rules above still apply): Be brief.",
     );
