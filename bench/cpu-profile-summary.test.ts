@@ -36,7 +36,7 @@ describe("the worker profile summary", () => {
         frame(1, "(root)", "", [2, 3, 5, 6]),
         frame(2, "(idle)", ""),
         frame(3, "streamReply", `file://${root}/reply/reply-stream.js`, [4]),
-        frame(4, "format", `file://${root}/adapters/telegram/telegram-html.js`),
+        frame(4, "format", `file://${root}/bots/telegram/telegram-html.js`),
         frame(5, "onMessage", "file:///srv/bot/bench/process-probe.js", [7]),
         frame(6, "parse", "file:///srv/bot/node_modules/openai/streaming.mjs"),
         frame(7, "dispatch", ""),

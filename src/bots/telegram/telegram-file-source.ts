@@ -74,7 +74,8 @@ export function createTelegramFileSource(opts: TelegramFileSourceOptions): FileS
       throw tooLargeError(ref.name, declared, maxBytes);
     }
     try {
-      const body = await readCapped(response, maxBytes);
+      // undici holds its own abort of the body only weakly: once collected, the deadline would not end the read.
+      const body = await Promise.race([readCapped(response, maxBytes), rejectOnAbort(combined)]);
       if (body.truncated) throw tooLargeError(ref.name, undefined, maxBytes);
       return body.bytes;
     } catch (error) {
@@ -83,4 +84,12 @@ export function createTelegramFileSource(opts: TelegramFileSourceOptions): FileS
       throw new AttachmentError("unavailable", `${ref.name} could not be downloaded from Telegram`);
     }
   }
+}
+
+/** Rejects with the signal's reason once it aborts (never resolves). */
+function rejectOnAbort(signal: AbortSignal): Promise<never> {
+  return new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
 }
