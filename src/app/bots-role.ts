@@ -38,6 +38,8 @@ export interface BotsRole {
   settings: SettingsPort;
   /** Mounted on the HTTP server in webhook mode. */
   telegramWebhook?: { path: string; handler(req: IncomingMessage, res: ServerResponse): void };
+  /** For `/healthz`: each Discord shard's state. */
+  healthChecks: { name: string; degraded: boolean; check(): Promise<void> }[];
   close(): Promise<void>;
 }
 
@@ -127,7 +129,7 @@ export async function startBotsRole(
 
   const adapters: StartedAdapters =
     options.adapters === false
-      ? { started: [] }
+      ? { started: [], healthChecks: [] }
       : await startAdaptersFor(config, {
           gateway,
           settings,
@@ -151,6 +153,7 @@ export async function startBotsRole(
     gateway,
     queue,
     settings,
+    healthChecks: adapters.healthChecks,
     ...(config.TELEGRAM_WEBHOOK_URL && webhookTelegram
       ? {
           telegramWebhook: {

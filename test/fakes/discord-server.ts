@@ -55,6 +55,9 @@ export interface FakeDiscordOptions {
   interactionTimeoutMs?: number;
   /** The bot has been invited nowhere yet: GET /users/@me/guilds answers []. Default false. */
   notInAnyGuild?: boolean;
+  /** Sharding as Discord enforces it: GET /gateway/bot's `shards`, its max_concurrency, and the guilds
+   * one session may hold before close 4011 (Discord: 2,500). Defaults 1, 1, 2500. */
+  sharding?: { recommendedShards?: number; maxConcurrency?: number; maxGuildsPerSession?: number };
 }
 
 /** One REST call as the fake received it. */
@@ -212,10 +215,15 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     ready: (sessionId, shard) => readyData(state, sessionId, shard),
     guildCreates: () => [guildCreate(state)],
     onChange: state.changed,
+    maxConcurrency: options.sharding?.maxConcurrency ?? 1,
+    maxGuildsPerSession: options.sharding?.maxGuildsPerSession ?? 2500,
   });
   const writer = createMessageWriter(state, gateway);
   const routes = [
-    ...gatewayUserGuildRoutes(state, gateway, options.notInAnyGuild),
+    ...gatewayUserGuildRoutes(state, gateway, options.notInAnyGuild, {
+      shards: options.sharding?.recommendedShards ?? 1,
+      maxConcurrency: options.sharding?.maxConcurrency ?? 1,
+    }),
     ...applicationRoutes(state),
     ...interactionCommandRoutes(state, writer),
     ...channelMessageRoutes(state, writer, messageBucketRules(options.messageWriteLimit)),

@@ -5,8 +5,11 @@
  * button are handled here because they must not wait in the queue.
  */
 import {
+  type ApplicationCommand,
+  type ApplicationCommandData,
   ChannelType,
   Client,
+  type Collection,
   Events,
   GatewayIntentBits,
   MessageFlags,
@@ -38,6 +41,7 @@ import { STOP_BUTTON_ID } from "./discord-stop-button.js";
 import type { SettingsPort } from "../../contracts/settings-port.js";
 import { createDiscordSettingsUi } from "./discord-settings.js";
 import { discordAttachments } from "./discord-attachments.js";
+import { holdsShardZero, type DiscordShardPlan } from "./discord-shards.js";
 
 /** What the Discord adapter needs: credentials, the queue seam, and the access rules from config. */
 export interface DiscordAdapterOptions {
@@ -86,8 +90,13 @@ export const DISCORD_CACHED_MESSAGES_PER_CHANNEL = 20;
 const DISCORD_CACHED_MESSAGE_LIFETIME_S = 30 * 60;
 
 /** The discord.js client the adapter needs: the intents it reads, DMs as partials, replies that ping no one, a small message cache. */
-export function createDiscordClient(apiBase: string, opts: { fetch?: typeof fetch } = {}): Client {
+export function createDiscordClient(
+  apiBase: string,
+  opts: { fetch?: typeof fetch; shards?: DiscordShardPlan } = {},
+): Client {
   return new Client({
+    // discord.js's own sharding: one session per shard, identifies paced by max_concurrency.
+    ...(opts.shards ? { shards: opts.shards.shards, shardCount: opts.shards.shardCount } : {}),
     intents: [
       GatewayIntentBits.Guilds,
       GatewayIntentBits.GuildMessages,
@@ -108,6 +117,18 @@ export function createDiscordClient(apiBase: string, opts: { fetch?: typeof fetc
     rest: { api: apiBase, ...(opts.fetch ? { makeRequest: opts.fetch as unknown as RESTOptions["makeRequest"] } : {}) },
     // The adapter's own replies (help, refusals) ping no one either.
     allowedMentions: { parse: [], repliedUser: false },
+  });
+}
+
+/** Whether the registered commands match the wanted ones (names, kinds and options as Discord stores them). */
+function sameCommands(
+  registered: Collection<string, ApplicationCommand>,
+  wanted: readonly ApplicationCommandData[],
+): boolean {
+  if (registered.size !== wanted.length) return false;
+  return wanted.every((command) => {
+    const found = registered.find((r) => r.name === command.name);
+    return found?.equals(command) === true;
   });
 }
 
@@ -359,12 +380,14 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       await client.login(options.token);
       await ready;
       log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, "discord: connected");
-      if (options.registerCommands ?? true) {
+      // Registered once: by the process holding shard 0, and only when the set differs (a PUT on
+      // every start of every process is how bots earn a long 429 lockout).
+      if ((options.registerCommands ?? true) && holdsShardZero(client)) {
         try {
-          await client.application?.commands.set([
-            ...DISCORD_APPLICATION_COMMANDS,
-            ...(settingsUi ? DISCORD_SETTINGS_COMMANDS : []),
-          ]);
+          const wanted = [...DISCORD_APPLICATION_COMMANDS, ...(settingsUi ? DISCORD_SETTINGS_COMMANDS : [])];
+          const registered = await client.application?.commands.fetch();
+          if (!registered || !sameCommands(registered, wanted)) await client.application?.commands.set(wanted);
+          else log.debug("discord: application commands already registered");
         } catch (error) {
           // Text commands still work; slash commands are a convenience.
           log.warn({ err: error }, "discord: could not register application commands");
