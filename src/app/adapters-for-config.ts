@@ -92,6 +92,7 @@ export async function startAdaptersFor(
         settings,
         allowedGuilds: config.DISCORD_ALLOWED_GUILDS,
         allowedChannels: config.DISCORD_ALLOWED_CHANNELS,
+        autoThread: config.DISCORD_AUTO_THREAD,
         maxInputChars: config.MAX_INPUT_CHARS,
         logger: logger.child({ adapter: "discord" }),
       });

@@ -145,6 +145,8 @@ export const envSchema = z.object({
   DISCORD_SHARD_COUNT: z.union([z.literal("auto"), positiveInt(65_536)]).optional(),
   // This process's shards; unset = all of DISCORD_SHARD_COUNT.
   DISCORD_SHARD_IDS: shardIdList.optional(),
+  // A mention in a server channel opens a public thread on it; the answer and follow-ups go there.
+  DISCORD_AUTO_THREAD: bool.default(false),
   WEATHER_API_BASE: url(["http", "https"]).default("https://wttr.in"),
   NEWS_RSS_URL: z
     .string()

@@ -34,6 +34,7 @@ import { messageBucketRules } from "./discord/rest-route.js";
 import { applicationRoutes } from "./discord/rest-routes-application.js";
 import { channelMessageRoutes } from "./discord/rest-routes-channel-messages.js";
 import { gatewayUserGuildRoutes } from "./discord/rest-routes-gateway-users-guilds.js";
+import { threadRoutes } from "./discord/rest-routes-threads.js";
 import { interactionCommandRoutes } from "./discord/rest-routes-interactions-commands.js";
 import { createDiscordState } from "./discord/state.js";
 import { createUserActions } from "./discord/user-actions.js";
@@ -153,6 +154,8 @@ export interface FakeDiscord {
   readonly ids: { guild: string; general: string; random: string; thread: string; dm: string };
   readonly gateway: FakeGateway;
   readonly requests: RecordedRequest[];
+  /** Threads the bot started on a message (their ids), oldest first. */
+  readonly threadsStarted: readonly string[];
   readonly violations: RateLimitViolation[];
   readonly pings: PingRecord[];
   readonly typing: { at: number; channelId: string }[];
@@ -219,6 +222,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     maxGuildsPerSession: options.sharding?.maxGuildsPerSession ?? 2500,
   });
   const writer = createMessageWriter(state, gateway);
+  const threadsStarted: string[] = [];
   const routes = [
     ...gatewayUserGuildRoutes(state, gateway, options.notInAnyGuild, {
       shards: options.sharding?.recommendedShards ?? 1,
@@ -227,6 +231,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     ...applicationRoutes(state),
     ...interactionCommandRoutes(state, writer),
     ...channelMessageRoutes(state, writer, messageBucketRules(options.messageWriteLimit)),
+    ...threadRoutes(state, gateway, messageBucketRules(options.messageWriteLimit), threadsStarted),
   ];
   const server = await listenOnLoopback(state, createRequestHandler({ state, routes, attachments }), gateway);
   const port = state.port;
@@ -247,6 +252,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     },
     gateway,
     requests: state.requests,
+    threadsStarted,
     violations: state.violations,
     pings: state.pings,
     typing: state.typing,

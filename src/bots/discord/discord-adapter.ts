@@ -41,6 +41,7 @@ import { STOP_BUTTON_ID } from "./discord-stop-button.js";
 import type { SettingsPort } from "../../contracts/settings-port.js";
 import { createDiscordSettingsUi } from "./discord-settings.js";
 import { discordAttachments } from "./discord-attachments.js";
+import { inBotThread, threadable, threadNameFor } from "./discord-threads.js";
 import { holdsShardZero, type DiscordShardPlan } from "./discord-shards.js";
 
 /** What the Discord adapter needs: credentials, the queue seam, and the access rules from config. */
@@ -60,6 +61,8 @@ export interface DiscordAdapterOptions {
   /** Longer messages get a polite refusal instead of being queued. */
   maxInputChars: number;
   logger?: Pick<Logger, "debug" | "info" | "warn" | "error">;
+  /** DISCORD_AUTO_THREAD: a mention in a server channel opens a thread on it, where the answer goes. */
+  autoThread?: boolean;
   /** Register /reset, /compact, /stop, /help as application commands at start (default true). */
   registerCommands?: boolean;
   now?: () => number;
@@ -207,6 +210,21 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     }
   };
 
+  /** Starts a thread on the question; undefined (answer in the channel) when Discord refuses. */
+  const openThread = async (message: Message, text: string): Promise<string | undefined> => {
+    try {
+      // Its own route bucket (discord.js's REST queue paces it): no message slot of the channel is spent.
+      const thread = await message.startThread({ name: threadNameFor(text) });
+      return thread.id;
+    } catch (error) {
+      log.warn(
+        { err: error, channelId: message.channelId },
+        "discord: could not open a thread, answering in the channel",
+      );
+      return undefined;
+    }
+  };
+
   const onMessage = async (message: Message): Promise<void> => {
     // Bots (this one included), webhooks and system messages (joins, pins, …) are never questions.
     if (message.author.bot || message.webhookId || message.system) return;
@@ -221,7 +239,8 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       return;
     }
     const referenced = message.reference ? await referencedMessage(message) : undefined;
-    const addressed = isDm || mentionsBot(message, botId) || referenced?.author.id === botId;
+    const addressed =
+      isDm || mentionsBot(message, botId) || referenced?.author.id === botId || inBotThread(message, botId);
     if (!addressed) return;
 
     const text = textForModel(message, botId);
@@ -257,10 +276,13 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       return;
     }
 
+    // The answer goes where the conversation is: a new thread on the question, or the channel itself.
+    const channelId =
+      (options.autoThread && threadable(message) && (await openThread(message, text))) || message.channelId;
     const candidate: InboundMessage = {
       platform: "discord",
-      conversationKey: discordConversationKey(message.channelId),
-      chatId: message.channelId,
+      conversationKey: discordConversationKey(channelId),
+      chatId: channelId,
       messageId: message.id,
       chatType: isDm ? "private" : "group",
       ...(message.guildId ? { guildId: message.guildId } : {}),
@@ -303,8 +325,9 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     log.debug({ jobId: result.jobId, status: result.status }, "discord: message enqueued");
     // The first sign of life as soon as the question is queued, not when a worker picks it up (the
     // worker shows it again if it starts after the indicator faded). Cosmetic: nothing waits for it.
-    if (result.status === "queued" && "sendTyping" in message.channel) {
-      message.channel
+    const target = channelId === message.channelId ? message.channel : message.thread;
+    if (result.status === "queued" && target && "sendTyping" in target) {
+      target
         .sendTyping()
         .catch((error: unknown) =>
           log.debug({ err: error, channelId: message.channelId }, "discord: typing indicator failed"),
