@@ -157,7 +157,12 @@ interface AgentRun {
  * typing indicator and placeholder: the sign of life comes first), shows the attachments' notices as a
  * block of their own, then streams the loop's events, observed for the metrics.
  */
-function runAgent(deps: AnswerDeps, load: () => Promise<LoadedTurn>, signal: AbortSignal): AgentRun {
+function runAgent(
+  deps: AnswerDeps,
+  load: () => Promise<LoadedTurn>,
+  signal: AbortSignal,
+  onTools?: () => void,
+): AgentRun {
   const seen = { text: "" };
   async function* events(): AsyncGenerator<AgentEvent> {
     const turn = await load();
@@ -167,7 +172,7 @@ function runAgent(deps: AnswerDeps, load: () => Promise<LoadedTurn>, signal: Abo
       ...(turn.settings ? { settings: turn.settings } : {}),
       ...(turn.shrinkHistory ? { shrinkHistory: turn.shrinkHistory } : {}),
     };
-    yield* observed(deps.agent(turn.messages, signal, options), deps, seen);
+    yield* observed(deps.agent(turn.messages, signal, options), deps, seen, onTools);
   }
   return { events: events(), textSoFar: () => seen.text };
 }
@@ -181,6 +186,7 @@ async function* observed(
   events: AsyncIterable<AgentEvent>,
   deps: AnswerDeps,
   seen: { text: string },
+  onTools?: () => void,
 ): AsyncGenerator<AgentEvent> {
   const now = deps.now ?? Date.now;
   let roundStart = now();
@@ -217,6 +223,8 @@ async function* observed(
         break;
       }
       case "tool-call":
+        onTools?.();
+        break;
       case "finish":
         break;
     }
@@ -335,11 +343,14 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
       // The load starts when the reply engine first asks for an event, after its sign of life. A failed load
       // surfaces as a stream error (retried like a model failure, the placeholder kept in the journal).
       const load = once(() => loadTurn(deps, message, ctx.signal));
-      const run = runAgent(deps, load, ctx.signal);
+      // Status reactions: one 🔧 when the first tool runs (the port ignores repeats).
+      const run = runAgent(deps, load, ctx.signal, () => void port.status?.("tools"));
       const result = await deliver(deps, message, ctx, port, run, () => load.result()?.settings, log);
       // Handed to another process, which continues this reply: nothing goes into history here.
       if (cancelKindOf(ctx.signal) === "shutdown") return "interrupted";
       await storeTurn(deps, message, ctx, load.result(), result, run.textSoFar(), log);
+      // Cosmetic and paced: the job does not wait for it.
+      void port.status?.("done");
       // The job's outcome line (info) is written where the queue runtime announces outcomes (observability/job-outcomes.ts).
       log.debug(
         {
@@ -365,7 +376,9 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
     deps.logger.debug({ jobId: ctx.jobId, err: error }, "giving up on message");
     const factory = deps.ports[message.platform];
     if (!factory) return;
-    await showFailure(factory(message), ctx.journal, failureLineFor(error), {
+    const port = factory(message);
+    void port.status?.("failed");
+    await showFailure(port, ctx.journal, failureLineFor(error), {
       gate: deps.gate,
       chatKey: pacingKey(message),
     });

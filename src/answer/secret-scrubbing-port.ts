@@ -53,6 +53,8 @@ export function withSecretsScrubbed(port: ReplyPort, scrubber: SecretScrubber): 
   if (draft) wrapped.draft = (draftId, content, opts) => draft(draftId, clean(content), opts);
   const typing = port.typing?.bind(port);
   if (typing) wrapped.typing = (opts) => typing(opts);
+  const status = port.status?.bind(port);
+  if (status) wrapped.status = (phase) => status(phase);
   return wrapped;
 }
 

@@ -93,6 +93,7 @@ export async function startAdaptersFor(
         allowedGuilds: config.DISCORD_ALLOWED_GUILDS,
         allowedChannels: config.DISCORD_ALLOWED_CHANNELS,
         autoThread: config.DISCORD_AUTO_THREAD,
+        statusReactions: config.STATUS_REACTIONS === "on",
         maxInputChars: config.MAX_INPUT_CHARS,
         logger: logger.child({ adapter: "discord" }),
       });

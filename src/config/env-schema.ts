@@ -147,6 +147,8 @@ export const envSchema = z.object({
   DISCORD_SHARD_IDS: shardIdList.optional(),
   // A mention in a server channel opens a public thread on it; the answer and follow-ups go there.
   DISCORD_AUTO_THREAD: bool.default(false),
+  // 👀 queued, 🔧 tools, ✅ done, ⚠️ failed on the user's message (Discord; Telegram with its allowed emoji).
+  STATUS_REACTIONS: z.enum(["on", "off"], { message: "expected on or off" }).default("off"),
   WEATHER_API_BASE: url(["http", "https"]).default("https://wttr.in"),
   NEWS_RSS_URL: z
     .string()

@@ -45,7 +45,12 @@ export interface ReplyPort {
   draft?(draftId: number, content: RenderedText, opts: { signal?: AbortSignal }): Promise<void>;
   /** Shows that the bot is working (typing indicator); best effort. */
   typing?(opts: { signal?: AbortSignal }): Promise<void>;
+  /** Marks the user's message with the answer's phase (STATUS_REACTIONS); best effort, never throws. */
+  status?(phase: ReplyPhase): Promise<void>;
 }
+
+/** A reply's phase as a status reaction shows it: tools running, answered, or failed for good. */
+export type ReplyPhase = "tools" | "done" | "failed";
 
 export interface SendOptions {
   signal?: AbortSignal;

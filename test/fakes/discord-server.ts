@@ -34,6 +34,7 @@ import { messageBucketRules } from "./discord/rest-route.js";
 import { applicationRoutes } from "./discord/rest-routes-application.js";
 import { channelMessageRoutes } from "./discord/rest-routes-channel-messages.js";
 import { gatewayUserGuildRoutes } from "./discord/rest-routes-gateway-users-guilds.js";
+import { reactionRoutes, type ReactionEvent } from "./discord/rest-routes-reactions.js";
 import { threadRoutes } from "./discord/rest-routes-threads.js";
 import { interactionCommandRoutes } from "./discord/rest-routes-interactions-commands.js";
 import { createDiscordState } from "./discord/state.js";
@@ -156,6 +157,10 @@ export interface FakeDiscord {
   readonly requests: RecordedRequest[];
   /** Threads the bot started on a message (their ids), oldest first. */
   readonly threadsStarted: readonly string[];
+  /** Every reaction the bot added or removed, in order. */
+  readonly reactionLog: readonly ReactionEvent[];
+  /** The bot's reactions on a message now. */
+  botReactions(messageId: string): string[];
   readonly violations: RateLimitViolation[];
   readonly pings: PingRecord[];
   readonly typing: { at: number; channelId: string }[];
@@ -223,6 +228,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   });
   const writer = createMessageWriter(state, gateway);
   const threadsStarted: string[] = [];
+  const reactionLog: ReactionEvent[] = [];
+  const reactions = new Map<string, Set<string>>();
   const routes = [
     ...gatewayUserGuildRoutes(state, gateway, options.notInAnyGuild, {
       shards: options.sharding?.recommendedShards ?? 1,
@@ -231,6 +238,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     ...applicationRoutes(state),
     ...interactionCommandRoutes(state, writer),
     ...channelMessageRoutes(state, writer, messageBucketRules(options.messageWriteLimit)),
+    ...reactionRoutes(state, reactionLog, reactions),
     ...threadRoutes(state, gateway, messageBucketRules(options.messageWriteLimit), threadsStarted),
   ];
   const server = await listenOnLoopback(state, createRequestHandler({ state, routes, attachments }), gateway);
@@ -253,6 +261,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     gateway,
     requests: state.requests,
     threadsStarted,
+    reactionLog,
+    botReactions: (messageId: string) => [...(reactions.get(messageId) ?? [])],
     violations: state.violations,
     pings: state.pings,
     typing: state.typing,

@@ -42,6 +42,7 @@ import type { SettingsPort } from "../../contracts/settings-port.js";
 import { createDiscordSettingsUi } from "./discord-settings.js";
 import { discordAttachments } from "./discord-attachments.js";
 import { inBotThread, threadable, threadNameFor } from "./discord-threads.js";
+import { STATUS_EMOJI } from "./discord-status-reactions.js";
 import { holdsShardZero, type DiscordShardPlan } from "./discord-shards.js";
 
 /** What the Discord adapter needs: credentials, the queue seam, and the access rules from config. */
@@ -63,6 +64,8 @@ export interface DiscordAdapterOptions {
   logger?: Pick<Logger, "debug" | "info" | "warn" | "error">;
   /** DISCORD_AUTO_THREAD: a mention in a server channel opens a thread on it, where the answer goes. */
   autoThread?: boolean;
+  /** STATUS_REACTIONS: 👀 on a question once it is queued (the worker replaces it with 🔧, ✅ or ⚠️). */
+  statusReactions?: boolean;
   /** Register /reset, /compact, /stop, /help as application commands at start (default true). */
   registerCommands?: boolean;
   now?: () => number;
@@ -325,6 +328,12 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     log.debug({ jobId: result.jobId, status: result.status }, "discord: message enqueued");
     // The first sign of life as soon as the question is queued, not when a worker picks it up (the
     // worker shows it again if it starts after the indicator faded). Cosmetic: nothing waits for it.
+    // Not on a question answered in its own thread: the worker could not reach it to replace the 👀.
+    if (result.status === "queued" && options.statusReactions && channelId === message.channelId) {
+      message
+        .react(STATUS_EMOJI.queued)
+        .catch((error: unknown) => log.debug({ err: error, messageId: message.id }, "discord: status reaction failed"));
+    }
     const target = channelId === message.channelId ? message.channel : message.thread;
     if (result.status === "queued" && target && "sendTyping" in target) {
       target
