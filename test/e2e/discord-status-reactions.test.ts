@@ -23,7 +23,7 @@ describe("Discord status reactions", () => {
     const { general } = discord.ids;
     const asked = discord.userSays({ channelId: general, content: "weather in Beijing?", mentionsBot: true });
     await botAnswer(discord, general, (c) => c.includes("Sunny in Beijing."));
-    await expect.poll(() => discord.botReactions(asked.id), { timeout: 5000 }).toEqual(["✅"]);
+    await expect.poll(() => discord.botReactions(asked.id), { timeout: 10_000 }).toEqual(["✅"]);
     const added = discord.reactionLog.filter((r) => r.messageId === asked.id && r.op === "add").map((r) => r.emoji);
     expect(added).toEqual(["👀", "🔧", "✅"]);
     expect(discord.requests.filter((r) => r.route.includes("reactions") && r.status === 429)).toEqual([]);
