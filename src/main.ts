@@ -148,6 +148,7 @@ async function main(): Promise<void> {
         : undefined;
     if (bots) closers.push(() => bots.close());
     const checks: HealthCheck[] = [{ name: "redis", check: async () => void (await redis.ping()) }];
+    if (bots) checks.push(...bots.healthChecks);
     if (role === "all" || role === "worker") {
       const { startWorkerRole } = await import("./app/worker-role.js");
       const worker = await startWorkerRole(config, redis, { logger, metrics });

@@ -244,6 +244,9 @@ async function* observed(
         break;
       }
       case "tool-call":
+        // Status reactions: one 🔧 when the first tool runs (the port ignores repeats).
+        void port?.status?.("tools");
+        break;
       case "finish":
         break;
     }
@@ -388,6 +391,8 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
       // Handed to another process, which continues this reply: nothing goes into history here.
       if (cancelKindOf(ctx.signal) === "shutdown") return "interrupted";
       await storeTurn(deps, message, ctx, port, load.result(), result, run.textSoFar(), log);
+      // Status reactions: cosmetic and paced, the job does not wait for them.
+      void port.status?.("done");
       // The job's outcome line (info) is written where the queue runtime announces outcomes (observability/job-outcomes.ts).
       log.debug(
         {
@@ -413,7 +418,9 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
     deps.logger.debug({ jobId: ctx.jobId, err: error }, "giving up on message");
     const factory = deps.ports[message.platform];
     if (!factory) return;
-    await showFailure(factory(message), ctx.journal, failureLineFor(error), {
+    const port = factory(message);
+    void port.status?.("failed");
+    await showFailure(port, ctx.journal, failureLineFor(error), {
       gate: deps.gate,
       chatKey: pacingKey(message),
     });

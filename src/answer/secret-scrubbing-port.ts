@@ -61,6 +61,8 @@ export function withSecretsScrubbed(port: ReplyPort, scrubber: SecretScrubber): 
   if (sendVoice)
     wrapped.sendVoice = (voice, opts) =>
       sendVoice(voice.caption ? { ...voice, caption: scrubber.scrub(voice.caption) } : voice, opts);
+  const status = port.status?.bind(port);
+  if (status) wrapped.status = (phase) => status(phase);
   return wrapped;
 }
 

@@ -17,6 +17,8 @@ export interface StartedAdapters {
   telegram?: TelegramAdapter;
   discord?: DiscordAdapter;
   started: { stop(): Promise<void> }[];
+  /** For `/healthz`: one per Discord shard (degraded while it reconnects). */
+  healthChecks: { name: string; degraded: boolean; check(): Promise<void> }[];
 }
 
 /** Starts every adapter whose token is configured; on a failure the ones started are stopped and the error rethrown. */
@@ -31,7 +33,7 @@ export async function startAdaptersFor(
   },
 ): Promise<StartedAdapters> {
   const { gateway, settings, logger, metrics } = deps;
-  const result: StartedAdapters = { started: [] };
+  const result: StartedAdapters = { started: [], healthChecks: [] };
   try {
     if (config.TELEGRAM_BOT_TOKEN) {
       const [{ Bot }, { createTelegramAdapter }, { telegramRequestMeter }] = await Promise.all([
@@ -66,18 +68,32 @@ export async function startAdaptersFor(
       );
     }
     if (config.DISCORD_BOT_TOKEN) {
-      const [{ createDiscordAdapter, createDiscordClient }, { meteredDiscordFetch }] = await Promise.all([
+      const [{ createDiscordAdapter, createDiscordClient }, { meteredDiscordFetch }, shardsModule] = await Promise.all([
         import("../bots/discord/discord-adapter.js"),
         import("../bots/discord/discord-request-meter.js"),
+        import("../bots/discord/discord-shards.js"),
       ]);
+      const shards = await shardsModule.discordShardPlan({
+        token: config.DISCORD_BOT_TOKEN,
+        apiBase: config.DISCORD_API_BASE,
+        count: config.DISCORD_SHARD_COUNT,
+        ids: config.DISCORD_SHARD_IDS,
+      });
+      const client = createDiscordClient(config.DISCORD_API_BASE, {
+        ...(metrics ? { fetch: meteredDiscordFetch(metrics) } : {}),
+        ...(shards ? { shards } : {}),
+      });
+      result.healthChecks.push(...shardsModule.discordShardHealthChecks(client, shards?.shards ?? [0]));
       const discord = createDiscordAdapter({
         token: config.DISCORD_BOT_TOKEN,
         apiBase: config.DISCORD_API_BASE,
-        client: createDiscordClient(config.DISCORD_API_BASE, metrics ? { fetch: meteredDiscordFetch(metrics) } : {}),
+        client,
         gateway,
         settings,
         allowedGuilds: config.DISCORD_ALLOWED_GUILDS,
         allowedChannels: config.DISCORD_ALLOWED_CHANNELS,
+        autoThread: config.DISCORD_AUTO_THREAD,
+        statusReactions: config.STATUS_REACTIONS === "on",
         maxInputChars: config.MAX_INPUT_CHARS,
         logger: logger.child({ adapter: "discord" }),
       });

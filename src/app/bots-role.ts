@@ -47,6 +47,8 @@ export interface BotsRole {
   telegramWebhook?: { path: string; handler(req: IncomingMessage, res: ServerResponse): void };
   /** How many platform adapters run: none means nothing will ever arrive. */
   platforms: number;
+  /** For `/healthz`: each Discord shard's state. */
+  healthChecks: { name: string; degraded: boolean; check(): Promise<void> }[];
   close(): Promise<void>;
 }
 
@@ -149,7 +151,7 @@ export async function startBotsRole(
 
   const adapters: StartedAdapters =
     options.adapters === false
-      ? { started: [] }
+      ? { started: [], healthChecks: [] }
       : await startAdaptersFor(config, {
           gateway,
           settings,
@@ -189,6 +191,7 @@ export async function startBotsRole(
     queue,
     settings,
     ...(web ? { web } : {}),
+    healthChecks: adapters.healthChecks,
     ...(config.TELEGRAM_WEBHOOK_URL && webhookTelegram
       ? {
           telegramWebhook: {

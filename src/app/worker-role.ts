@@ -104,7 +104,12 @@ export async function startWorkerRole(
     telegramFiles = telegram.files;
   }
   if (config.DISCORD_BOT_TOKEN) {
-    discordPorts = await discordSide(config.DISCORD_BOT_TOKEN, config.DISCORD_API_BASE, metrics);
+    discordPorts = await discordSide(
+      config.DISCORD_BOT_TOKEN,
+      config.DISCORD_API_BASE,
+      metrics,
+      config.STATUS_REACTIONS === "on",
+    );
     ports.discord = discordPorts;
   }
   // Web chat answers go through Redis to whichever bots process serves the browser: any worker can answer them.
@@ -204,7 +209,12 @@ export async function startWorkerRole(
 }
 
 /** The worker's Discord replies, through one REST client whose every call is metered. */
-async function discordSide(token: string, apiBase: string, metrics: Metrics): Promise<DiscordReplyPortFactory> {
+async function discordSide(
+  token: string,
+  apiBase: string,
+  metrics: Metrics,
+  statusReactions: boolean,
+): Promise<DiscordReplyPortFactory> {
   const [{ createDiscordRestClient }, { createDiscordReplyPortFactory }, { meteredDiscordFetch }] = await Promise.all([
     import("../bots/discord/discord-rest-client.js"),
     import("../bots/discord/discord-reply-port.js"),
@@ -212,6 +222,7 @@ async function discordSide(token: string, apiBase: string, metrics: Metrics): Pr
   ]);
   return createDiscordReplyPortFactory({
     rest: createDiscordRestClient({ token, apiBase, fetch: meteredDiscordFetch(metrics) }),
+    statusReactions,
   });
 }
 

@@ -56,6 +56,22 @@ const idList = z
   )
   .pipe(z.array(z.string().regex(/^-?\d+$/, { message: "expected comma-separated numeric ids" })));
 
+/** Shard ids as ranges and lists (`0-3`, `4,5`, `0-1,6`): sorted, without duplicates. */
+const shardIdList = z
+  .string()
+  .regex(/^\s*\d+(\s*-\s*\d+)?(\s*,\s*\d+(\s*-\s*\d+)?)*\s*$/, {
+    message: "expected shard ids such as 0-3 or 4,5",
+  })
+  .transform((v) => {
+    const ids = new Set<number>();
+    for (const part of v.split(",")) {
+      const [from, to = from] = part.split("-").map((n) => Number(n.trim()));
+      for (let id = from as number; id <= (to as number); id += 1) ids.add(id);
+    }
+    return [...ids].sort((a, b) => a - b);
+  })
+  .refine((ids) => ids.length > 0 && ids.length <= 1024, { message: "expected 1 to 1024 shard ids" });
+
 const hostPortList = z
   .string()
   .transform((v) =>
@@ -131,6 +147,14 @@ export const envSchema = z.object({
   TELEGRAM_WEBHOOK_URL: url(["https"]).optional(),
   DISCORD_BOT_TOKEN: optionalSecret,
   DISCORD_API_BASE: url(["http", "https"]).default("https://discord.com/api"),
+  // Unset = one unsharded session; `auto` = the `shards` figure of GET /gateway/bot.
+  DISCORD_SHARD_COUNT: z.union([z.literal("auto"), positiveInt(65_536)]).optional(),
+  // This process's shards; unset = all of DISCORD_SHARD_COUNT.
+  DISCORD_SHARD_IDS: shardIdList.optional(),
+  // A mention in a server channel opens a public thread on it; the answer and follow-ups go there.
+  DISCORD_AUTO_THREAD: bool.default(false),
+  // 👀 queued, 🔧 tools, ✅ done, ⚠️ failed on the user's message (Discord; Telegram with its allowed emoji).
+  STATUS_REACTIONS: z.enum(["on", "off"], { message: "expected on or off" }).default("off"),
   WEATHER_API_BASE: url(["http", "https"]).default("https://wttr.in"),
   NEWS_RSS_URL: z
     .string()

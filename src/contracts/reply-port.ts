@@ -56,6 +56,8 @@ export interface ReplyPort {
    * message; returns its id. Absent: the platform gets no spoken answers.
    */
   sendVoice?(voice: SpokenAudio, opts: { signal?: AbortSignal }): Promise<string>;
+  /** Marks the user's message with the answer's phase (STATUS_REACTIONS); best effort, never throws. */
+  status?(phase: ReplyPhase): Promise<void>;
 }
 
 /** A spoken answer: OGG/Opus bytes and what the platform shows beside them. */
@@ -65,6 +67,9 @@ export interface SpokenAudio {
   /** A short plain-text line under the voice message (e.g. "spoken: the first part only"). */
   caption?: string;
 }
+
+/** A reply's phase as a status reaction shows it: tools running, answered, or failed for good. */
+export type ReplyPhase = "tools" | "done" | "failed";
 
 export interface SendOptions {
   signal?: AbortSignal;

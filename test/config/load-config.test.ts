@@ -32,6 +32,15 @@ describe("loadConfig", () => {
     expect(c.READ_URL_ALLOW_HOSTS).toEqual(["127.0.0.1:8080", "example.org:443"]);
   });
 
+  it("parses Discord shard counts and id ranges, and names a bad one", () => {
+    const c = loadConfig({ DISCORD_SHARD_COUNT: "auto", DISCORD_SHARD_IDS: "4,5, 0-2" });
+    expect(c.DISCORD_SHARD_COUNT).toBe("auto");
+    expect(c.DISCORD_SHARD_IDS).toEqual([0, 1, 2, 4, 5]);
+    expect(loadConfig({ DISCORD_SHARD_COUNT: "8" }).DISCORD_SHARD_COUNT).toBe(8);
+    expect(loadConfig({}).DISCORD_SHARD_IDS).toBeUndefined();
+    expect(() => loadConfig({ DISCORD_SHARD_IDS: "0-x" })).toThrow(/DISCORD_SHARD_IDS.*0-3/);
+  });
+
   it("names every bad variable and what it expects, without echoing secrets", () => {
     let error: unknown;
     try {

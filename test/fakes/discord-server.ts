@@ -34,6 +34,8 @@ import { messageBucketRules } from "./discord/rest-route.js";
 import { applicationRoutes } from "./discord/rest-routes-application.js";
 import { channelMessageRoutes } from "./discord/rest-routes-channel-messages.js";
 import { gatewayUserGuildRoutes } from "./discord/rest-routes-gateway-users-guilds.js";
+import { reactionRoutes, type ReactionEvent } from "./discord/rest-routes-reactions.js";
+import { threadRoutes } from "./discord/rest-routes-threads.js";
 import { interactionCommandRoutes } from "./discord/rest-routes-interactions-commands.js";
 import { createDiscordState } from "./discord/state.js";
 import { createUserActions } from "./discord/user-actions.js";
@@ -58,6 +60,9 @@ export interface FakeDiscordOptions {
   interactionTimeoutMs?: number;
   /** The bot has been invited nowhere yet: GET /users/@me/guilds answers []. Default false. */
   notInAnyGuild?: boolean;
+  /** Sharding as Discord enforces it: GET /gateway/bot's `shards`, its max_concurrency, and the guilds
+   * one session may hold before close 4011 (Discord: 2,500). Defaults 1, 1, 2500. */
+  sharding?: { recommendedShards?: number; maxConcurrency?: number; maxGuildsPerSession?: number };
 }
 
 /** One REST call as the fake received it. */
@@ -155,6 +160,12 @@ export interface FakeDiscord {
   readonly ids: { guild: string; general: string; random: string; thread: string; dm: string };
   readonly gateway: FakeGateway;
   readonly requests: RecordedRequest[];
+  /** Threads the bot started on a message (their ids), oldest first. */
+  readonly threadsStarted: readonly string[];
+  /** Every reaction the bot added or removed, in order. */
+  readonly reactionLog: readonly ReactionEvent[];
+  /** The bot's reactions on a message now. */
+  botReactions(messageId: string): string[];
   readonly violations: RateLimitViolation[];
   readonly pings: PingRecord[];
   readonly typing: { at: number; channelId: string }[];
@@ -224,13 +235,23 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     ready: (sessionId, shard) => readyData(state, sessionId, shard),
     guildCreates: () => [guildCreate(state)],
     onChange: state.changed,
+    maxConcurrency: options.sharding?.maxConcurrency ?? 1,
+    maxGuildsPerSession: options.sharding?.maxGuildsPerSession ?? 2500,
   });
   const writer = createMessageWriter(state, gateway);
+  const threadsStarted: string[] = [];
+  const reactionLog: ReactionEvent[] = [];
+  const reactions = new Map<string, Set<string>>();
   const routes = [
-    ...gatewayUserGuildRoutes(state, gateway, options.notInAnyGuild),
+    ...gatewayUserGuildRoutes(state, gateway, options.notInAnyGuild, {
+      shards: options.sharding?.recommendedShards ?? 1,
+      maxConcurrency: options.sharding?.maxConcurrency ?? 1,
+    }),
     ...applicationRoutes(state),
     ...interactionCommandRoutes(state, writer),
     ...channelMessageRoutes(state, writer, messageBucketRules(options.messageWriteLimit)),
+    ...reactionRoutes(state, reactionLog, reactions),
+    ...threadRoutes(state, gateway, messageBucketRules(options.messageWriteLimit), threadsStarted),
   ];
   const server = await listenOnLoopback(state, createRequestHandler({ state, routes, attachments }), gateway);
   const port = state.port;
@@ -251,6 +272,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     },
     gateway,
     requests: state.requests,
+    threadsStarted,
+    reactionLog,
+    botReactions: (messageId: string) => [...(reactions.get(messageId) ?? [])],
     violations: state.violations,
     pings: state.pings,
     typing: state.typing,

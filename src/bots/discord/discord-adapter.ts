@@ -5,8 +5,11 @@
  * button are handled here because they must not wait in the queue.
  */
 import {
+  type ApplicationCommand,
+  type ApplicationCommandData,
   ChannelType,
   Client,
+  type Collection,
   Events,
   GatewayIntentBits,
   MessageFlags,
@@ -38,6 +41,9 @@ import { STOP_BUTTON_ID } from "./discord-stop-button.js";
 import type { SettingsPort } from "../../contracts/settings-port.js";
 import { createDiscordSettingsUi } from "./discord-settings.js";
 import { discordAttachments } from "./discord-attachments.js";
+import { inBotThread, threadable, threadNameFor } from "./discord-threads.js";
+import { STATUS_EMOJI } from "./discord-status-reactions.js";
+import { holdsShardZero, type DiscordShardPlan } from "./discord-shards.js";
 
 /** What the Discord adapter needs: credentials, the queue seam, and the access rules from config. */
 export interface DiscordAdapterOptions {
@@ -56,6 +62,10 @@ export interface DiscordAdapterOptions {
   /** Longer messages get a polite refusal instead of being queued. */
   maxInputChars: number;
   logger?: Pick<Logger, "debug" | "info" | "warn" | "error">;
+  /** DISCORD_AUTO_THREAD: a mention in a server channel opens a thread on it, where the answer goes. */
+  autoThread?: boolean;
+  /** STATUS_REACTIONS: 👀 on a question once it is queued (the worker replaces it with 🔧, ✅ or ⚠️). */
+  statusReactions?: boolean;
   /** Register /reset, /compact, /stop, /help as application commands at start (default true). */
   registerCommands?: boolean;
   now?: () => number;
@@ -86,8 +96,13 @@ export const DISCORD_CACHED_MESSAGES_PER_CHANNEL = 20;
 const DISCORD_CACHED_MESSAGE_LIFETIME_S = 30 * 60;
 
 /** The discord.js client the adapter needs: the intents it reads, DMs as partials, replies that ping no one, a small message cache. */
-export function createDiscordClient(apiBase: string, opts: { fetch?: typeof fetch } = {}): Client {
+export function createDiscordClient(
+  apiBase: string,
+  opts: { fetch?: typeof fetch; shards?: DiscordShardPlan } = {},
+): Client {
   return new Client({
+    // discord.js's own sharding: one session per shard, identifies paced by max_concurrency.
+    ...(opts.shards ? { shards: opts.shards.shards, shardCount: opts.shards.shardCount } : {}),
     intents: [
       GatewayIntentBits.Guilds,
       GatewayIntentBits.GuildMessages,
@@ -108,6 +123,18 @@ export function createDiscordClient(apiBase: string, opts: { fetch?: typeof fetc
     rest: { api: apiBase, ...(opts.fetch ? { makeRequest: opts.fetch as unknown as RESTOptions["makeRequest"] } : {}) },
     // The adapter's own replies (help, refusals) ping no one either.
     allowedMentions: { parse: [], repliedUser: false },
+  });
+}
+
+/** Whether the registered commands match the wanted ones (names, kinds and options as Discord stores them). */
+function sameCommands(
+  registered: Collection<string, ApplicationCommand>,
+  wanted: readonly ApplicationCommandData[],
+): boolean {
+  if (registered.size !== wanted.length) return false;
+  return wanted.every((command) => {
+    const found = registered.find((r) => r.name === command.name);
+    return found?.equals(command) === true;
   });
 }
 
@@ -186,6 +213,21 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     }
   };
 
+  /** Starts a thread on the question; undefined (answer in the channel) when Discord refuses. */
+  const openThread = async (message: Message, text: string): Promise<string | undefined> => {
+    try {
+      // Its own route bucket (discord.js's REST queue paces it): no message slot of the channel is spent.
+      const thread = await message.startThread({ name: threadNameFor(text) });
+      return thread.id;
+    } catch (error) {
+      log.warn(
+        { err: error, channelId: message.channelId },
+        "discord: could not open a thread, answering in the channel",
+      );
+      return undefined;
+    }
+  };
+
   const onMessage = async (message: Message): Promise<void> => {
     // Bots (this one included), webhooks and system messages (joins, pins, …) are never questions.
     if (message.author.bot || message.webhookId || message.system) return;
@@ -200,7 +242,8 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       return;
     }
     const referenced = message.reference ? await referencedMessage(message) : undefined;
-    const addressed = isDm || mentionsBot(message, botId) || referenced?.author.id === botId;
+    const addressed =
+      isDm || mentionsBot(message, botId) || referenced?.author.id === botId || inBotThread(message, botId);
     if (!addressed) return;
 
     const text = textForModel(message, botId);
@@ -236,10 +279,13 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       return;
     }
 
+    // The answer goes where the conversation is: a new thread on the question, or the channel itself.
+    const channelId =
+      (options.autoThread && threadable(message) && (await openThread(message, text))) || message.channelId;
     const candidate: InboundMessage = {
       platform: "discord",
-      conversationKey: discordConversationKey(message.channelId),
-      chatId: message.channelId,
+      conversationKey: discordConversationKey(channelId),
+      chatId: channelId,
       messageId: message.id,
       chatType: isDm ? "private" : "group",
       ...(message.guildId ? { guildId: message.guildId } : {}),
@@ -282,8 +328,15 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     log.debug({ jobId: result.jobId, status: result.status }, "discord: message enqueued");
     // The first sign of life as soon as the question is queued, not when a worker picks it up (the
     // worker shows it again if it starts after the indicator faded). Cosmetic: nothing waits for it.
-    if (result.status === "queued" && "sendTyping" in message.channel) {
-      message.channel
+    // Not on a question answered in its own thread: the worker could not reach it to replace the 👀.
+    if (result.status === "queued" && options.statusReactions && channelId === message.channelId) {
+      message
+        .react(STATUS_EMOJI.queued)
+        .catch((error: unknown) => log.debug({ err: error, messageId: message.id }, "discord: status reaction failed"));
+    }
+    const target = channelId === message.channelId ? message.channel : message.thread;
+    if (result.status === "queued" && target && "sendTyping" in target) {
+      target
         .sendTyping()
         .catch((error: unknown) =>
           log.debug({ err: error, channelId: message.channelId }, "discord: typing indicator failed"),
@@ -359,12 +412,14 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       await client.login(options.token);
       await ready;
       log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, "discord: connected");
-      if (options.registerCommands ?? true) {
+      // Registered once: by the process holding shard 0, and only when the set differs (a PUT on
+      // every start of every process is how bots earn a long 429 lockout).
+      if ((options.registerCommands ?? true) && holdsShardZero(client)) {
         try {
-          await client.application?.commands.set([
-            ...DISCORD_APPLICATION_COMMANDS,
-            ...(settingsUi ? DISCORD_SETTINGS_COMMANDS : []),
-          ]);
+          const wanted = [...DISCORD_APPLICATION_COMMANDS, ...(settingsUi ? DISCORD_SETTINGS_COMMANDS : [])];
+          const registered = await client.application?.commands.fetch();
+          if (!registered || !sameCommands(registered, wanted)) await client.application?.commands.set(wanted);
+          else log.debug("discord: application commands already registered");
         } catch (error) {
           // Text commands still work; slash commands are a convenience.
           log.warn({ err: error }, "discord: could not register application commands");

@@ -8,12 +8,15 @@
 import type { InboundMessage } from "../../contracts/inbound-message.js";
 import { toDiscordMarkdown } from "./discord-markdown.js";
 import {
+  RateLimitedError,
   RejectedContentError,
   type RenderedText,
   type ReplyPort,
+  type ReplyPhase,
   type ReplyPortFactory,
   type SendOptions,
 } from "../../contracts/reply-port.js";
+import { STATUS_EMOJI, ownReactionPath, reactionChange } from "./discord-status-reactions.js";
 import { DiscordApiError, type DiscordRestClient } from "./discord-rest-client.js";
 import { stopButtonRow } from "./discord-stop-button.js";
 import { DISCORD_DEFAULT_EDIT_INTERVAL_MS } from "./discord-pacing.js";
@@ -35,6 +38,8 @@ export interface DiscordReplyPortFactoryOptions {
   suppressEmbeds?: boolean;
   /** Pacing before headers were seen (default 1000 ms). */
   defaultEditIntervalMs?: number;
+  /** STATUS_REACTIONS: 🔧 / ✅ / ⚠️ on the user's message (default off). */
+  statusReactions?: boolean;
 }
 
 /** The factory, plus what the rate-limit headers said, for a shared rate gate to use. */
@@ -56,6 +61,9 @@ function asPortError(error: unknown): unknown {
   return error;
 }
 
+/** Discord's reactions route: one request per 0.25 s per channel (plus a margin for clock jitter). */
+const REACTION_SPACING_MS = 300;
+
 /** Creates the factory the worker uses to build one port per job. */
 export function createDiscordReplyPortFactory(options: DiscordReplyPortFactoryOptions): DiscordReplyPortFactory {
   const { rest } = options;
@@ -66,10 +74,33 @@ export function createDiscordReplyPortFactory(options: DiscordReplyPortFactoryOp
   // Only a message that is explicitly not final gets the button; any other write clears it.
   const componentsFor = (opts: SendOptions) => (withStopButton && opts.final === false ? [stopButtonRow()] : []);
 
+  // Discord's reactions bucket: 1 per 0.25 s per channel, PUT and DELETE together. @discordjs/rest learns
+  // a bucket per method from the headers, so the first DELETE after a PUT would get a 429: space them here.
+  const lastReaction = new Map<string, number>();
+  const reactionRequest = async (channelId: string, method: "PUT" | "DELETE", path: `/${string}`): Promise<void> => {
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const wait = (lastReaction.get(channelId) ?? 0) + REACTION_SPACING_MS - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      lastReaction.set(channelId, Date.now());
+      try {
+        await rest.request(method, path, {});
+        return;
+      } catch (error) {
+        const failure = asPortError(error);
+        if (!(failure instanceof RateLimitedError)) throw failure;
+        lastReaction.set(channelId, Date.now() + failure.retryAfterMs);
+      }
+    }
+  };
+
   const factory = (message: InboundMessage): ReplyPort => {
     if (message.platform !== "discord")
       throw new Error(`discord reply port asked to answer a ${message.platform} message`);
     const channelId = message.chatId;
+    let toolsShown = false;
+    let statusChain = Promise.resolve();
+    // The adapter's 👀 went out about now (from another process): the first change waits a bucket's length.
+    if (options.statusReactions && !lastReaction.has(message.chatId)) lastReaction.set(message.chatId, Date.now());
 
     return {
       get limits() {
@@ -117,6 +148,32 @@ export function createDiscordReplyPortFactory(options: DiscordReplyPortFactoryOp
           throw asPortError(error);
         }
       },
+
+      ...(options.statusReactions && message.chatId !== message.messageId
+        ? {
+            // Not in a thread opened on the question (its id is the message's): that message lives in the parent channel.
+            status(phase: ReplyPhase) {
+              // One change at a time, in order: 🔧 (not awaited by the engine) before ✅.
+              statusChain = statusChain.then(async () => {
+                if (phase === "tools" && toolsShown) return;
+                if (phase === "tools") toolsShown = true;
+                const { add, remove } = reactionChange(phase);
+                // Without the 🔧 of this attempt there is none to take away (a DELETE saved).
+                const stale = remove.filter(
+                  (emoji) => emoji !== STATUS_EMOJI.tools || toolsShown || phase === "failed",
+                );
+                try {
+                  await reactionRequest(channelId, "PUT", ownReactionPath(channelId, message.messageId, add));
+                  for (const emoji of stale)
+                    await reactionRequest(channelId, "DELETE", ownReactionPath(channelId, message.messageId, emoji));
+                } catch {
+                  // Cosmetic: a missing reaction (deleted message, no permission) never fails a reply.
+                }
+              });
+              return statusChain;
+            },
+          }
+        : {}),
 
       async typing({ signal }) {
         try {

@@ -35,6 +35,8 @@ export interface FakeGatewaySession {
   live: boolean;
   invalidated: boolean;
   resumes: number;
+  /** [shard_id, num_shards] as identified; [0, 1] unsharded. */
+  readonly shard: [number, number];
 }
 
 /** What the gateway needs from the rest of the fake. */
@@ -48,6 +50,10 @@ export interface FakeGatewayOptions {
   guildCreates(): GatewayGuildCreateDispatchData[];
   /** Called whenever something observable changed (waitFor listens). */
   onChange(): void;
+  /** Guilds one session may hold before Discord demands sharding (close 4011); Discord's is 2,500. */
+  maxGuildsPerSession?: number;
+  /** session_start_limit.max_concurrency: identifies allowed per 5 s per rate-limit key (shard_id % it). */
+  maxConcurrency?: number;
 }
 
 /** Counts of what clients did, for assertions. */
@@ -60,6 +66,8 @@ export interface GatewayStats {
   closesSent: number[];
   /** Connection paths: the first connect uses `/`, a resume uses the resume_gateway_url path. */
   paths: string[];
+  /** Identifies refused for coming faster than max_concurrency per 5 s (answered with op 9). */
+  identifyPaceViolations: number;
 }
 
 /** The gateway half of the fake. */
@@ -86,6 +94,12 @@ const PRIVILEGED: Record<PrivilegedIntent, number> = {
   MessageContent: GatewayIntentBits.MessageContent,
 };
 
+const IDENTIFY_WINDOW_MS = 5000;
+
+/** Discord's shard formula: `(guild_id >> 22) % num_shards`. */
+export const shardOf = (guildId: string, shardCount: number): number =>
+  Number((BigInt(guildId) >> 22n) % BigInt(shardCount));
+
 interface Connection {
   ws: WebSocket;
   session?: FakeGatewaySession;
@@ -98,7 +112,18 @@ export function createFakeGateway(options: FakeGatewayOptions): FakeGateway {
   const wss = new WebSocketServer({ noServer: true });
   const sessions: FakeGatewaySession[] = [];
   const connections = new Set<Connection>();
-  const stats: GatewayStats = { connections: 0, identifies: 0, resumes: 0, heartbeats: 0, closesSent: [], paths: [] };
+  const stats: GatewayStats = {
+    connections: 0,
+    identifies: 0,
+    resumes: 0,
+    heartbeats: 0,
+    closesSent: [],
+    paths: [],
+    identifyPaceViolations: 0,
+  };
+  const maxConcurrency = options.maxConcurrency ?? 1;
+  // Per rate-limit key (shard_id % max_concurrency): when its last identify was accepted.
+  const lastIdentify = new Map<number, number>();
 
   const send = (conn: Connection, payload: { op: number; d: unknown; s?: number | null; t?: string | null }): void => {
     if (conn.ws.readyState !== conn.ws.OPEN) return;
@@ -125,10 +150,18 @@ export function createFakeGateway(options: FakeGatewayOptions): FakeGateway {
     if (conn.session) return closeWith(conn, 4005, "Already authenticated.");
     const token = typeof d.token === "string" ? d.token.replace(/^Bot\s+/i, "") : "";
     if (token !== options.token) return closeWith(conn, 4004, "Authentication failed.");
-    const shard = d.shard ?? [0, 1];
-    if (!Array.isArray(shard) || shard.length !== 2 || shard[0] !== 0 || shard[1] !== 1) {
+    const shard = (d.shard ?? [0, 1]) as unknown;
+    if (
+      !Array.isArray(shard) ||
+      shard.length !== 2 ||
+      !shard.every((n) => Number.isInteger(n)) ||
+      shard[1] < 1 ||
+      shard[0] < 0 ||
+      shard[0] >= shard[1]
+    ) {
       return closeWith(conn, 4010, "Invalid shard.");
     }
+    const [shardId, shardCount] = shard as [number, number];
     const intents = d.intents;
     if (typeof intents !== "number" || !Number.isInteger(intents) || intents < 0 || (intents & ~ALL_INTENTS) !== 0) {
       return closeWith(conn, 4013, "Invalid intent(s).");
@@ -137,8 +170,23 @@ export function createFakeGateway(options: FakeGatewayOptions): FakeGateway {
       if ((intents & bit) !== 0 && !options.privilegedIntents.has(name))
         return closeWith(conn, 4014, "Disallowed intent(s).");
     }
+    const held = options.guildCreates().filter((g) => shardOf(g.id, shardCount) === shardId).length;
+    if (held > (options.maxGuildsPerSession ?? 2500)) return closeWith(conn, 4011, "Sharding required.");
+    // Discord lets max_concurrency sessions identify per 5 s (one bucket per shard_id % max_concurrency);
+    // a faster identify gets op 9 (not resumable) and must wait before trying again.
+    const key = shardId % maxConcurrency;
+    const now = Date.now();
+    const last = lastIdentify.get(key);
+    if (last !== undefined && now - last < IDENTIFY_WINDOW_MS) {
+      stats.identifyPaceViolations += 1;
+      send(conn, { op: GatewayOpcodes.InvalidSession, d: false });
+      options.onChange();
+      return;
+    }
+    lastIdentify.set(key, now);
     stats.identifies += 1;
     const session: FakeGatewaySession = {
+      shard: [shardId, shardCount],
       id: randomBytes(16).toString("hex"),
       intents,
       seq: 0,
@@ -149,8 +197,13 @@ export function createFakeGateway(options: FakeGatewayOptions): FakeGateway {
     };
     sessions.push(session);
     conn.session = session;
-    sendDispatch(conn, session, "READY", options.ready(session.id, [0, 1]));
-    for (const guild of options.guildCreates()) sendDispatch(conn, session, "GUILD_CREATE", guild);
+    const ready = options.ready(session.id, [shardId, shardCount]);
+    // Each session learns only the guilds of its shard.
+    const readyGuilds = ready.guilds.filter((g) => shardOf(g.id, shardCount) === shardId);
+    sendDispatch(conn, session, "READY", { ...ready, guilds: readyGuilds });
+    for (const guild of options.guildCreates()) {
+      if (shardOf(guild.id, shardCount) === shardId) sendDispatch(conn, session, "GUILD_CREATE", guild);
+    }
     options.onChange();
   };
 
@@ -250,6 +303,10 @@ export function createFakeGateway(options: FakeGatewayOptions): FakeGateway {
         if (session.invalidated) continue;
         const d = build(session);
         if (d === undefined) continue;
+        // A guild's events go to its shard only; DMs (no guild_id) to shard 0.
+        const guildId = (d as { guild_id?: unknown }).guild_id;
+        const target = typeof guildId === "string" ? shardOf(guildId, session.shard[1]) : 0;
+        if (target !== session.shard[0]) continue;
         sendDispatch(session.live ? connectionOf(session) : undefined, session, t, d);
       }
       options.onChange();

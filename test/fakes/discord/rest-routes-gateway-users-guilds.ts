@@ -14,6 +14,7 @@ export function gatewayUserGuildRoutes(
   state: DiscordState,
   gateway: FakeGateway,
   notInAnyGuild: boolean | undefined,
+  sharding: { shards: number; maxConcurrency: number } = { shards: 1, maxConcurrency: 1 },
 ): Route[] {
   const { world, users, channels, members, nextId } = state;
   return [
@@ -32,12 +33,12 @@ export function gatewayUserGuildRoutes(
       handle: () =>
         json(200, {
           url: `ws://127.0.0.1:${state.port}`,
-          shards: 1,
+          shards: sharding.shards,
           session_start_limit: {
             total: 1000,
             remaining: Math.max(0, 1000 - gateway.stats.identifies),
             reset_after: 14_400_000,
-            max_concurrency: 1,
+            max_concurrency: sharding.maxConcurrency,
           },
         }),
     },
