@@ -5,6 +5,7 @@
  * string (a small model fills that best); the grammar is ours, and what it does not know gets one
  * line saying what it does.
  */
+import { isTimeZoneName } from "../shared/time-zone.js";
 
 /** A schedule that fires once at `at`. */
 export interface OnceWhen {
@@ -163,15 +164,7 @@ export function wallClockToInstant(c: WallClock, timeZone: string): Date {
 }
 
 /** True for a zone name Intl knows ("Asia/Shanghai", "UTC"). */
-export function isTimeZone(name: string): boolean {
-  if (!name || name.length > 64) return false;
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
-}
+export const isTimeZone = isTimeZoneName;
 
 /** "Fri 2026-12-05 08:00 (Asia/Shanghai)": the exact instant as the chat reads it. */
 export function describeInstant(at: Date, timeZone: string): string {

@@ -4,6 +4,7 @@
  * Only the choices that differ from the defaults are stored, so changing a default in
  * the environment reaches every conversation that did not choose otherwise.
  */
+import { isTimeZoneName } from "../shared/time-zone.js";
 import { z } from "zod";
 
 /** Longest persona a conversation may set (characters as people count them). */
@@ -26,16 +27,7 @@ export const settingsFieldSchemas = {
   timeZone: z.string().refine(isTimeZoneName, { message: "expected an IANA time zone" }),
 } as const;
 
-/** True for an IANA zone name Intl knows ("Asia/Shanghai", "UTC"). */
-export function isTimeZoneName(name: string): boolean {
-  if (!name || name.length > 64) return false;
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { isTimeZoneName };
 
 /** The choices a conversation made; absent = the default. */
 export interface SettingsOverrides {
