@@ -59,7 +59,7 @@ export interface RedisPacingOptions {
   localOnly?(chatKey: string): boolean;
   /** Budget slots kept for finals (default 2). */
   reserve?: number;
-  /** Slack added to the 1 s window for request latency (default 250 ms): no 1.25 s holds more than `perSecond`. */
+  /** Slack added to the 1 s window for request latency and for a busy process sending a granted slot late (default 500 ms): no 1.5 s holds more than `perSecond`. */
   marginMs?: number;
   /** Told of every slot the script granted, at Redis's time (for metrics and tests). */
   onGrant?(grant: { chatKey: string; final: boolean; at: number }): void;
@@ -96,7 +96,7 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
   const keys = paceKeys(opts.prefix);
   const commands = pacingCommands(redis);
   const reserve = opts.reserve ?? 2;
-  const windowMs = 1000 + (opts.marginMs ?? 250);
+  const windowMs = 1000 + (opts.marginMs ?? 500);
   const local = createLocalRateGate({ minIntervalMs: (key) => opts.intervalFor(key) });
   const shared = (chatKey: string) => !opts.localOnly?.(chatKey);
   const timeoutMs = opts.commandTimeoutMs ?? 10_000;
