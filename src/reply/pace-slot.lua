@@ -8,7 +8,8 @@
 -- ARGV[3]  how far ahead of now the budget's schedule may run for this request, in ms:
 --          finals get the whole burst, intermediates that minus the reserve kept for finals
 --
--- Returns {0, now} when the slot is taken (both cells advanced), else {ms to wait before asking again, now}.
+-- Returns {0, now, 0} when the slot is taken (both cells advanced), else {ms to wait before asking again,
+-- now, cause}: cause 1 when the chat holds the request back, 2 when the budget does.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local interval = tonumber(ARGV[1])
@@ -17,12 +18,16 @@ local tolerance = tonumber(ARGV[3])
 
 local chat = tonumber(redis.call('HGET', KEYS[1], 'tat') or '0')
 local wait = chat - now
+local cause = 1
 local budget = now
 if T > 0 then
   budget = math.max(tonumber(redis.call('HGET', KEYS[2], 'tat') or '0'), now)
-  wait = math.max(wait, budget - tolerance - now)
+  if budget - tolerance - now > wait then
+    wait = budget - tolerance - now
+    cause = 2
+  end
 end
-if wait > 0 then return {math.ceil(wait), now} end
+if wait > 0 then return {math.ceil(wait), now, cause} end
 
 if interval > 0 then
   redis.call('HSET', KEYS[1], 'tat', now + interval)
@@ -32,4 +37,4 @@ if T > 0 then
   redis.call('HSET', KEYS[2], 'tat', budget + T)
   redis.call('PEXPIRE', KEYS[2], math.ceil(budget + T - now))
 end
-return {0, now}
+return {0, now, 0}

@@ -5,10 +5,11 @@
  *   completion, finals ahead of waiting intermediates, a 429 blocking the chat (`createLocalRateGate`).
  *   Lanes only one process ever writes (Telegram drafts: a private chat is one conversation, whose jobs
  *   run one at a time) stop here, with no Redis round trip per request.
- * - In Redis, one script per request (`pace-slot.lua`): the chat's cell, so other processes answering
+ * - In Redis, one script per granted request (`pace-slot.lua`): the chat's cell, so other processes answering
  *   in the same chat (a group's forum topics, the bots role's courtesy replies) keep the pace too, and
  *   the platform's bot-wide budget as GCRA with a reserve: intermediates may only use the budget while
  *   `reserve` slots are left, so a final never waits behind intermediates. Time is Redis `TIME`.
+ *   A process's requests for one budget wait in a line (finals first) whose head alone asks the script.
  *
  * A 429 (`backoff`) blocks the chat for every process until `retry_after`, and the whole platform when
  * the platform said the limit was global. When Redis does not answer, the process's own pacing is all
@@ -35,7 +36,7 @@ interface PacingCommands {
     intervalMs: number,
     emissionMs: number,
     toleranceMs: number,
-  ): Promise<[number, number]>;
+  ): Promise<[number, number, number]>;
   paceBlock(keyCount: number, ...keysThenMs: (string | number)[]): Promise<number>;
 }
 
@@ -44,6 +45,21 @@ function pacingCommands(redis: Redis): PacingCommands {
   if (!commands.paceSlot) redis.defineCommand("paceSlot", { numberOfKeys: 2, lua: SLOT_LUA });
   if (!commands.paceBlock) redis.defineCommand("paceBlock", { lua: BLOCK_LUA });
   return redis as unknown as PacingCommands;
+}
+
+/** A request waiting in a budget's line. */
+interface Asker {
+  chatKey: string;
+  final: boolean;
+  /** Its chat holds it back until then (ms since the epoch). */
+  notBefore: number;
+  granted(): void;
+}
+
+interface Line {
+  waiting: Asker[];
+  /** Ends the line's current pause (a new request may be servable sooner). */
+  wake?: () => void;
 }
 
 /** Options of the shared gate. */
@@ -114,30 +130,111 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
     opts.logger?.info({}, "shared pacing available again");
   };
 
-  /** Asks the script for a slot until it grants one; a Redis failure grants it (the local pacing holds). */
-  const takeShared = async (chatKey: string, final: boolean, signal?: AbortSignal) => {
+  /** One script call: 0 when the slot is granted (or Redis failed: fail open), else the wait and its cause. */
+  const ask = async (chatKey: string, final: boolean): Promise<{ wait: number; chatHeld: boolean }> => {
+    if (!usable()) {
+      markDown(new Error(`Redis connection is ${redis.status}`));
+      return { wait: 0, chatHeld: false };
+    }
     const budget = opts.globalFor?.(chatKey);
     const timing = budget ? budgetTiming(budget.perSecond, windowMs, reserve) : undefined;
     const tolerance = final ? timing?.finalToleranceMs : timing?.intermediateToleranceMs;
-    for (;;) {
-      if (!usable()) return markDown(new Error(`Redis connection is ${redis.status}`));
-      let wait: number;
-      try {
-        const slot = commands.paceSlot(
-          keys.chat(chatKey),
-          keys.budget(budget?.key ?? "none"),
-          opts.intervalFor(chatKey),
-          timing?.T ?? 0,
-          tolerance ?? 0,
-        );
-        const [ms, at] = await within(timeoutMs, slot);
-        wait = Number(ms);
-        if (!(wait > 0)) opts.onGrant?.({ chatKey, final, at: Number(at) });
-        markUp();
-      } catch (error) {
-        return markDown(error);
+    try {
+      const slot = commands.paceSlot(
+        keys.chat(chatKey),
+        keys.budget(budget?.key ?? "none"),
+        opts.intervalFor(chatKey),
+        timing?.T ?? 0,
+        tolerance ?? 0,
+      );
+      const [ms, at, cause] = await within(timeoutMs, slot);
+      markUp();
+      const wait = Math.max(0, Number(ms) || 0);
+      if (wait === 0) opts.onGrant?.({ chatKey, final, at: Number(at) });
+      return { wait, chatHeld: Number(cause) === 1 };
+    } catch (error) {
+      markDown(error);
+      return { wait: 0, chatHeld: false };
+    }
+  };
+
+  /**
+   * The process's requests waiting for one bot-wide budget form a line, finals first, and only the first
+   * whose chat is free asks Redis: a crowded budget costs about one script call per slot, not one per
+   * waiting request and retry. A request whose chat holds it back steps aside until then.
+   */
+  const lines = new Map<string, Line>();
+
+  const pause = (line: Line, ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        line.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      line.wake = done;
+    });
+
+  const runLine = async (budgetKey: string, line: Line) => {
+    while (line.waiting.length > 0) {
+      const now = Date.now();
+      const next = line.waiting.find((w) => w.notBefore <= now);
+      const heldUntil = Math.min(...line.waiting.filter((w) => w.notBefore > now).map((w) => w.notBefore));
+      if (!next) {
+        await pause(line, heldUntil - now);
+        continue;
       }
-      if (!(wait > 0)) return;
+      const { wait, chatHeld } = await ask(next.chatKey, next.final);
+      if (!line.waiting.includes(next)) continue; // aborted meanwhile
+      if (wait === 0) {
+        line.waiting.splice(line.waiting.indexOf(next), 1);
+        next.granted();
+      } else if (chatHeld) next.notBefore = Date.now() + wait;
+      else await pause(line, Math.min(wait, heldUntil - Date.now()));
+    }
+    lines.delete(budgetKey);
+  };
+
+  const takeInLine = (budgetKey: string, chatKey: string, final: boolean, signal?: AbortSignal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      let line = lines.get(budgetKey);
+      const fresh = !line;
+      if (!line) {
+        line = { waiting: [] };
+        lines.set(budgetKey, line);
+      }
+      const waiting = line.waiting;
+      const onAbort = () => {
+        const index = waiting.indexOf(asker);
+        if (index >= 0) waiting.splice(index, 1);
+        reject(signal?.reason);
+      };
+      const asker: Asker = {
+        chatKey,
+        final,
+        notBefore: 0,
+        granted: () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        },
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const at = final ? waiting.findIndex((w) => !w.final) : -1;
+      if (at >= 0) waiting.splice(at, 0, asker);
+      else waiting.push(asker);
+      line.wake?.();
+      if (fresh) void runLine(budgetKey, line);
+    });
+
+  /** Asks for a slot until one is granted: in the budget's line, or alone for a chat with no budget. */
+  const takeShared = async (chatKey: string, final: boolean, signal?: AbortSignal) => {
+    const budget = opts.globalFor?.(chatKey);
+    if (budget) return takeInLine(budget.key, chatKey, final, signal);
+    for (;;) {
+      const { wait } = await ask(chatKey, final);
+      if (wait === 0) return;
       await abortableSleep(wait, signal);
     }
   };
