@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { neutraliseMentions, toDiscordMarkdown } from "../../src/bots/discord/discord-markdown.js";
+import { neutraliseMentions, toDiscordMarkdown } from "../../../src/bots/discord/discord-markdown.js";
 
 describe("toDiscordMarkdown", () => {
   it("defuses mass mentions and user/role mention syntax", () => {
