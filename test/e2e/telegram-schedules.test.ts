@@ -53,7 +53,7 @@ describe("Telegram schedules, end to end", () => {
     async ({ startTelegram, startStack }) => {
       const e2e = await startTelegram({ roles: [] });
       const { tg, model } = e2e;
-      const one = await startStack({ env: e2e.env, redis: e2e.stack.redis });
+      await startStack({ env: e2e.env, redis: e2e.stack.redis }); // bots + a worker that stays
       const two = await startStack({ env: e2e.env, redis: e2e.stack.redis, roles: ["worker"] });
       model.setHandler((request) => {
         const results = toolResults(request);
