@@ -42,6 +42,19 @@ describe("parseBenchArgs", () => {
     expect(() => parseBenchArgs(["--warm-up"])).toThrow(/--warm-up needs a whole number/);
   });
 
+  it("runs one worker process by default, N with --workers N", () => {
+    expect(DEFAULT_OPTIONS.workers).toBe(1);
+    expect(parseBenchArgs(["--workers", "2"]).workers).toBe(2);
+    expect(parseBenchArgs(["--workers", "2", "--levels", "100", "--quick"])).toMatchObject({
+      workers: 2,
+      levels: [100],
+      quick: true,
+    });
+    expect(() => parseBenchArgs(["--workers", "0"])).toThrow(/--workers needs a positive whole number[\s\S]*usage/);
+    expect(() => parseBenchArgs(["--workers", "1.5"])).toThrow(/--workers needs a positive whole number/);
+    expect(() => parseBenchArgs(["--workers"])).toThrow(/--workers needs a positive whole number/);
+  });
+
   it("--help is a request for the usage, not an error", () => {
     expect(() => parseBenchArgs(["--help"])).toThrow(HelpRequested);
     expect(() => parseBenchArgs(["-h"])).toThrow(/usage/);

@@ -31,6 +31,8 @@ export interface BenchOptions {
   botsInProcess: boolean;
   /** How role processes start: "auto" (dist/ when current, else tsx), "tsx", or a build directory. */
   roles: string;
+  /** Worker role processes sharing the Redis; the largest level's concurrency is split between them. */
+  workers: number;
   /** Write a V8 CPU profile of the worker process per level into this directory. */
   cpuProfDir?: string;
   /** Also write every figure as JSON here. */
@@ -53,6 +55,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   warmUpConversations: 100,
   botsInProcess: false,
   roles: "auto",
+  workers: 1,
   quick: false,
 };
 
@@ -80,6 +83,8 @@ export const USAGE = `usage: npm run bench -- [options]
                           (default 100, 10 with --quick; 0 for none: the levels then pay for compiling)
   --bots-process          run the bots role as its own process (the default: its CPU and RSS are measured)
   --bots-in-process       run the bots role inside this process (no CPU or RSS figure of its own)
+  --workers N             worker processes sharing the Redis (default 1); each takes
+                          WORKER_CONCURRENCY = the largest level / N, rounded up
   --roles auto|tsx|DIR    role processes from dist/ when it is current (auto), src/ through tsx,
                           or a build directory holding main.js
   --cpu-prof DIR          profile the worker's CPU per level into DIR and summarise it
@@ -140,6 +145,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
         break;
       case "--bots-in-process":
         options.botsInProcess = true;
+        break;
+      case "--workers":
+        options.workers = positive(flag, argv[++i]);
         break;
       case "--roles": {
         const value = argv[++i];

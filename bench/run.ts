@@ -2,7 +2,8 @@
  * `npm run bench`: the bot under load against real Redis and the test fakes, figures
  * printed as a table (see bench/README.md for what each figure means and how it is
  * measured). Self-contained: starts the fakes (model behind a timing tap, Telegram,
- * Discord, web), one worker process (`main.js worker`, built or through tsx) and the
+ * Discord, web), one worker process (`main.js worker`, built or through tsx; N with
+ * `--workers N`) and the
  * bots role, runs each level, prints its block, and removes every key it wrote.
  */
 import { formatPromptCache, measurePromptCache } from "./prompt-cache.js";
@@ -35,6 +36,7 @@ import { formatProfileSummary } from "./cpu-profile-summary.js";
 import type { ProbeReply } from "./probe-protocol.js";
 import { deployedNodeFlags } from "./deployed-node-flags.js";
 import { roleEntry, startRoleProcess, type RoleEntry, type RoleProcess } from "./role-process.js";
+import { workerGroup } from "./worker-group.js";
 import { createSelfSampler, runWave, type WaveContext, type WaveTotals } from "./wave.js";
 import { traceOf, type TraceEntry } from "./trace.js";
 
@@ -86,25 +88,32 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
     const platforms: ChatPlatforms = await startChatPlatforms({ discordChannels });
     closers.push(() => platforms.close());
 
+    // The largest level's conversations, answered at once by the worker processes together.
     const concurrency = Math.max(...options.levels, KINDS.length);
+    const perWorker = Math.ceil(concurrency / options.workers);
     const env: Record<string, string> = {
       REDIS_URL: redis.url,
       KEY_PREFIX: prefix,
       OPENAI_BASE_URL: tap.url,
-      WORKER_CONCURRENCY: String(concurrency),
+      WORKER_CONCURRENCY: String(perWorker),
       HTTP_PORT: "0",
       ...platforms.env,
     };
     const entry = roleEntry(REPO_ROOT, options.roles);
     const nodeFlags = { worker: deployedNodeFlags(REPO_ROOT, "worker"), bots: deployedNodeFlags(REPO_ROOT, "bots") };
-    progress(`starting one worker process (WORKER_CONCURRENCY=${concurrency}, ${entry.label}) and the bots role…`);
+    progress(`starting ${workersText(options.workers, perWorker)} (${entry.label}) and the bots role…`);
     if (options.cpuProfDir) mkdirSync(options.cpuProfDir, { recursive: true });
-    const worker: RoleProcess = await startRoleProcess("worker", env, {
-      repoRoot: REPO_ROOT,
-      entry,
-      extraNodeArgs: nodeFlags.worker,
-    });
-    closers.push(() => worker.stop());
+    const workers: RoleProcess[] = [];
+    for (let i = 0; i < options.workers; i++) {
+      const one = await startRoleProcess("worker", env, {
+        repoRoot: REPO_ROOT,
+        entry,
+        extraNodeArgs: nodeFlags.worker,
+      });
+      workers.push(one);
+      closers.push(() => one.stop());
+    }
+    const worker = workerGroup(workers);
     let botsProcess: RoleProcess | undefined;
     if (options.botsInProcess) {
       const bots = await startBotsInProcess(env);
@@ -125,6 +134,7 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
       redis,
       worker,
       ...(botsProcess ? { botsProcess } : {}),
+      workerProcesses: options.workers,
       self,
       rampMs: options.rampMs,
       stallMs: 30_000,
@@ -145,7 +155,7 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
       throw new Error(`the warm-up answers did not arrive; worker output:\n${worker.tail()}`);
     const idle = await measureIdle(worker, botsProcess);
 
-    printHeader(options, redis, concurrency, entry, nodeFlags);
+    printHeader(options, redis, perWorker, entry, nodeFlags);
     process.stdout.write(`\n${formatIdle(idle)}\n`);
     if (warmUpKinds.length > 0) await warmUpJit(context, options, newConversations(warmUpKinds, options.answerWords));
     const results: LevelFigures[] = [];
@@ -297,7 +307,7 @@ async function measureLevel(
 function printHeader(
   options: BenchOptions,
   redis: BenchRedis,
-  concurrency: number,
+  perWorker: number,
   entry: RoleEntry,
   nodeFlags: Record<"worker" | "bots", string[]>,
 ): void {
@@ -309,7 +319,7 @@ function printHeader(
       (options.largeLevelWords !== options.answerWords
         ? ` (${options.largeLevelWords} words at 500 and more: see bench/README.md)`
         : ""),
-    `questions of a level arrive over ${options.rampMs} ms · one worker process (WORKER_CONCURRENCY=${concurrency}) · ` +
+    `questions of a level arrive over ${options.rampMs} ms · ${workersText(options.workers, perWorker)} · ` +
       `bots role ${options.botsInProcess ? "in the benchmark process (its CPU and RSS not measured apart)" : "in its own process"} · fakes in the benchmark process`,
     ...(options.kinds.length < KINDS.length
       ? [`chat kinds: ${options.kinds.map((kind) => KIND_NAMES[kind]).join(", ")} only (--kinds)`]
@@ -319,6 +329,13 @@ function printHeader(
     "✓ target met · ✗ not met · · no target at this level · ? not measurable in this run; times in ms from the fakes' own records",
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+/** "one worker process (WORKER_CONCURRENCY=100)", "2 worker processes sharing the Redis (WORKER_CONCURRENCY=50 each)". */
+function workersText(workers: number, perWorker: number): string {
+  return workers === 1
+    ? `one worker process (WORKER_CONCURRENCY=${perWorker})`
+    : `${workers} worker processes sharing the Redis (WORKER_CONCURRENCY=${perWorker} each)`;
 }
 
 async function main(): Promise<void> {

@@ -66,6 +66,8 @@ export interface WaveContext {
   tap: ModelTap;
   redis: BenchRedis;
   worker: RoleProcess;
+  /** How many worker processes `worker` stands for (`--workers`; 1 when absent). */
+  workerProcesses?: number;
   /** The bots role, when it runs as its own process. */
   botsProcess?: RoleProcess;
   self: SelfSampler;
@@ -124,10 +126,14 @@ export async function runWave(
   const outcomes = new Map<string, JobOutcomeLine>();
   const notes: string[] = [];
   let wake: () => void = () => undefined;
+  /** Outcome lines per worker process (pino's `pid`), to show that every process took its share. */
+  const byProcess = new Map<string, number>();
   const stopListening = ctx.worker.onLog((line) => {
     const key = line.conversation;
     // "failed" means this attempt will be retried; every other outcome ends the job.
     if (typeof key === "string" && keys.has(key) && typeof line.outcome === "string" && line.outcome !== "failed") {
+      const pid = String(line.pid ?? "?");
+      byProcess.set(pid, (byProcess.get(pid) ?? 0) + 1);
       outcomes.set(key, {
         outcome: line.outcome,
         ...(typeof line.ms === "number" ? { ms: line.ms } : {}),
@@ -187,6 +193,14 @@ export async function runWave(
     }
   }
   stopListening();
+  const processes = ctx.workerProcesses ?? 1;
+  if (processes > 1) {
+    const counts = [...byProcess.values()].sort((a, b) => b - a);
+    const idle = Math.max(0, processes - counts.length);
+    notes.push(
+      `jobs per worker process: ${[...counts, ...Array<number>(idle).fill(0)].join(" · ")} (${processes} processes)`,
+    );
+  }
   const unfinished = conversations.filter((c) => !outcomes.has(c.conversationKey));
   if (gaveUp && unfinished.length > 0)
     notes.push(`${unfinished.length} questions had no outcome when the wave was given up (${gaveUp})`);
