@@ -42,7 +42,8 @@ export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
     const contextTokens = typeof opts.contextTokens === "number" ? opts.contextTokens : await opts.contextTokens();
     const upstream = await doFetch(`${opts.serverRoot}/api/chat`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      // The key goes along: an Ollama behind a reverse proxy that checks OPENAI_API_KEY wants it here too.
+      headers: { "content-type": "application/json", ...authorizationOf(init.headers) },
       body: JSON.stringify(toOllamaRequest(body, contextTokens, keepAlive)),
       ...(init.signal ? { signal: init.signal } : {}),
     });
@@ -53,6 +54,12 @@ export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
       headers: { "content-type": "text/event-stream" },
     });
   };
+}
+
+/** The `authorization` header of a request, if it has one. */
+function authorizationOf(headers: RequestInit["headers"]): Record<string, string> {
+  const value = new Headers(headers ?? {}).get("authorization");
+  return value ? { authorization: value } : {};
 }
 
 /** An OpenAI chat.completions body as an Ollama `/api/chat` body. */
