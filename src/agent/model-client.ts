@@ -13,8 +13,11 @@ export interface ModelClientOptions {
   fetch?: typeof fetch;
   /** MODEL_SERVER: `ollama` talks to Ollama's native `/api/chat` (ollama-fetch.ts) instead of its `/v1`. */
   server?: ModelServer;
-  /** Ollama's `num_ctx`: the context the budget counts with (MODEL_CONTEXT_TOKENS, else the budget's default). */
-  contextTokens?: number;
+  /**
+   * Ollama's `num_ctx`: the context the budget counts with (app/context-window-for-config.ts: MODEL_CONTEXT_TOKENS,
+   * else what `/api/show` says, else 8192); a function is asked per request.
+   */
+  contextTokens?: number | (() => Promise<number>);
 }
 
 /** The budget's own default when neither MODEL_CONTEXT_TOKENS nor the server says (tokens/context-window.ts). */

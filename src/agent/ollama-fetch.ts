@@ -15,8 +15,11 @@ import { randomBytes } from "node:crypto";
 export interface OllamaFetchOptions {
   /** The server root (OPENAI_BASE_URL without `/v1`). */
   serverRoot: string;
-  /** `options.num_ctx` of every request: the context the bot budgets for. */
-  contextTokens: number;
+  /**
+   * `options.num_ctx` of every request: the context the bot budgets for (a function is asked per
+   * request, so the figure read from `/api/show` at first use reaches every request).
+   */
+  contextTokens: number | (() => Promise<number>);
   /**
    * How long Ollama keeps the model (and its prompt cache) loaded after a request. Its default, 5 minutes,
    * unloads it between a chat's sparser messages, and the next one reads the whole prompt again.
@@ -36,10 +39,12 @@ export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
     const url = String(input instanceof Request ? input.url : input);
     if (!url.endsWith("/chat/completions") || init?.method !== "POST") return doFetch(input, init);
     const body = JSON.parse(String(init.body)) as Json;
+    const contextTokens = typeof opts.contextTokens === "number" ? opts.contextTokens : await opts.contextTokens();
     const upstream = await doFetch(`${opts.serverRoot}/api/chat`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(toOllamaRequest(body, opts.contextTokens, keepAlive)),
+      // The key goes along: an Ollama behind a reverse proxy that checks OPENAI_API_KEY wants it here too.
+      headers: { "content-type": "application/json", ...authorizationOf(init.headers) },
+      body: JSON.stringify(toOllamaRequest(body, contextTokens, keepAlive)),
       ...(init.signal ? { signal: init.signal } : {}),
     });
     if (!upstream.ok) return errorResponse(upstream);
@@ -49,6 +54,12 @@ export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
       headers: { "content-type": "text/event-stream" },
     });
   };
+}
+
+/** The `authorization` header of a request, if it has one. */
+function authorizationOf(headers: RequestInit["headers"]): Record<string, string> {
+  const value = new Headers(headers ?? {}).get("authorization");
+  return value ? { authorization: value } : {};
 }
 
 /** An OpenAI chat.completions body as an Ollama `/api/chat` body. */

@@ -10,6 +10,8 @@ import { createModelClient } from "../agent/model-client.js";
 import { runAgent, type AgentDeps, type AgentInput } from "../agent/run-agent.js";
 import type { AgentTool } from "../tools/tool.js";
 import type { ConversationSettings } from "../settings/conversation-settings.js";
+import type { ContextWindow } from "../tokens/context-window.js";
+import { contextWindowFor } from "./context-window-for-config.js";
 import { agentDepsFor } from "./settings-for-config.js";
 
 /** How one answer runs: the conversation's settings, and how to cut its history after a context-size refusal. */
@@ -26,10 +28,15 @@ export interface ConfiguredAgent {
   run(messages: ChatMessage[], signal: AbortSignal, opts?: AgentRunOptions): AsyncIterable<AgentEvent>;
 }
 
-/** Builds the agent from the configuration and the process's tools (tools-for-config.ts). */
+/**
+ * Builds the agent from the configuration and the process's tools (tools-for-config.ts). `contextWindow` is the
+ * process's context size (context-window-for-config.ts), shared with the token budget so Ollama's `num_ctx` is the
+ * figure the budget counts with; without it the agent asks on its own.
+ */
 export function agentFromConfig(
   config: Config,
   tools: { forRequest(isEnabled?: (name: string) => boolean): AgentTool[] },
+  contextWindow: () => Promise<ContextWindow> = contextWindowFor(config),
 ): ConfiguredAgent {
   const deps: AgentDeps = {
     client: createModelClient({
@@ -37,7 +44,7 @@ export function agentFromConfig(
       apiKey: config.OPENAI_API_KEY,
       timeoutMs: config.MODEL_TIMEOUT_MS,
       server: config.MODEL_SERVER,
-      ...(config.MODEL_CONTEXT_TOKENS !== undefined ? { contextTokens: config.MODEL_CONTEXT_TOKENS } : {}),
+      contextTokens: async () => (await contextWindow()).tokens,
     }),
     model: config.MODEL,
     modelServer: config.MODEL_SERVER,

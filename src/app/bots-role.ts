@@ -64,18 +64,20 @@ function compactionMemory(
 ): () => Promise<ConversationMemory> {
   let memory: Promise<ConversationMemory> | undefined;
   const build = async (): Promise<ConversationMemory> => {
-    const [{ createModelClient }, { conversationMemoryFor }] = await Promise.all([
+    const [{ createModelClient }, { conversationMemoryFor }, { contextWindowFor }] = await Promise.all([
       import("../agent/model-client.js"),
       import("./conversation-memory.js"),
+      import("./context-window-for-config.js"),
     ]);
+    const contextWindow = contextWindowFor(config);
     const client = createModelClient({
       baseURL: config.OPENAI_BASE_URL,
       apiKey: config.OPENAI_API_KEY,
       timeoutMs: config.MODEL_TIMEOUT_MS,
       server: config.MODEL_SERVER,
-      ...(config.MODEL_CONTEXT_TOKENS !== undefined ? { contextTokens: config.MODEL_CONTEXT_TOKENS } : {}),
+      contextTokens: async () => (await contextWindow()).tokens,
     });
-    return conversationMemoryFor(config, { ...deps, client });
+    return conversationMemoryFor(config, { ...deps, client, contextWindow });
   };
   return () =>
     (memory ??= build().catch((error: unknown) => {

@@ -1,7 +1,7 @@
 /**
  * The conversation memory of a deployment, built once per role from its settings: the token
  * counter (the server's `/tokenize`, else Qwen3's tokenizer in process, else the estimate), the
- * request budget (MODEL_CONTEXT_TOKENS or the server's `n_ctx`), the summary store and the
+ * request budget (MODEL_CONTEXT_TOKENS, the server's `n_ctx` or Ollama's `/api/show`), the summary store and the
  * compactor that folds old turns into it.
  */
 import type OpenAI from "openai";
@@ -16,9 +16,10 @@ import { createConversationContext, type ConversationContext } from "../answer/c
 import { createConversationCompactor, type ConversationCompactor } from "../answer/conversation-compactor.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
-import { resolveContextWindow } from "../tokens/context-window.js";
+import type { ContextWindow } from "../tokens/context-window.js";
 import { createQwen3Tokenizer } from "../tokens/qwen3-tokenizer.js";
 import { createServerTokenizer, serverRootOf } from "../tokens/server-tokenizer.js";
+import { contextWindowFor } from "./context-window-for-config.js";
 import { createTokenCounter, type TokenCounter } from "../tokens/token-counter.js";
 import { toOpenAiTool, type AgentTool } from "../tools/tool.js";
 
@@ -45,6 +46,8 @@ export function conversationMemoryFor(
     tools?: () => readonly AgentTool[];
     logger: Logger;
     metrics?: Metrics;
+    /** The process's context size, shared with the model client (Ollama's num_ctx); by default asked here. */
+    contextWindow?: () => Promise<ContextWindow>;
   },
 ): ConversationMemory {
   const serverRoot = serverRootOf(config.OPENAI_BASE_URL);
@@ -60,15 +63,18 @@ export function conversationMemoryFor(
       deps.logger.info({ tokenizer: from, err: error }, "token counting falls back to the next tokenizer"),
   });
   const budget = createContextBudget({
-    resolveWindow: () =>
-      resolveContextWindow({ configured: config.MODEL_CONTEXT_TOKENS, serverRoot, apiKey: config.OPENAI_API_KEY }),
+    resolveWindow: deps.contextWindow ?? contextWindowFor(config),
     counter,
     reserveTokens: config.MODEL_MAX_TOKENS,
     overhead: () => ({
       system: buildSystemPrompt({ now: new Date() }),
       tools: (deps.tools?.() ?? []).map(toOpenAiTool),
     }),
-    onWindow: (window) => deps.logger.info({ contextTokens: window.tokens, from: window.source }, "model context size"),
+    onWindow: (window) =>
+      deps.logger.info(
+        { contextTokens: window.tokens, from: window.source, ...(window.detail ? { detail: window.detail } : {}) },
+        "model context size",
+      ),
   });
   const summaries = createSummaryStore({
     redis: deps.redis,

@@ -33,6 +33,7 @@ import { createQueueDepthSource } from "../observability/queue-depth.js";
 import { pacingGlobalFor, pacingIntervalFor, pacingLocalOnly } from "./pacing.js";
 import { redisOptions } from "../redis/connection.js";
 import { conversationMemoryFor } from "./conversation-memory.js";
+import { contextWindowFor } from "./context-window-for-config.js";
 import { Redis as RedisClient } from "ioredis";
 import { createMessageQueue } from "../queue/message-queue.js";
 import {
@@ -83,12 +84,15 @@ export async function startWorkerRole(
   });
   // In the background: answers start at once with whatever tools are connected by then.
   tools.mcp?.start();
-  const agent = agentFromConfig(config, tools.catalogue);
+  // One context size for the budget and the requests (Ollama's num_ctx is what the budget counts with).
+  const contextWindow = contextWindowFor(config);
+  const agent = agentFromConfig(config, tools.catalogue, contextWindow);
   const history = historyStoreFor(config, redis);
   const memory = conversationMemoryFor(config, {
     redis,
     history,
     client: agent.deps.client,
+    contextWindow,
     tools: () => tools.catalogue.forRequest(),
     logger,
     metrics,

@@ -3,11 +3,16 @@
  * it serves MODEL, it streams, it returns structured tool calls for a probe
  * tool, it honours the thinking switch, and its context holds a whole request.
  * Probes are tiny (a few tokens, thinking off) so a CPU server answers quickly.
+ * With MODEL_SERVER=ollama they go where the bot's requests go: Ollama's native
+ * `/api/chat` (through the same translation, agent/ollama-fetch.ts, with the same
+ * `num_ctx`), its listing is `/api/tags` and its context `/api/show`.
  */
 import type { Config } from "../config/env-schema.js";
 import { maskedValue } from "../config/load-config.js";
 import { timeoutSignal } from "../shared/deadline.js";
 import { dialectFields } from "../agent/model-dialect.js";
+import { createOllamaFetch } from "../agent/ollama-fetch.js";
+import { resolveContextWindow, type ContextWindow } from "../tokens/context-window.js";
 import { findingsOf, type SetupFinding } from "../contracts/setup-finding.js";
 import { describeFetchError, errorMessageOf, probeChat, type ChatProbeTarget } from "./chat-probe.js";
 import { LLAMA_SERVER_COMMAND, thinkingSwitchOf, toolSupportFix } from "./model-server-hints.js";
@@ -26,6 +31,7 @@ export type ModelCheckConfig = Pick<
   | "MODEL_MAX_TOKENS"
   | "HISTORY_MAX_TOKENS"
   | "MODEL_TIMEOUT_MS"
+  | "MODEL_CONTEXT_TOKENS"
 >;
 
 /** Room the system prompt and the tool schemas take in every request (measured on the built-in tools, rounded up). */
@@ -52,11 +58,34 @@ interface ModelsListing {
   contextTokens?: number;
 }
 
+/** The server's root: OPENAI_BASE_URL without its `/v1`. */
+const rootOf = (config: ModelCheckConfig): string => config.OPENAI_BASE_URL.replace(/\/+$/, "").replace(/\/v1$/, "");
+
+/** The context the bot sends Ollama as `num_ctx`: MODEL_CONTEXT_TOKENS, else MODEL's `/api/show`, else 8192. */
+export function ollamaContextWindow(config: ModelCheckConfig, timeoutMs = 3000): Promise<ContextWindow> {
+  return resolveContextWindow({
+    configured: config.MODEL_CONTEXT_TOKENS,
+    serverRoot: rootOf(config),
+    apiKey: config.OPENAI_API_KEY,
+    ollamaModel: config.MODEL,
+    timeoutMs,
+  });
+}
+
 function target(config: ModelCheckConfig): ChatProbeTarget {
   return {
     baseUrl: config.OPENAI_BASE_URL,
     apiKey: config.OPENAI_API_KEY,
     timeoutMs: Math.min(config.MODEL_TIMEOUT_MS, 60_000),
+    // Ollama: the probe goes through the bot's own translation to /api/chat, num_ctx and all.
+    ...(config.MODEL_SERVER === "ollama"
+      ? {
+          fetch: createOllamaFetch({
+            serverRoot: rootOf(config),
+            contextTokens: async () => (await ollamaContextWindow(config)).tokens,
+          }),
+        }
+      : {}),
   };
 }
 
@@ -79,13 +108,19 @@ export async function checkModelAnswers(
   config: ModelCheckConfig,
   timeoutMs = 3000,
 ): Promise<{ finding: SetupFinding; listing?: ModelsListing }> {
+  const ollama = config.MODEL_SERVER === "ollama";
   const base = config.OPENAI_BASE_URL.replace(/\/+$/, "");
   // Shown without user:password@ and query values (`?key=`): the report is pasted into issues.
   const shown = maskedValue(base);
-  const startFix = `start one: ${LLAMA_SERVER_COMMAND} (or set OPENAI_BASE_URL to your server)`;
+  const startFix = ollama
+    ? "start Ollama (ollama serve; in Docker it must listen beyond loopback: OLLAMA_HOST=0.0.0.0), or set OPENAI_BASE_URL to its address (http://host:11434/v1)"
+    : `start one: ${LLAMA_SERVER_COMMAND} (or set OPENAI_BASE_URL to your server)`;
+  // Ollama's own listing, at the root beside /api/chat, is what the bot relies on there.
+  const listingPath = ollama ? `${rootOf(config)}/api/tags` : `${base}/models`;
+  const listingShown = ollama ? maskedValue(listingPath) : `${shown}/models`;
   let res: Response;
   try {
-    res = await fetch(`${base}/models`, {
+    res = await fetch(listingPath, {
       headers: { authorization: `Bearer ${config.OPENAI_API_KEY}` },
       signal: timeoutSignal(timeoutMs),
     });
@@ -117,13 +152,21 @@ export async function checkModelAnswers(
     return {
       finding: f.fail(
         "answers",
-        `${shown}/models answered HTTP ${res.status} (${errorMessageOf(text)})`,
-        "OPENAI_BASE_URL must be the server's OpenAI API root, usually ending in /v1",
+        `${listingShown} answered HTTP ${res.status} (${errorMessageOf(text)})`,
+        ollama
+          ? "OPENAI_BASE_URL must be Ollama's address (http://host:11434/v1), or set MODEL_SERVER to the server you run"
+          : "OPENAI_BASE_URL must be the server's OpenAI API root, usually ending in /v1",
       ),
     };
   }
   let listing: ModelsListing;
   try {
+    if (ollama) {
+      const tags = JSON.parse(text) as { models?: { name?: unknown; model?: unknown }[] };
+      if (!Array.isArray(tags.models)) throw new Error("no models list");
+      const ids = tags.models.flatMap((m) => [m.name, m.model]).filter((n): n is string => typeof n === "string");
+      return { finding: f.pass("answers", `Ollama answers at ${shown}`), listing: { ids: [...new Set(ids)] } };
+    }
     const body = JSON.parse(text) as { data?: { id?: string; meta?: { n_ctx?: number }; max_model_len?: number }[] };
     const data = body.data ?? [];
     const contextTokens = data
@@ -134,8 +177,12 @@ export async function checkModelAnswers(
     return {
       finding: f.fail(
         "answers",
-        `${shown}/models is not JSON: not an OpenAI-compatible server`,
-        "OPENAI_BASE_URL must be the server's OpenAI API root, usually ending in /v1",
+        ollama
+          ? `${listingShown} is not Ollama's model list: not an Ollama server`
+          : `${shown}/models is not JSON: not an OpenAI-compatible server`,
+        ollama
+          ? "OPENAI_BASE_URL must be Ollama's address (http://host:11434/v1), or set MODEL_SERVER to the server you run"
+          : "OPENAI_BASE_URL must be the server's OpenAI API root, usually ending in /v1",
       ),
     };
   }
@@ -144,7 +191,7 @@ export async function checkModelAnswers(
 
 /** MODEL is served. llama.cpp serves one model whatever the request names, so there one model is enough. */
 export function checkModelListed(config: ModelCheckConfig, listing: ModelsListing): SetupFinding {
-  if (listing.ids.includes(config.MODEL)) return f.pass("model", `serves ${config.MODEL}`);
+  if (isServed(config, listing, config.MODEL)) return f.pass("model", `serves ${config.MODEL}`);
   if (config.MODEL_SERVER === "llama.cpp" && listing.ids.length === 1) {
     return f.pass(
       "model",
@@ -159,12 +206,18 @@ export function checkModelListed(config: ModelCheckConfig, listing: ModelsListin
   );
 }
 
+/** Whether the listing has `model`; Ollama takes a name without a tag as `:latest`. */
+function isServed(config: ModelCheckConfig, listing: ModelsListing, model: string): boolean {
+  if (listing.ids.includes(model)) return true;
+  return config.MODEL_SERVER === "ollama" && !model.includes(":") && listing.ids.includes(`${model}:latest`);
+}
+
 /** Every model `/model` may switch to (MODEL_CHOICES) is served; undefined when there is nothing to check. */
 export function checkModelChoices(config: ModelCheckConfig, listing: ModelsListing): SetupFinding | undefined {
   const choices = config.MODEL_CHOICES;
   // llama.cpp with one model answers every name with it: there is nothing to switch between, and nothing to check.
   if (!choices?.length || (config.MODEL_SERVER === "llama.cpp" && listing.ids.length === 1)) return undefined;
-  const missing = choices.filter((name) => !listing.ids.includes(name));
+  const missing = choices.filter((name) => !isServed(config, listing, name));
   if (missing.length === 0)
     return f.pass("model choices", `serves every model of MODEL_CHOICES (${choices.join(", ")})`);
   return f.fail(
@@ -294,6 +347,7 @@ export async function checkContext(
   listing: ModelsListing,
   timeoutMs = 3000,
 ): Promise<SetupFinding> {
+  if (config.MODEL_SERVER === "ollama") return checkOllamaContext(config, timeoutMs);
   const contextTokens = (await propsContext(config, timeoutMs)) ?? listing.contextTokens;
   if (contextTokens === undefined) return f.skip("context", "the server does not report its context size");
   const needed = config.MODEL_MAX_TOKENS + config.HISTORY_MAX_TOKENS + PROMPT_ALLOWANCE_TOKENS;
@@ -304,6 +358,26 @@ export async function checkContext(
     "context",
     `context of ${contextTokens} tokens is too small for ${sum}: long conversations fail with "exceeds the available context size"`,
     `start llama-server with -c ${Math.ceil(needed / 4096) * 4096} or more (with an explicit --parallel N each request gets only c/N unless you add --kv-unified), or lower MODEL_MAX_TOKENS / HISTORY_MAX_TOKENS`,
+  );
+}
+
+/** Ollama gives each request the context its `num_ctx` asks for: the figure the bot sends must hold a whole request. */
+async function checkOllamaContext(config: ModelCheckConfig, timeoutMs: number): Promise<SetupFinding> {
+  const window = await ollamaContextWindow(config, timeoutMs);
+  const from =
+    window.source === "config"
+      ? "MODEL_CONTEXT_TOKENS"
+      : window.source === "server"
+        ? `/api/show: ${window.detail}`
+        : "the default: /api/show did not say";
+  const needed = config.MODEL_MAX_TOKENS + config.HISTORY_MAX_TOKENS + PROMPT_ALLOWANCE_TOKENS;
+  const sum = `MODEL_MAX_TOKENS ${config.MODEL_MAX_TOKENS} + HISTORY_MAX_TOKENS ${config.HISTORY_MAX_TOKENS} + about ${PROMPT_ALLOWANCE_TOKENS} for the prompt and tools = ${needed}`;
+  if (window.tokens >= needed)
+    return f.pass("context", `num_ctx ${window.tokens} (${from}) holds a full request (${sum})`);
+  return f.fail(
+    "context",
+    `num_ctx ${window.tokens} (${from}) is too small for ${sum}: the bot keeps less history to fit`,
+    `set MODEL_CONTEXT_TOKENS=${Math.ceil(needed / 4096) * 4096} (Ollama allocates what num_ctx asks for; mind the memory), or lower MODEL_MAX_TOKENS / HISTORY_MAX_TOKENS`,
   );
 }
 
@@ -325,33 +399,57 @@ async function propsContext(config: ModelCheckConfig, timeoutMs: number): Promis
 }
 
 /**
+ * Whether an Ollama server answers at `root`: its version (`GET /api/version`), "" when only `GET /api/tags`
+ * answers like Ollama (a proxy that passes only some paths), undefined when neither does.
+ */
+async function ollamaAt(root: string, timeoutMs = 3000): Promise<string | undefined> {
+  const ask = async (path: string): Promise<Record<string, unknown> | undefined> => {
+    try {
+      const response = await fetch(`${root}${path}`, { signal: timeoutSignal(timeoutMs) });
+      if (!response.ok) {
+        await response.body?.cancel();
+        return undefined;
+      }
+      return (await response.json()) as Record<string, unknown>;
+    } catch {
+      return undefined; // not answering: not an Ollama server (or not up; the answers check says so)
+    }
+  };
+  const version = await ask("/api/version");
+  if (typeof version?.version === "string") return version.version;
+  const tags = await ask("/api/tags");
+  return Array.isArray(tags?.models) ? "" : undefined;
+}
+
+/**
  * Which API the bot talks to: Ollama's native `/api/chat` with MODEL_SERVER=ollama, else the OpenAI-compatible
  * `/v1`. An Ollama server reached through `/v1` fails: there it ignores `num_ctx` and silently cuts long prompts
- * at the model's default context, tool definitions first.
+ * at the model's default context, tool definitions first. Detected by Ollama's own `/api/version` or `/api/tags`
+ * answering at the base URL's origin.
  */
 export async function checkModelApi(config: ModelCheckConfig): Promise<SetupFinding> {
-  const root = config.OPENAI_BASE_URL.replace(/\/+$/, "").replace(/\/v1$/, "");
-  if (config.MODEL_SERVER === "ollama")
-    return f.pass("api", `Ollama's native API (${root}/api/chat), num_ctx set to the context the bot budgets for`);
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), 3000);
-  let ollama = false;
-  try {
-    const response = await fetch(`${root}/api/version`, { signal: controller.signal });
-    const body = (await response.json().catch(() => undefined)) as { version?: unknown } | undefined;
-    ollama = response.ok && typeof body?.version === "string";
-  } catch {
-    // Not answering /api/version: not an Ollama server (or not up; the answers check says so).
-  } finally {
-    clearTimeout(timer);
+  const root = rootOf(config);
+  const version = await ollamaAt(root);
+  if (config.MODEL_SERVER === "ollama") {
+    if (version === undefined)
+      return f.fail(
+        "api",
+        `MODEL_SERVER=ollama, but no Ollama answers /api/version or /api/tags at ${maskedValue(root)}: the bot talks to Ollama's native /api/chat there`,
+        "set OPENAI_BASE_URL to Ollama's address (http://host:11434/v1), or MODEL_SERVER to the server you really run",
+      );
+    const window = await ollamaContextWindow(config);
+    return f.pass(
+      "api",
+      `Ollama${version ? ` ${version}` : ""}'s native API (${maskedValue(root)}/api/chat), every request with num_ctx ${window.tokens} and keep_alive`,
+    );
   }
-  if (ollama)
+  if (version !== undefined)
     return f.fail(
       "api",
       "an Ollama server reached through its OpenAI-compatible /v1, which ignores num_ctx and cuts long prompts (tool definitions first)",
       "set MODEL_SERVER=ollama: the bot then uses Ollama's native /api/chat with num_ctx",
     );
-  return f.pass("api", `the OpenAI-compatible API (${config.OPENAI_BASE_URL}/chat/completions)`);
+  return f.pass("api", `the OpenAI-compatible API (${maskedValue(config.OPENAI_BASE_URL)}/chat/completions)`);
 }
 
 /** Runs the model checks; the request checks are skipped when the server does not answer. */

@@ -12,7 +12,7 @@ export function toolSupportFix(server: ModelServer): string {
     case "vllm":
       return "start vLLM with --enable-auto-tool-choice --tool-call-parser hermes";
     case "ollama":
-      return "update Ollama (older versions drop tool calls on /v1 when streaming) and use a model with tool support (ollama pull qwen3:1.7b)";
+      return "use a model with tool support (`ollama show MODEL` lists tools among its capabilities; ollama pull qwen3:1.7b) and update Ollama";
     case "lmstudio":
       return "load a model whose template supports tools (Qwen3) and update LM Studio";
     case "dashscope":
@@ -30,7 +30,7 @@ export function thinkingSwitchOf(server: ModelServer): string | undefined {
     case "dashscope":
       return "enable_thinking";
     case "ollama":
-      return 'reasoning_effort: "none"';
+      return "think: false on /api/chat";
     case "lmstudio":
     case "openai":
       return undefined;

@@ -10,6 +10,7 @@ import { checkModelServer } from "../../src/doctor/model-checks.js";
 import type { SetupFinding } from "../../src/contracts/setup-finding.js";
 import { refusedBaseUrl, startFakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions } from "../fakes/openai-server.js";
 import { qwen3LikeModel, type ThinkingSwitch } from "../fakes/openai-model-behaviour.js";
+import { startFakeOllama, type FakeOllama, type OllamaPlan, type OllamaRequest } from "../fakes/ollama-server.js";
 
 let fake: FakeOpenAI | undefined;
 afterEach(async () => {
@@ -100,20 +101,6 @@ describe("doctor: model server", () => {
     expect(found.get("tool calls")!.fix).toContain("--jinja");
   });
 
-  it("Ollama's /v1 dropping the tools: the model answers in text, the fix is Ollama's", async () => {
-    const found = await doctorAgainst(
-      { toolCalls: "dropped", understands: "reasoning_effort" },
-      { MODEL_SERVER: "ollama", MODEL: "qwen3-1.7b-q8_0.gguf" },
-    );
-    expect(found.get("tool calls")).toMatchObject({
-      status: "fail",
-      detail: "the model answered without calling the probe tool: the server ignored the tools it was sent",
-    });
-    expect(found.get("tool calls")!.fix).toMatch(/^update Ollama/);
-    // Ollama's switch (reasoning_effort: "none") was sent and honoured.
-    expect(found.get("thinking switch")!.status).toBe("pass");
-  });
-
   it("a thinking switch the server does not understand (wrong MODEL_SERVER) is caught", async () => {
     const found = await doctorAgainst({ understands: "reasoning_effort" }, { MODEL_SERVER: "vllm" });
     expect(found.get("thinking switch")).toMatchObject({
@@ -186,10 +173,104 @@ describe("doctor: model server", () => {
   });
 });
 
+describe("Ollama's native API (issue 30)", () => {
+  let ollama: FakeOllama | undefined;
+  afterEach(async () => {
+    await ollama?.close();
+    ollama = undefined;
+  });
+
+  /** A Qwen3 on Ollama: calls the probe tool when it has tools, else says OK (thinking only when asked to). */
+  const qwen3OnOllama = (request: OllamaRequest): OllamaPlan =>
+    request.body.tools
+      ? { toolCalls: [{ name: "doctor_probe", arguments: { word: "ping" } }] }
+      : { thinking: "The user wants OK.", content: "OK" };
+
+  async function doctorAgainstOllama(
+    fake: Parameters<typeof startFakeOllama>[0],
+    env: Record<string, string> = {},
+  ): Promise<Map<string, SetupFinding>> {
+    ollama = await startFakeOllama(fake);
+    return byCheck(
+      await checkModelServer(
+        loadConfig({ OPENAI_BASE_URL: ollama.url, MODEL_SERVER: "ollama", MODEL: "qwen3:1.7b", ...env }),
+      ),
+    );
+  }
+
+  it("probes go to /api/chat with the bot's num_ctx (the Modelfile's, from /api/show); every check passes", async () => {
+    const found = await doctorAgainstOllama({ answer: qwen3OnOllama, numCtx: 16384 });
+    expect([...found.values()].map((f) => [f.check, f.status])).toEqual([
+      ["answers", "pass"],
+      ["api", "pass"],
+      ["model", "pass"],
+      ["streams", "pass"],
+      ["tool calls", "pass"],
+      ["thinking switch", "pass"],
+      ["token budget", "pass"],
+      ["context", "pass"],
+    ]);
+    expect(found.get("api")!.detail).toBe(
+      `Ollama 0.12.6's native API (${ollama!.origin}/api/chat), every request with num_ctx 16384 and keep_alive`,
+    );
+    expect(found.get("thinking switch")!.detail).toBe("thinking switches off (think: false on /api/chat)");
+    expect(found.get("context")!.detail).toMatch(/^num_ctx 16384 \(\/api\/show: num_ctx in the Modelfile\) holds/);
+    // The probes were the bot's own requests: native, num_ctx and keep_alive on each, thinking off, nothing via /v1.
+    expect(ollama!.requests.length).toBe(3);
+    for (const request of ollama!.requests)
+      expect(request.body).toMatchObject({
+        stream: true,
+        think: false,
+        keep_alive: "30m",
+        options: { num_ctx: 16384 },
+      });
+    expect(ollama!.requests[1]?.body.tools.map((t: any) => t.function.name)).toEqual(["doctor_probe"]);
+    expect(ollama!.openAiRequests).toEqual([]);
+  });
+
+  it("a model without a Modelfile num_ctx gets its trained length capped at 8192: too small for the defaults, the fix is MODEL_CONTEXT_TOKENS", async () => {
+    const found = await doctorAgainstOllama({ answer: qwen3OnOllama });
+    expect(found.get("context")).toMatchObject({
+      status: "fail",
+      detail:
+        "num_ctx 8192 (/api/show: trained context_length 40960, capped at 8192) is too small for MODEL_MAX_TOKENS 4096 + HISTORY_MAX_TOKENS 6000 + about 1500 for the prompt and tools = 11596: the bot keeps less history to fit",
+    });
+    expect(found.get("context")!.fix).toMatch(/^set MODEL_CONTEXT_TOKENS=12288 /);
+    await ollama!.close();
+    const set = await doctorAgainstOllama({ answer: qwen3OnOllama }, { MODEL_CONTEXT_TOKENS: "12288" });
+    expect(set.get("context")!.detail).toMatch(/^num_ctx 12288 \(MODEL_CONTEXT_TOKENS\) holds/);
+    expect(ollama!.requests.every((r) => r.body.options.num_ctx === 12288)).toBe(true);
+  });
+
+  it("a model that is not pulled: Ollama's own words, and what it has", async () => {
+    const found = await doctorAgainstOllama({ answer: qwen3OnOllama }, { MODEL: "llama9" });
+    expect(found.get("model")).toMatchObject({
+      status: "fail",
+      detail: "MODEL=llama9 is not served (the server lists qwen3:1.7b)",
+    });
+    expect(found.get("streams")).toMatchObject({
+      status: "fail",
+      detail: 'a streamed request answered HTTP 404: model "llama9" not found, try pulling it first',
+    });
+    // `qwen3` is Ollama's `qwen3:latest`.
+    await ollama!.close();
+    const latest = await doctorAgainstOllama({ answer: qwen3OnOllama, models: ["qwen3:latest"] }, { MODEL: "qwen3" });
+    expect(latest.get("model")!.status).toBe("pass");
+  });
+
+  it("a model that answers in text instead of calling the probe tool: the fix is a model with tool support", async () => {
+    const found = await doctorAgainstOllama({ answer: () => ({ content: "I would call doctor_probe now." }) });
+    expect(found.get("tool calls")).toMatchObject({
+      status: "fail",
+      detail: "the model answered without calling the probe tool: the server ignored the tools it was sent",
+    });
+    expect(found.get("tool calls")!.fix).toMatch(/^use a model with tool support/);
+  });
+});
+
 describe("which API the bot talks to (issue 30)", () => {
   it("says Ollama's native API with MODEL_SERVER=ollama, and fails an Ollama server reached through /v1", async () => {
     const { checkModelApi } = await import("../../src/doctor/model-checks.js");
-    const { startFakeOllama } = await import("../fakes/ollama-server.js");
     const ollama = await startFakeOllama({ answer: () => ({ content: "hi" }) });
     try {
       const through = (server: string) =>
@@ -204,10 +285,23 @@ describe("which API the bot talks to (issue 30)", () => {
       expect(await through("llama.cpp")).toMatchObject({
         check: "api",
         status: "fail",
+        detail:
+          "an Ollama server reached through its OpenAI-compatible /v1, which ignores num_ctx and cuts long prompts (tool definitions first)",
         fix: expect.stringContaining("MODEL_SERVER=ollama"),
       });
     } finally {
       await ollama.close();
+    }
+    // MODEL_SERVER=ollama in front of a server that is not Ollama (no /api/version, no /api/tags).
+    const notOllama = await startFakeOpenAI();
+    try {
+      expect(
+        await checkModelApi(
+          loadConfig({ OPENAI_BASE_URL: notOllama.url, MODEL_SERVER: "ollama", REDIS_URL: "redis://127.0.0.1:6379" }),
+        ),
+      ).toMatchObject({ status: "fail", fix: expect.stringContaining("MODEL_SERVER to the server you really run") });
+    } finally {
+      await notOllama.close();
     }
     // A llama.cpp server (no /api/version) passes as the OpenAI-compatible API.
     const llama = await startFakeOpenAI();

@@ -2,9 +2,12 @@
  * A fake Ollama server on 127.0.0.1, following Ollama's API docs (docs/api.md): `POST /api/chat`
  * streaming NDJSON (one JSON object a line: `message.thinking` and `message.content` pieces, a
  * tool call whole in one line, then `done: true` with `done_reason` and the eval counts) or one
- * object with `stream: false`; `POST /api/show` (`model_info.<arch>.context_length`,
- * `capabilities`); errors as `{"error": "…"}` with Ollama's statuses (404 unknown model, 400 a
- * model that cannot think asked to). Every chat request is recorded.
+ * object with `stream: false`; `POST /api/show` (`parameters` text with the Modelfile's `num_ctx`
+ * line when it sets one, `model_info.<arch>.context_length`, `capabilities`); `GET /api/tags` (the
+ * pulled models); `GET /api/version`; `GET /v1/models` as Ollama's OpenAI-compatible listing (every
+ * other `/v1` path is refused here, and recorded: the bot must not chat through `/v1`); errors as
+ * `{"error": "…"}` with Ollama's statuses (404 unknown model, 400 a model that cannot think asked
+ * to). Every chat and show request is recorded.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -33,8 +36,10 @@ export interface FakeOllama {
   url: string;
   origin: string;
   requests: OllamaRequest[];
-  /** `/v1/…` requests (the bot should not use them with MODEL_SERVER=ollama). */
+  /** `/v1/…` requests (the bot should not chat through them with MODEL_SERVER=ollama). */
   openAiRequests: string[];
+  /** The model of every `/api/show` request, in order. */
+  shows: string[];
   close(): Promise<void>;
 }
 
@@ -45,12 +50,16 @@ export async function startFakeOllama(opts: {
   models?: string[];
   /** Model capabilities (default completion, tools, thinking). */
   capabilities?: string[];
+  /** `<arch>.context_length` of `/api/show` (default 40960, Qwen3's). */
   contextLength?: number;
+  /** The Modelfile's `num_ctx` (a line of `/api/show`'s `parameters`); default: none. */
+  numCtx?: number;
 }): Promise<FakeOllama> {
   const models = opts.models ?? ["qwen3:1.7b"];
   const capabilities = opts.capabilities ?? ["completion", "tools", "thinking"];
   const requests: OllamaRequest[] = [];
   const openAiRequests: string[] = [];
+  const shows: string[] = [];
   const sockets = new Set<Socket>();
 
   const server = createServer((req, res) => {
@@ -70,8 +79,24 @@ export async function startFakeOllama(opts: {
     const raw = Buffer.concat(parts).toString("utf8");
     const path = (req.url ?? "/").split("?")[0];
     if (req.method === "GET" && path === "/api/version") return json(res, 200, { version: "0.12.6" });
+    if (req.method === "GET" && path === "/api/tags")
+      return json(res, 200, {
+        models: models.map((name) => ({
+          name,
+          model: name,
+          modified_at: "2026-11-30T10:00:00.000000000Z",
+          size: 1_359_293_011,
+          digest: "8f68893c685c3ddff2aa3fffce2aa60a30bb2da65ca488b61fff134a4d1730e7",
+          details: { format: "gguf", family: "qwen3", parameter_size: "2.0B", quantization_level: "Q4_K_M" },
+        })),
+      });
     if (path?.startsWith("/v1/")) {
       openAiRequests.push(path);
+      if (req.method === "GET" && path === "/v1/models")
+        return json(res, 200, {
+          object: "list",
+          data: models.map((id) => ({ id, object: "model", created: 1_764_496_800, owned_by: "library" })),
+        });
       return json(res, 404, { error: "the fake Ollama serves only its native API here" });
     }
     let body: Record<string, any>;
@@ -81,9 +106,19 @@ export async function startFakeOllama(opts: {
       return json(res, 400, { error: "invalid character 'x' looking for beginning of value" });
     }
     if (req.method === "POST" && path === "/api/show") {
+      shows.push(String(body.model));
       if (!models.includes(body.model)) return json(res, 404, { error: `model '${body.model}' not found` });
+      // Ollama pads the parameter names to a column; a value is quoted only when it is a string.
+      const parameters = [
+        ...(opts.numCtx !== undefined ? [`num_ctx                        ${opts.numCtx}`] : []),
+        'stop                           "<|im_start|>"',
+        'stop                           "<|im_end|>"',
+        "temperature                    0.6",
+        "top_k                          20",
+        "top_p                          0.95",
+      ].join("\n");
       return json(res, 200, {
-        parameters: "top_k 20\ntop_p 0.95",
+        parameters,
         details: { format: "gguf", family: "qwen3", parameter_size: "2.0B", quantization_level: "Q4_K_M" },
         model_info: { "general.architecture": "qwen3", "qwen3.context_length": opts.contextLength ?? 40960 },
         capabilities,
@@ -137,6 +172,7 @@ export async function startFakeOllama(opts: {
     origin,
     requests,
     openAiRequests,
+    shows,
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,0 +1,21 @@
+/**
+ * The context size of a deployment's model (tokens/context-window.ts), asked once per process and
+ * shared: the token budget counts with it, and with MODEL_SERVER=ollama every `/api/chat` request
+ * carries it as `options.num_ctx`.
+ */
+import type { Config } from "../config/env-schema.js";
+import { cachedContextWindow, resolveContextWindow, type ContextWindow } from "../tokens/context-window.js";
+import { serverRootOf } from "../tokens/server-tokenizer.js";
+
+/** The process's context window source. */
+export function contextWindowFor(config: Config): () => Promise<ContextWindow> {
+  return cachedContextWindow(() =>
+    resolveContextWindow({
+      configured: config.MODEL_CONTEXT_TOKENS,
+      serverRoot: serverRootOf(config.OPENAI_BASE_URL),
+      apiKey: config.OPENAI_API_KEY,
+      // Ollama's context is per request (num_ctx): the figure comes from MODEL's /api/show, not /props.
+      ...(config.MODEL_SERVER === "ollama" ? { ollamaModel: config.MODEL } : {}),
+    }),
+  );
+}
