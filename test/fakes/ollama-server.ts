@@ -26,6 +26,8 @@ export interface OllamaPlan {
 export interface OllamaRequest {
   index: number;
   body: Record<string, any>;
+  /** The request's `authorization` header, if any. */
+  authorization?: string;
   /** Settles when the response is over: `client-closed` when the client went away first. */
   outcome: Promise<"completed" | "client-closed">;
 }
@@ -133,7 +135,12 @@ export async function startFakeOllama(opts: {
     let settle: (o: "completed" | "client-closed") => void = () => undefined;
     const outcome = new Promise<"completed" | "client-closed">((resolve) => (settle = resolve));
     res.on("close", () => settle(res.writableFinished ? "completed" : "client-closed"));
-    const record: OllamaRequest = { index: requests.length, body, outcome };
+    const record: OllamaRequest = {
+      index: requests.length,
+      body,
+      ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
+      outcome,
+    };
     requests.push(record);
     const plan = opts.answer(record);
     const lines = planLines(plan, body);
