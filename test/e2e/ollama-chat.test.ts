@@ -102,6 +102,8 @@ async function answered(tg: FakeTelegram, text: string, what: string): Promise<v
 describe("MODEL_SERVER=ollama, end to end through Telegram", () => {
   e2eTest(
     "the seed's two questions with thinking on, then off: parallel weather, news then read_url",
+    // Five model rounds and three paced replies, with Qwen3's tokenizer loading in process (Ollama has no /tokenize).
+    { timeout: 45_000 },
     async ({ fakeTelegram, fakeWeb, startStack, closeAfter }) => {
       const { tg, ollama } = await startOllamaBot({ fakeTelegram, fakeWeb, startStack, closeAfter });
       const chat = privateChat(alice);
