@@ -138,6 +138,8 @@ describe("MODEL_SERVER=ollama, end to end through Telegram", () => {
       // Every answer ended the way Ollama ends one: done with done_reason "stop" (nothing cut for length).
       expect(tg.visibleText(alice.id)).not.toMatch(/cut|⚠️/);
       expectNativeRequests(ollama);
+      // One /api/show for the process: the budget and all five requests share its answer.
+      expect(ollama.shows).toEqual(["qwen3:1.7b"]);
     },
   );
 
