@@ -170,6 +170,22 @@ describe("Ollama's native API", () => {
     await expect(unknown).rejects.toThrow(/model "llama9" not found, try pulling it first/);
   });
 
+  it("done_reason length ends the answer as cut for length; an error line mid-stream is a model error", async () => {
+    fake = await startFakeOllama({
+      answer: scripted([
+        { content: "The story goes on and", doneReason: "length" },
+        { content: "Half an", streamError: "an error was encountered while running the model: CUDA error" },
+      ]),
+    });
+    const deps = ollamaDeps(fake.url, [], { enableThinking: false });
+    const cut = await collect(deps, [user("tell me a story")]);
+    expect(streamedText(cut)).toBe("The story goes on and");
+    expect(finishOf(cut).reason).toBe("length");
+    const failed = collect(deps, [user("again")]);
+    await expect(failed).rejects.toBeInstanceOf(ModelError);
+    await expect(failed).rejects.toThrow(/CUDA error/);
+  });
+
   it("thinking on with a model that cannot think: answered without thinking, and not asked to think again", async () => {
     fake = await startFakeOllama({ answer: () => ({ content: "Hello." }), capabilities: ["completion", "tools"] });
     const deps = ollamaDeps(fake.url, []);

@@ -18,6 +18,8 @@ export interface OllamaPlan {
   content?: string;
   toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }>;
   doneReason?: "stop" | "length";
+  /** Ends the stream after the content with Ollama's mid-stream error line (`{"error": "…"}`) instead of `done`. */
+  streamError?: string;
   /** Pause between lines (ms). */
   gapMs?: number;
 }
@@ -203,6 +205,10 @@ function planLines(plan: OllamaPlan, body: Record<string, any>): Array<Record<st
   for (const w of words(plan.content ?? "")) out.push(line({ content: w }));
   if (plan.toolCalls?.length)
     out.push(line({ tool_calls: plan.toolCalls.map((c) => ({ function: { name: c.name, arguments: c.arguments } })) }));
+  if (plan.streamError !== undefined) {
+    out.push({ error: plan.streamError });
+    return out;
+  }
   const promptTokens = Math.ceil(JSON.stringify(body.messages ?? []).length / 4);
   out.push({
     model: body.model,
