@@ -35,18 +35,36 @@ type Json = Record<string, any>;
 export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
   const doFetch = opts.fetch ?? fetch;
   const keepAlive = opts.keepAlive ?? "30m";
+  // Models that refused `think: true` ("… does not support thinking", HTTP 400): asked without it from then on.
+  const cannotThink = new Set<string>();
   return async (input, init) => {
     const url = String(input instanceof Request ? input.url : input);
     if (!url.endsWith("/chat/completions") || init?.method !== "POST") return doFetch(input, init);
     const body = JSON.parse(String(init.body)) as Json;
     const contextTokens = typeof opts.contextTokens === "number" ? opts.contextTokens : await opts.contextTokens();
-    const upstream = await doFetch(`${opts.serverRoot}/api/chat`, {
-      method: "POST",
-      // The key goes along: an Ollama behind a reverse proxy that checks OPENAI_API_KEY wants it here too.
-      headers: { "content-type": "application/json", ...authorizationOf(init.headers) },
-      body: JSON.stringify(toOllamaRequest(body, contextTokens, keepAlive)),
-      ...(init.signal ? { signal: init.signal } : {}),
-    });
+    const request = toOllamaRequest(body, contextTokens, keepAlive);
+    const send = (ollamaBody: Json): Promise<Response> =>
+      doFetch(`${opts.serverRoot}/api/chat`, {
+        method: "POST",
+        // The key goes along: an Ollama behind a reverse proxy that checks OPENAI_API_KEY wants it here too.
+        headers: { "content-type": "application/json", ...authorizationOf(init.headers) },
+        body: JSON.stringify(ollamaBody),
+        ...(init.signal ? { signal: init.signal } : {}),
+      });
+    const model = String(body.model ?? "");
+    const { think: _think, ...withoutThinking } = request;
+    let upstream = await send(request.think === true && cannotThink.has(model) ? withoutThinking : request);
+    if (upstream.status === 400 && request.think === true && !cannotThink.has(model)) {
+      // ENABLE_THINKING is on (the default) and the model has no thinking (llama3.2, gemma3): Ollama refuses every
+      // request with think:true. The answer comes without thinking instead of an error on every message.
+      const refusal = await upstream.text();
+      if (/does not support thinking/i.test(refusal)) {
+        cannotThink.add(model);
+        upstream = await send(withoutThinking);
+      } else {
+        upstream = new Response(refusal, { status: upstream.status, headers: upstream.headers });
+      }
+    }
     if (!upstream.ok) return errorResponse(upstream);
     if (body.stream !== true) return completionResponse(fromOllamaLine((await upstream.json()) as Json), body.model);
     return new Response(sseFromNdjson(upstream, String(body.model ?? "")), {

@@ -135,7 +135,7 @@ export const envSchema = z.object({
   ENABLE_THINKING: bool.default(true),
   MAX_TOOL_ROUNDS: positiveInt(50).default(5),
   MODEL_MAX_TOKENS: positiveInt().default(4096),
-  // Unset: the server's n_ctx from GET /props, else 8192 (resolved by the worker on first use).
+  // Unset: the server's n_ctx from GET /props (Ollama: POST /api/show), else 8192 (resolved on first use).
   MODEL_CONTEXT_TOKENS: positiveInt(10_000_000).optional(),
   MODEL_TEMPERATURE: z.coerce.number({ message: "expected a number" }).min(0).max(2).optional(),
   MODEL_TOP_P: z.coerce.number({ message: "expected a number" }).gt(0).max(1).optional(),

@@ -73,6 +73,8 @@ describe("Ollama's native API", () => {
       expect(request.body.options).toMatchObject({ num_ctx: 6144, num_predict: 4096 });
       expect(request.body.keep_alive).toBe("30m");
       expect(request.body.think).toBe(false);
+      // OPENAI_API_KEY goes along (an Ollama behind a reverse proxy may check it).
+      expect(request.authorization).toBe("Bearer ollama");
       expect(request.body.tools.map((t: any) => t.function.name)).toEqual(["get_weather", "get_news", "read_url"]);
     }
     const second = fake.requests[1]?.body.messages as Array<Record<string, any>>;
@@ -161,11 +163,36 @@ describe("Ollama's native API", () => {
     expect(fake.requests[0]?.body).toMatchObject({ stream: false, think: false, options: { num_ctx: 6144 } });
   });
 
-  it("Ollama's errors arrive as model errors with its words (unknown model, a model that cannot think)", async () => {
-    fake = await startFakeOllama({ answer: () => ({ content: "x" }), capabilities: ["completion", "tools"] });
+  it("Ollama's errors arrive as model errors with its words (unknown model)", async () => {
+    fake = await startFakeOllama({ answer: () => ({ content: "x" }) });
     const unknown = collect(ollamaDeps(fake.url, [], { model: "llama9" }), [user("hi")]);
     await expect(unknown).rejects.toBeInstanceOf(ModelError);
-    await expect(unknown).rejects.toThrow(/not found/);
-    await expect(collect(ollamaDeps(fake.url, []), [user("hi")])).rejects.toThrow(/does not support thinking/);
+    await expect(unknown).rejects.toThrow(/model "llama9" not found, try pulling it first/);
+  });
+
+  it("done_reason length ends the answer as cut for length; an error line mid-stream is a model error", async () => {
+    fake = await startFakeOllama({
+      answer: scripted([
+        { content: "The story goes on and", doneReason: "length" },
+        { content: "Half an", streamError: "an error was encountered while running the model: CUDA error" },
+      ]),
+    });
+    const deps = ollamaDeps(fake.url, [], { enableThinking: false });
+    const cut = await collect(deps, [user("tell me a story")]);
+    expect(streamedText(cut)).toBe("The story goes on and");
+    expect(finishOf(cut).reason).toBe("length");
+    const failed = collect(deps, [user("again")]);
+    await expect(failed).rejects.toBeInstanceOf(ModelError);
+    await expect(failed).rejects.toThrow(/CUDA error/);
+  });
+
+  it("thinking on with a model that cannot think: answered without thinking, and not asked to think again", async () => {
+    fake = await startFakeOllama({ answer: () => ({ content: "Hello." }), capabilities: ["completion", "tools"] });
+    const deps = ollamaDeps(fake.url, []);
+    expect(streamedText(await collect(deps, [user("hi")]))).toBe("Hello.");
+    expect(streamedText(await collect(deps, [user("hi again")]))).toBe("Hello.");
+    // The refused `think: true` is not recorded (Ollama answered 400 before any chat); the retry and the next turn go without it.
+    expect(fake.requests.map((r) => r.body.think)).toEqual([undefined, undefined]);
+    expect(fake.requests.every((r) => r.body.options.num_ctx === 6144)).toBe(true);
   });
 });

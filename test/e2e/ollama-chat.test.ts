@@ -102,6 +102,8 @@ async function answered(tg: FakeTelegram, text: string, what: string): Promise<v
 describe("MODEL_SERVER=ollama, end to end through Telegram", () => {
   e2eTest(
     "the seed's two questions with thinking on, then off: parallel weather, news then read_url",
+    // Five model rounds and three paced replies, with Qwen3's tokenizer loading in process (Ollama has no /tokenize).
+    { timeout: 45_000 },
     async ({ fakeTelegram, fakeWeb, startStack, closeAfter }) => {
       const { tg, ollama } = await startOllamaBot({ fakeTelegram, fakeWeb, startStack, closeAfter });
       const chat = privateChat(alice);
@@ -136,6 +138,8 @@ describe("MODEL_SERVER=ollama, end to end through Telegram", () => {
       // Every answer ended the way Ollama ends one: done with done_reason "stop" (nothing cut for length).
       expect(tg.visibleText(alice.id)).not.toMatch(/cut|⚠️/);
       expectNativeRequests(ollama);
+      // One /api/show for the process: the budget and all five requests share its answer.
+      expect(ollama.shows).toEqual(["qwen3:1.7b"]);
     },
   );
 

@@ -18,6 +18,8 @@ export interface OllamaPlan {
   content?: string;
   toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }>;
   doneReason?: "stop" | "length";
+  /** Ends the stream after the content with Ollama's mid-stream error line (`{"error": "…"}`) instead of `done`. */
+  streamError?: string;
   /** Pause between lines (ms). */
   gapMs?: number;
 }
@@ -26,6 +28,8 @@ export interface OllamaPlan {
 export interface OllamaRequest {
   index: number;
   body: Record<string, any>;
+  /** The request's `authorization` header, if any. */
+  authorization?: string;
   /** Settles when the response is over: `client-closed` when the client went away first. */
   outcome: Promise<"completed" | "client-closed">;
 }
@@ -133,7 +137,12 @@ export async function startFakeOllama(opts: {
     let settle: (o: "completed" | "client-closed") => void = () => undefined;
     const outcome = new Promise<"completed" | "client-closed">((resolve) => (settle = resolve));
     res.on("close", () => settle(res.writableFinished ? "completed" : "client-closed"));
-    const record: OllamaRequest = { index: requests.length, body, outcome };
+    const record: OllamaRequest = {
+      index: requests.length,
+      body,
+      ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
+      outcome,
+    };
     requests.push(record);
     const plan = opts.answer(record);
     const lines = planLines(plan, body);
@@ -196,6 +205,10 @@ function planLines(plan: OllamaPlan, body: Record<string, any>): Array<Record<st
   for (const w of words(plan.content ?? "")) out.push(line({ content: w }));
   if (plan.toolCalls?.length)
     out.push(line({ tool_calls: plan.toolCalls.map((c) => ({ function: { name: c.name, arguments: c.arguments } })) }));
+  if (plan.streamError !== undefined) {
+    out.push({ error: plan.streamError });
+    return out;
+  }
   const promptTokens = Math.ceil(JSON.stringify(body.messages ?? []).length / 4);
   out.push({
     model: body.model,

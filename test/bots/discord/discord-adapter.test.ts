@@ -17,6 +17,8 @@ import type { BotGateway, EnqueueResult } from "../../../src/contracts/bot-gatew
 import { jobIdFor, type InboundMessage } from "../../../src/contracts/inbound-message.js";
 import { createDefaultWorld } from "../../fakes/discord-fixtures.js";
 import { startFakeDiscord, type FakeDiscord } from "../../fakes/discord-server.js";
+import { pino } from "pino";
+import { logSink } from "../../support/log-sink.js";
 
 interface RecordingGateway extends BotGateway {
   enqueued: InboundMessage[];
@@ -266,8 +268,20 @@ describe("what gets enqueued", () => {
 });
 
 describe("access lists", () => {
+  /** A logger that keeps the adapter's lines, and a wait until it has turned away `count` messages. */
+  const refusals = () => {
+    const sink = logSink();
+    const turnedAway = (count: number) =>
+      discord.waitFor(
+        () => sink.text().split("message outside the allowed guilds/channels").length - 1 >= count || undefined,
+        { label: `${count} message(s) turned away` },
+      );
+    return { logger: pino({ level: "debug" }, sink.stream), turnedAway };
+  };
+
   test("only listed channels are served; a thread counts as its parent", async () => {
-    await start({ allowedChannels: [createDefaultWorld().channels.general.id] });
+    const { logger, turnedAway } = refusals();
+    await start({ allowedChannels: [createDefaultWorld().channels.general.id], logger });
 
     discord.userSays({ channelId: discord.ids.random, content: "not here", mentionsBot: true });
     discord.userSays({ channelId: discord.ids.dm, content: "nor here" });
@@ -275,16 +289,17 @@ describe("access lists", () => {
     discord.userSays({ channelId: discord.ids.general, content: "channel ok", mentionsBot: true });
 
     await enqueuedNumber(2);
-    await new Promise((resolve) => setTimeout(resolve, 50)); // the other channels' chains had their chance
+    await turnedAway(2); // the other channels' messages were looked at, and not enqueued
     expect(gateway.enqueued.map((m) => m.text).sort()).toEqual(["channel ok", "thread ok"]);
   });
 
   test("with a guild list, other places and DMs are refused", async () => {
-    await start({ allowedGuilds: [createDefaultWorld().guildId] });
+    const { logger, turnedAway } = refusals();
+    await start({ allowedGuilds: [createDefaultWorld().guildId], logger });
     discord.userSays({ channelId: discord.ids.dm, content: "dm" });
     discord.userSays({ channelId: discord.ids.general, content: "guild", mentionsBot: true });
     await enqueuedNumber(1);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await turnedAway(1);
     expect(gateway.enqueued.map((m) => m.text)).toEqual(["guild"]);
   });
 });
