@@ -7,6 +7,7 @@ import type { InboundMessage } from "../contracts/inbound-message.js";
 import type { ReplyPort } from "../contracts/reply-port.js";
 import { attachmentKind } from "../attachments/attachment-kind.js";
 import { readOggAudio } from "../voice/ogg-audio.js";
+import { opusWaveform } from "../voice/ogg-waveform.js";
 import type { SpeechSynthesiser } from "../voice/speech-synthesiser.js";
 import { DEFAULT_VOICE_MODE, type VoiceMode } from "../settings/conversation-settings.js";
 
@@ -76,7 +77,12 @@ export async function speakAnswer(
     // The server's file is checked before it is sent: a broken one would play as nothing.
     const { durationSeconds } = readOggAudio(bytes);
     return await port.sendVoice(
-      { bytes, durationSeconds, ...(spoken.cut ? { caption: SPOKEN_PART_CAPTION } : {}) },
+      {
+        bytes,
+        durationSeconds,
+        waveform: opusWaveform(bytes),
+        ...(spoken.cut ? { caption: SPOKEN_PART_CAPTION } : {}),
+      },
       signal ? { signal } : {},
     );
   } catch (error) {
