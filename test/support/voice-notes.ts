@@ -10,7 +10,7 @@ import { execFile } from "node:child_process";
  * encoded at the encoder's fastest settings (a 20-minute note takes seconds, not a minute).
  */
 export function voiceNote(
-  opts: { seconds?: number; frequency?: number; /** Seconds of silence after the tone. */ silenceAfter?: number } = {},
+  opts: { seconds?: number; frequency?: number /** Seconds of silence after the tone. */; silenceAfter?: number } = {},
 ): Promise<Buffer> {
   const seconds = opts.seconds ?? 1.5;
   const pad = opts.silenceAfter ? ["-af", `apad=pad_dur=${opts.silenceAfter}`] : [];
