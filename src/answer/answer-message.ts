@@ -22,7 +22,7 @@ import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { pacingKey, toUserMessage } from "./user-message.js";
 import { prepareTurn } from "./prepared-turn.js";
-import { askedByVoice, speakAnswer, type SpokenAnswers } from "./spoken-answer.js";
+import { speakAnswer, wantsSpokenAnswer, type SpokenAnswers } from "./spoken-answer.js";
 import type { AttachmentPreparer } from "../attachments/prepare-attachments.js";
 import type { ConversationSettings } from "../settings/conversation-settings.js";
 import type { ToolConversation } from "../contracts/tool-conversation.js";
@@ -342,8 +342,13 @@ async function storeTurn(
   });
   if (!stored) log.info("conversation was reset while answering: turn not stored");
   await ctx.markAnswered();
-  // A voice note is answered with voice too, once the text is final (spoken-answer.ts; never throws).
-  if (deps.speech && finish?.reason === "stop" && finish.rounds > 0 && askedByVoice(message))
+  // Spoken too, once the text is final, as the chat's /voice says (auto: a voice note; spoken-answer.ts; never throws).
+  if (
+    deps.speech &&
+    finish?.reason === "stop" &&
+    finish.rounds > 0 &&
+    wantsSpokenAnswer(turn?.settings?.voice, message)
+  )
     await speakAnswer(deps.speech, port, deps.transformReply?.(finish.text) ?? finish.text, ctx.signal);
   // The answer is delivered and stored: only now may old turns be folded into the summary. Not under the
   // job's signal: a /stop of this answer must not cancel the fold (a failed fold costs nothing, the model's timeout bounds it).

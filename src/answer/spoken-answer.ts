@@ -7,7 +7,9 @@ import type { InboundMessage } from "../contracts/inbound-message.js";
 import type { ReplyPort } from "../contracts/reply-port.js";
 import { attachmentKind } from "../attachments/attachment-kind.js";
 import { readOggAudio } from "../voice/ogg-audio.js";
+import { opusWaveform } from "../voice/ogg-waveform.js";
 import type { SpeechSynthesiser } from "../voice/speech-synthesiser.js";
+import { DEFAULT_VOICE_MODE, type VoiceMode } from "../settings/conversation-settings.js";
 
 /** What speaking answers needs. */
 export interface SpokenAnswers {
@@ -23,6 +25,18 @@ export const SPOKEN_PART_CAPTION = "🔊 Spoken: the first part only; the full a
 /** True when the message itself carried a voice note or audio (auto: a voice note is answered with voice). */
 export function askedByVoice(message: InboundMessage): boolean {
   return (message.attachments ?? []).some((a) => !a.fromReply && attachmentKind(a) === "audio");
+}
+
+/** Whether an answer to `message` is spoken under the chat's /voice mode (absent: auto). */
+export function wantsSpokenAnswer(mode: VoiceMode | undefined, message: InboundMessage): boolean {
+  switch (mode ?? DEFAULT_VOICE_MODE) {
+    case "off":
+      return false;
+    case "on":
+      return true;
+    case "auto":
+      return askedByVoice(message);
+  }
 }
 
 /** The answer as words to say: Markdown marks, code and link targets left out. */
@@ -63,7 +77,12 @@ export async function speakAnswer(
     // The server's file is checked before it is sent: a broken one would play as nothing.
     const { durationSeconds } = readOggAudio(bytes);
     return await port.sendVoice(
-      { bytes, durationSeconds, ...(spoken.cut ? { caption: SPOKEN_PART_CAPTION } : {}) },
+      {
+        bytes,
+        durationSeconds,
+        waveform: opusWaveform(bytes),
+        ...(spoken.cut ? { caption: SPOKEN_PART_CAPTION } : {}),
+      },
       signal ? { signal } : {},
     );
   } catch (error) {

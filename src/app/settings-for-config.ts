@@ -54,5 +54,6 @@ export function settingsServiceFor(
     }),
     toolCatalogue,
     botAdmins: config.ADMIN_USER_IDS,
+    speech: config.TTS_BASE_URL !== undefined,
   });
 }

@@ -64,6 +64,8 @@ export interface ReplyPort {
 export interface SpokenAudio {
   bytes: Uint8Array;
   durationSeconds: number;
+  /** Loudness over the recording, up to 256 samples 0..255 (what a Discord voice message draws). */
+  waveform: Uint8Array;
   /** A short plain-text line under the voice message (e.g. "spoken: the first part only"). */
   caption?: string;
 }

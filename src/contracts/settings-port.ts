@@ -1,6 +1,6 @@
 /**
  * What an adapter may do with a conversation's settings: run a settings command
- * (`/settings`, `/model`, `/think`, `/reasoning`, `/persona`, `/tools`, `/timezone`, and the schedule
+ * (`/settings`, `/model`, `/think`, `/reasoning`, `/persona`, `/tools`, `/timezone`, `/voice`, and the schedule
  * commands `/remind`, `/schedules`), press one of
  * the buttons its answer carried, and ask for completions. The logic (arguments,
  * permission, the answer's text, the change) lives behind this port; adapters only
@@ -17,6 +17,7 @@ export const SETTINGS_COMMANDS = [
   "persona",
   "tools",
   "timezone",
+  "voice",
   "remind",
   "schedules",
 ] as const;

@@ -14,6 +14,13 @@ export const MAX_PERSONA_CHARS = 1000;
 export const reasoningDisplaySchema = z.enum(["off", "collapsed", "full"]);
 export type ReasoningDisplay = z.infer<typeof reasoningDisplaySchema>;
 
+/** When answers are also spoken (/voice): never, always, or (auto, the default) when the question was a voice note. */
+export const voiceModeSchema = z.enum(["off", "on", "auto"]);
+export type VoiceMode = z.infer<typeof voiceModeSchema>;
+
+/** The voice mode of a conversation that chose none. */
+export const DEFAULT_VOICE_MODE: VoiceMode = "auto";
+
 /** One stored field each: a bad one is dropped on its own, the others still apply. */
 export const settingsFieldSchemas = {
   model: z.string().trim().min(1).max(200),
@@ -25,6 +32,7 @@ export const settingsFieldSchemas = {
     .min(1)
     .refine((v) => [...v].length <= MAX_PERSONA_CHARS, { message: `at most ${MAX_PERSONA_CHARS} characters` }),
   timeZone: z.string().refine(isTimeZoneName, { message: "expected an IANA time zone" }),
+  voice: voiceModeSchema,
 } as const;
 
 export { isTimeZoneName };
@@ -37,6 +45,8 @@ export interface SettingsOverrides {
   persona?: string;
   /** The chat's IANA zone (/timezone); absent = the server's. */
   timeZone?: string;
+  /** Spoken answers (/voice); absent = auto. */
+  voice?: VoiceMode;
   /** Tools switched off here (new tools are on until someone switches them off). */
   toolsOff: string[];
 }
@@ -55,6 +65,8 @@ export interface ConversationSettings {
   reasoning: ReasoningDisplay;
   persona?: string;
   timeZone?: string;
+  /** Absent: auto (DEFAULT_VOICE_MODE). */
+  voice?: VoiceMode;
   toolsOff: string[];
 }
 
@@ -65,6 +77,7 @@ export interface SettingsChange {
   reasoning?: ReasoningDisplay | null;
   persona?: string | null;
   timeZone?: string | null;
+  voice?: VoiceMode | null;
   /** Tool name → on (true) or off (false). */
   tools?: Record<string, boolean>;
 }
@@ -77,6 +90,7 @@ export function effectiveSettings(defaults: SettingsDefaults, overrides: Setting
     reasoning: overrides.reasoning ?? defaults.reasoning,
     ...(overrides.persona !== undefined ? { persona: overrides.persona } : {}),
     ...(overrides.timeZone !== undefined ? { timeZone: overrides.timeZone } : {}),
+    ...(overrides.voice !== undefined ? { voice: overrides.voice } : {}),
     toolsOff: [...overrides.toolsOff],
   };
 }

@@ -13,7 +13,13 @@ import {
 } from "../contracts/settings-port.js";
 import type { ScheduleCommands } from "../contracts/schedule-commands.js";
 import type { ToolCatalogue } from "../tools/tool-catalogue.js";
-import { effectiveSettings, isTimeZoneName, MAX_PERSONA_CHARS, type SettingsChange } from "./conversation-settings.js";
+import {
+  DEFAULT_VOICE_MODE,
+  effectiveSettings,
+  isTimeZoneName,
+  MAX_PERSONA_CHARS,
+  type SettingsChange,
+} from "./conversation-settings.js";
 import type { ModelChoices } from "./model-choices.js";
 import { mayChangeSettings } from "./settings-access.js";
 import type { SettingsStore } from "./settings-store.js";
@@ -26,6 +32,7 @@ import {
   thinkView,
   toolsPageOf,
   toolsView,
+  voiceView,
   type SettingsState,
 } from "./settings-views.js";
 
@@ -40,7 +47,12 @@ export interface SettingsServiceDeps {
   schedules?: ScheduleCommands;
   /** The zone of chats that chose none (default: the server's). */
   serverTimeZone?: string;
+  /** Spoken answers can be made (TTS_BASE_URL is set); `/voice` says so when not. */
+  speech?: boolean;
 }
+
+/** Platforms whose chats get spoken answers (the terminal and the web chat stay text). */
+const SPEAKING_PLATFORMS: ReadonlySet<string> = new Set(["telegram", "discord"]);
 
 // A Map, not an object: a typed word such as "constructor" or "__proto__" must not find Object.prototype.
 const SWITCH_WORDS = new Map<string, boolean>([
@@ -199,6 +211,20 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
     };
   };
 
+  const voice = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
+    const speech = !SPEAKING_PLATFORMS.has(asker.platform) ? "not-here" : deps.speech ? "ready" : "not-set-up";
+    if (arg === "") return voiceView(await stateOf(asker), speech);
+    const mode = (["off", "on", "auto"] as const).find((m) => m === arg.toLowerCase());
+    if (!mode) return voiceView(await stateOf(asker), speech, `“${arg}” is not one of off, on, auto.`);
+    if (!(await mayChange(asker))) return refusal();
+    return changeThen(
+      asker,
+      { voice: orDefault(mode, DEFAULT_VOICE_MODE) },
+      (s) => voiceView(s, speech, `✅ Spoken answers are now ${mode} here. ${APPLIES_NEXT}`),
+      `Voice: ${mode}`,
+    );
+  };
+
   const serverZone = deps.serverTimeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
   const zoneOf = async (asker: SettingsAsker) => (await store.overrides(asker.conversationKey)).timeZone ?? serverZone;
 
@@ -245,6 +271,7 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
     persona,
     tools,
     timezone,
+    voice,
     remind: scheduleCommand("remind"),
     schedules: scheduleCommand("schedules"),
   } as const;

@@ -6,6 +6,7 @@
 import { SETTINGS_ACTION_PREFIX, type SettingsAnswer, type SettingsButton } from "../contracts/settings-port.js";
 import type { ToolCatalogueGroup } from "../tools/tool-catalogue.js";
 import {
+  DEFAULT_VOICE_MODE,
   MAX_PERSONA_CHARS,
   type ConversationSettings,
   type SettingsDefaults,
@@ -63,8 +64,9 @@ export function settingsView(state: SettingsState, tools: readonly ToolCatalogue
       `• Reasoning shown: ${s.reasoning}${defaultNote(o.reasoning === undefined)}`,
       `• Persona: ${persona}`,
       `• Tools: ${counted.on} of ${counted.all} on`,
+      `• Spoken answers: ${s.voice ?? DEFAULT_VOICE_MODE}${defaultNote(o.voice === undefined)}`,
       "",
-      "Change: /model, /think on|off, /reasoning off|collapsed|full, /persona <text>, /tools. /settings reset restores the defaults.",
+      "Change: /model, /think on|off, /reasoning off|collapsed|full, /persona <text>, /tools, /voice off|on|auto. /settings reset restores the defaults.",
       ...whoMayChange(state.isPrivate),
     ].join("\n"),
     buttons: [
@@ -121,6 +123,39 @@ export function reasoningView(state: SettingsState, lead?: string): SettingsAnsw
     buttons: [
       (["off", "collapsed", "full"] as const).map((m) => button(marked(m, m === mode), actionFor("reasoning", m))),
     ],
+  };
+}
+
+/** Whether this chat can get spoken answers, and if not why. */
+export type VoiceAvailability = "ready" | "not-set-up" | "not-here";
+
+const VOICE_UNAVAILABLE = {
+  "not-set-up": "Speech is not set up on this bot (TTS_BASE_URL), so answers stay text for now.",
+  "not-here": "Answers are spoken on Telegram and Discord; here they stay text.",
+} as const;
+
+/** What each voice mode does, in the words of `/voice`. */
+const VOICE_MODE_MEANING = {
+  off: "answers stay text",
+  on: "every answer is also spoken",
+  auto: "a voice note is answered with voice too",
+} as const;
+
+/**
+ * `/voice`: the mode and its three buttons. `speech` says whether spoken answers can be made here at all;
+ * when not (no TTS_BASE_URL, or a chat that plays no voice messages) the setting is kept and the view says why.
+ */
+export function voiceView(state: SettingsState, speech: VoiceAvailability, lead?: string): SettingsAnswer {
+  const mode = state.settings.voice ?? DEFAULT_VOICE_MODE;
+  return {
+    text: [
+      ...(lead ? [lead, ""] : []),
+      `Spoken answers here: ${mode}${defaultNote(state.overrides.voice === undefined)}: ${VOICE_MODE_MEANING[mode]}.`,
+      "Change with /voice off|on|auto (auto: a voice note is answered with voice).",
+      ...(speech === "ready" ? [] : [VOICE_UNAVAILABLE[speech]]),
+      ...whoMayChange(state.isPrivate),
+    ].join("\n"),
+    buttons: [(["off", "on", "auto"] as const).map((m) => button(marked(m, m === mode), actionFor("voice", m)))],
   };
 }
 

@@ -41,6 +41,8 @@ import { createDiscordState } from "./discord/state.js";
 import { createUserActions } from "./discord/user-actions.js";
 import { createUserInteractions } from "./discord/user-interactions.js";
 
+import { DEFAULT_UPLOAD_LIMIT_BYTES } from "./discord/multipart.js";
+
 /** MessageFlags.IsVoiceMessage. */
 const IS_VOICE_MESSAGE = 1 << 13;
 
@@ -63,6 +65,8 @@ export interface FakeDiscordOptions {
   /** Sharding as Discord enforces it: GET /gateway/bot's `shards`, its max_concurrency, and the guilds
    * one session may hold before close 4011 (Discord: 2,500). Defaults 1, 1, 2500. */
   sharding?: { recommendedShards?: number; maxConcurrency?: number; maxGuildsPerSession?: number };
+  /** Largest multipart request (all files of a message together) before a 413 (Discord's default: 10 MiB). */
+  uploadLimitBytes?: number;
 }
 
 /** One REST call as the fake received it. */
@@ -82,6 +86,8 @@ export interface RecordedRequest {
   body: Record<string, any> | undefined;
   allowedMentions?: unknown;
   messageReference?: unknown;
+  /** The files of a multipart request (its JSON, from payload_json, is `body`). */
+  files?: { index: number; filename: string; contentType: string; size: number }[];
 }
 
 /** A request refused with 429 because a bucket was exhausted (not scripted failures). */
@@ -193,6 +199,8 @@ export interface FakeDiscord {
   failNext(script: FailureScript): void;
   /** The bot loses Send Messages in a channel (403, 50013). */
   denySend(channelId: string): void;
+  /** The bot loses Send Voice Messages in a channel: a voice message there gets 403 (50013); other messages go through. */
+  denyVoiceMessages(channelId: string): void;
   /** A moderator deletes a message (MESSAGE_DELETE dispatched). */
   deleteMessage(channelId: string, messageId: string): void;
   /** A user presses a button on a message (INTERACTION_CREATE dispatched); returns the interaction's id and token. */
@@ -221,6 +229,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     world: options.world ?? createDefaultWorld(),
     privilegedIntents: options.privilegedIntents ?? ["MessageContent"],
     interactionTimeoutMs: options.interactionTimeoutMs ?? 3000,
+    uploadLimitBytes: options.uploadLimitBytes ?? DEFAULT_UPLOAD_LIMIT_BYTES,
   });
   const { now, token, world, nextId } = state;
   const attachments = createFakeAttachments({
@@ -238,7 +247,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     maxConcurrency: options.sharding?.maxConcurrency ?? 1,
     maxGuildsPerSession: options.sharding?.maxGuildsPerSession ?? 2500,
   });
-  const writer = createMessageWriter(state, gateway);
+  const writer = createMessageWriter(state, gateway, attachments);
   const threadsStarted: string[] = [];
   const reactionLog: ReactionEvent[] = [];
   const reactions = new Map<string, Set<string>>();
@@ -297,6 +306,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       });
     },
     attachmentDownloads: attachments.downloads,
+    denyVoiceMessages: (channelId) => void state.voiceDenied.add(channelId),
     ...createInspection(state),
     ...createUserInteractions(state, gateway),
 

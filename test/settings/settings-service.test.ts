@@ -212,6 +212,45 @@ describe("settings commands", () => {
     expect(await service.press(me, "cfg:format c:")).toBeUndefined();
   });
 
+  it("/voice shows the mode (auto by default), switches it for admins only, and says when speech is not set up", async () => {
+    const alice = groupMember("1", false);
+    const shown = await service.run(alice, "voice", "");
+    expect(shown.text).toContain("Spoken answers here: auto (default): a voice note is answered with voice too.");
+    expect(shown.text).toContain("Speech is not set up on this bot (TTS_BASE_URL)");
+    expect(shown.buttons).toEqual([
+      [
+        { label: "off", action: "cfg:voice off" },
+        { label: "on", action: "cfg:voice on" },
+        { label: "• auto", action: "cfg:voice auto" },
+      ],
+    ]);
+    expect(await service.run(alice, "voice", "off")).toMatchObject({ refused: true });
+    expect((await service.run(alice, "voice", "loud")).text).toContain("“loud” is not one of off, on, auto.");
+    expect(await store.overrides("tg:-100")).toEqual({ toolsOff: [] });
+
+    const withSpeech = createSettingsService({
+      store,
+      models: createModelChoices({ defaultModel: "qwen3-1.7b", baseUrl: model.url, apiKey: "sk-test" }),
+      toolCatalogue: catalogue,
+      botAdmins: [],
+      speech: true,
+    });
+    const bob = groupMember("2", true);
+    const changed = await withSpeech.run(bob, "voice", "OFF");
+    expect(changed.text).toContain("✅ Spoken answers are now off here.");
+    expect(changed.text).toContain("Spoken answers here: off: answers stay text.");
+    expect(changed.text).not.toContain("not set up");
+    expect(changed.notice).toBe("Voice: off");
+    expect(await store.overrides("tg:-100")).toEqual({ voice: "off", toolsOff: [] });
+    expect((await withSpeech.press(bob, "cfg:voice on"))?.text).toContain("every answer is also spoken");
+    expect((await withSpeech.run(bob, "settings", "")).text).toContain("• Spoken answers: on\n");
+    // Back to the default: no choice stored.
+    await withSpeech.run(bob, "voice", "auto");
+    expect(await store.overrides("tg:-100")).toEqual({ toolsOff: [] });
+    const terminal: SettingsAsker = { ...bob, platform: "terminal", isPrivate: true };
+    expect((await withSpeech.run(terminal, "voice", "")).text).toContain("here they stay text");
+  });
+
   it("completes model and tool names as they are typed", async () => {
     expect(await service.complete("model", "8B")).toEqual(["qwen3-8b"]);
     expect(await service.complete("tools", "read")).toEqual(["read_url"]);

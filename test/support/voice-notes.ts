@@ -9,8 +9,11 @@ import { execFile } from "node:child_process";
  * `seconds` of a tone as an OGG/Opus voice note (default 1.5 s at 440 Hz). Long notes are silence
  * encoded at the encoder's fastest settings (a 20-minute note takes seconds, not a minute).
  */
-export function voiceNote(opts: { seconds?: number; frequency?: number } = {}): Promise<Buffer> {
+export function voiceNote(
+  opts: { seconds?: number; frequency?: number /** Seconds of silence after the tone. */; silenceAfter?: number } = {},
+): Promise<Buffer> {
   const seconds = opts.seconds ?? 1.5;
+  const pad = opts.silenceAfter ? ["-af", `apad=pad_dur=${opts.silenceAfter}`] : [];
   const long = seconds > 60;
   const source = long ? "anullsrc=r=48000:cl=mono" : `sine=frequency=${opts.frequency ?? 440}:duration=${seconds}`;
   const fast = long ? ["-t", String(seconds), "-frame_duration", "60", "-compression_level", "0"] : [];
@@ -24,6 +27,7 @@ export function voiceNote(opts: { seconds?: number; frequency?: number } = {}): 
         "lavfi",
         "-i",
         source,
+        ...pad,
         ...fast,
         "-ar",
         "48000",

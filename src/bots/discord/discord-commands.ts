@@ -53,7 +53,7 @@ export function discordHelpText(botName: string): string {
     `• In a server channel: mention me (@${botName} …) or reply to one of my messages. Everyone in a channel shares one conversation; a thread is a conversation of its own.`,
     "• In a DM: just write.",
     "Commands: `/reset` forget this conversation · `/compact` fold older messages into a summary · `/stop` stop the answer being written · `/help` this text.",
-    "Settings: `/settings` · `/model` · `/think on|off` · `/reasoning off|collapsed|full` · `/persona <text>` · `/tools` (in a server, Manage Server or Manage Channels may change them).",
+    "Settings: `/settings` · `/model` · `/think on|off` · `/reasoning off|collapsed|full` · `/persona <text>` · `/tools` · `/voice off|on|auto` (in a server, Manage Server or Manage Channels may change them).",
   ].join("\n");
 }
 

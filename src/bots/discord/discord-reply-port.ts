@@ -25,6 +25,15 @@ import { DISCORD_DEFAULT_EDIT_INTERVAL_MS } from "./discord-pacing.js";
 export const DISCORD_MAX_MESSAGE_LENGTH = 2000;
 
 const SUPPRESS_EMBEDS = 1 << 2;
+/** MessageFlags.IsVoiceMessage: the client draws the attachment as a voice message (player and waveform). */
+export const IS_VOICE_MESSAGE = 1 << 13;
+
+/** The file name Discord's own clients give a voice message. */
+const VOICE_FILE_NAME = "voice-message.ogg";
+/** The name of the plain audio file sent when a voice message is refused. */
+const AUDIO_FILE_NAME = "answer.ogg";
+/** Longest wait for the channel's write bucket before a spoken answer is dropped (it comes after the text). */
+const MAX_VOICE_WAIT_MS = 15_000;
 
 /** Never let model output notify anyone: not @everyone/@here, roles, users, or the replied-to author. */
 const NO_MENTIONS = { parse: [] as string[], replied_user: false };
@@ -59,6 +68,32 @@ function asPortError(error: unknown): unknown {
     if (error.status === 404 && error.code === 10008) return new RejectedContentError(error.message, { cause: error });
   }
   return error;
+}
+
+/**
+ * A refusal of the voice message itself (no permission to send voice messages in the channel, 50013 /
+ * 50173; too large, 413; metadata Discord would not take, 400): a plain audio file may still go through.
+ * Rate limits, server errors and aborts are not refusals.
+ */
+function refusedVoice(error: unknown): boolean {
+  return error instanceof DiscordApiError && error.status >= 400 && error.status < 500 && error.status !== 401;
+}
+
+/** Waits `ms`, or rejects with the signal's reason when it aborts first. */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const done = () => {
+      signal?.removeEventListener("abort", stop);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", stop, { once: true });
+  });
 }
 
 /** Discord's reactions route: one request per 0.25 s per channel (plus a margin for clock jitter). */
@@ -174,6 +209,66 @@ export function createDiscordReplyPortFactory(options: DiscordReplyPortFactoryOp
             },
           }
         : {}),
+
+      async sendVoice(voice, { signal }) {
+        const reference = {
+          message_reference: { message_id: message.messageId, channel_id: channelId, fail_if_not_exists: false },
+        };
+        // The channel's write bucket may still be spent by the text's last edits: wait it out once.
+        const post = async (body: object, name?: string): Promise<string> => {
+          const files = name ? [{ name, data: voice.bytes, contentType: "audio/ogg" }] : [];
+          for (let attempt = 0; ; attempt++) {
+            try {
+              const sent = await rest.request<{ id: string }>("POST", `/channels/${channelId}/messages`, {
+                body,
+                files,
+                signal,
+              });
+              return sent.id;
+            } catch (error) {
+              if (!(error instanceof RateLimitedError) || attempt > 0 || error.retryAfterMs > MAX_VOICE_WAIT_MS)
+                throw error;
+              await pause(error.retryAfterMs, signal);
+            }
+          }
+        };
+        let id: string;
+        try {
+          // A voice message carries no text: the file, its length and its waveform (base64 of up to 256 bytes).
+          id = await post(
+            {
+              flags: IS_VOICE_MESSAGE,
+              allowed_mentions: NO_MENTIONS,
+              attachments: [
+                {
+                  id: "0",
+                  filename: VOICE_FILE_NAME,
+                  duration_secs: Math.round(voice.durationSeconds * 100) / 100,
+                  waveform: Buffer.from(voice.waveform).toString("base64"),
+                },
+              ],
+              ...reference,
+            },
+            VOICE_FILE_NAME,
+          );
+        } catch (error) {
+          if (!refusedVoice(error)) throw error;
+          // Refused as a voice message: the same audio as a plain file plays in every client, caption included.
+          return post(
+            {
+              content: voice.caption ?? "",
+              allowed_mentions: NO_MENTIONS,
+              flags,
+              attachments: [{ id: "0", filename: AUDIO_FILE_NAME }],
+              ...reference,
+            },
+            AUDIO_FILE_NAME,
+          );
+        }
+        // A voice message cannot carry the caption: it follows as a line of its own (a failure is the caller's to log).
+        if (voice.caption) await post({ content: voice.caption, allowed_mentions: NO_MENTIONS, flags });
+        return id;
+      },
 
       async typing({ signal }) {
         try {

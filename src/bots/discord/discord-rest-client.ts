@@ -54,9 +54,18 @@ export interface DiscordRestClientOptions {
 /** The HTTP methods Discord's REST API uses. */
 export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
-/** Per-call options: a JSON body and a cancellation signal. */
+/** A file uploaded with a request (multipart part `files[n]`, n its index). */
+export interface DiscordUpload {
+  name: string;
+  data: Uint8Array;
+  contentType?: string;
+}
+
+/** Per-call options: a JSON body, files, and a cancellation signal. */
 export interface DiscordRequestOptions {
   body?: unknown;
+  /** With files the request is multipart: the body goes in `payload_json`, file n in `files[n]`. */
+  files?: readonly DiscordUpload[];
   signal?: AbortSignal;
 }
 
@@ -124,7 +133,11 @@ export function createDiscordRestClient(options: DiscordRestClientOptions): Disc
   }).setToken(options.token);
 
   return {
-    async request<T>(method: HttpMethod, path: `/${string}`, { body, signal }: DiscordRequestOptions = {}): Promise<T> {
+    async request<T>(
+      method: HttpMethod,
+      path: `/${string}`,
+      { body, files, signal }: DiscordRequestOptions = {},
+    ): Promise<T> {
       // One timer for the whole call (queue, headers and body): REST's own stops at the headers.
       const call = new AbortController();
       const timer = setTimeout(
@@ -141,6 +154,16 @@ export function createDiscordRestClient(options: DiscordRestClientOptions): Disc
           method: method as RequestMethod,
           ...(query ? { query: new URLSearchParams(query) } : {}),
           ...(body === undefined ? {} : { body }),
+          ...(files && files.length > 0
+            ? {
+                files: files.map((f, index) => ({
+                  key: `files[${index}]`,
+                  name: f.name,
+                  data: f.data,
+                  ...(f.contentType ? { contentType: f.contentType } : {}),
+                })),
+              }
+            : {}),
           signal: call.signal,
         });
         return (data instanceof ArrayBuffer ? undefined : data) as T;

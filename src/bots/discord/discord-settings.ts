@@ -132,6 +132,18 @@ export const SETTINGS_COMMAND_OPTIONS: Record<
       },
     ],
   },
+  voice: {
+    description: "Spoken answers here: off, on (every answer), auto (voice answers voice)",
+    options: [
+      {
+        type: ApplicationCommandOptionType.String,
+        name: "mode",
+        description: "off, on or auto",
+        required: false,
+        choices: ["off", "on", "auto"].map((m) => ({ name: m, value: m })),
+      },
+    ],
+  },
   remind: {
     description: "Post a reminder later or repeatedly: /remind in 20 minutes stretch",
     options: [
@@ -167,6 +179,8 @@ function argsOf(interaction: ChatInputCommandInteraction, command: SettingsComma
       return [get("state"), get("tool")].filter(Boolean).join(" ");
     case "timezone":
       return get("zone");
+    case "voice":
+      return get("mode");
     case "remind":
       return get("text");
     case "schedules":

@@ -105,6 +105,7 @@ export const TELEGRAM_SETTINGS_COMMANDS = [
   { command: "persona", description: "Set or reset a persona for this chat" },
   { command: "tools", description: "Switch tools on or off" },
   { command: "timezone", description: "Show or set this chat's time zone" },
+  { command: "voice", description: "Spoken answers: off, on or auto" },
   { command: "remind", description: "Remind: /remind in 20 minutes stretch" },
   { command: "schedules", description: "This chat's schedules, to cancel them" },
 ] as const;
@@ -415,6 +416,7 @@ function helpText(username: string, isPrivate: boolean): string {
 /compact folds older messages into a short summary
 /stop stops the answer being written
 /settings shows this chat's settings (/model, /think, /reasoning, /persona, /tools)
+/voice off|on|auto chooses when answers are also spoken (auto: a voice note gets a voice answer)
 /help shows this message`;
 }
 

@@ -2,7 +2,7 @@
  * The Discord reply port against the fake Discord over real HTTP: what lands in the channel,
  * who gets pinged, how limits and 429s surface. No gateway connection is involved, as in a worker.
  */
-import { afterEach, beforeEach, describe, expect, onTestFinished, test, vi } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, onTestFinished, test, vi } from "vitest";
 import {
   createDiscordReplyPortFactory,
   type DiscordReplyPortFactory,
@@ -12,7 +12,15 @@ import {
   DiscordApiError,
   type DiscordRestClient,
 } from "../../../src/bots/discord/discord-rest-client.js";
-import { RateLimitedError, RejectedContentError, type ReplyPort } from "../../../src/contracts/reply-port.js";
+import {
+  RateLimitedError,
+  RejectedContentError,
+  type ReplyPort,
+  type SpokenAudio,
+} from "../../../src/contracts/reply-port.js";
+import { readOggAudio } from "../../../src/voice/ogg-audio.js";
+import { opusWaveform } from "../../../src/voice/ogg-waveform.js";
+import { voiceNote } from "../../support/voice-notes.js";
 import type { InboundMessage } from "../../../src/contracts/inbound-message.js";
 import { startFakeDiscord, type FakeDiscord } from "../../fakes/discord-server.js";
 import { inboundMessage } from "../../support/inbound-message.js";
@@ -220,5 +228,91 @@ describe("rate limits", () => {
     expect(port.limits.minEditIntervalMs).toBe(1000);
     expect(discord.violations).toEqual([]);
     expect(discord.botMessages(discord.ids.general)[0]?.content).toBe("12");
+  });
+});
+
+describe("spoken answers", () => {
+  let note: Buffer;
+  let spoken: SpokenAudio;
+  beforeAll(async () => {
+    note = await voiceNote({ seconds: 1.2, silenceAfter: 0.8 });
+    spoken = {
+      bytes: note,
+      durationSeconds: readOggAudio(note).durationSeconds,
+      waveform: opusWaveform(note),
+    };
+  });
+
+  test("go out as a voice message: one OGG/Opus file, IS_VOICE_MESSAGE, its duration and waveform, replying to the question", async () => {
+    await start();
+    const asked = question(discord.ids.general);
+    const id = await factory(asked).sendVoice!(spoken, {});
+
+    const post = discord.requests.find((r) => r.route === "POST /channels/:id/messages" && r.files);
+    expect(post?.status).toBe(200);
+    expect(post?.files).toEqual([
+      { index: 0, filename: "voice-message.ogg", contentType: "audio/ogg", size: note.length },
+    ]);
+    expect(post?.body).toMatchObject({ flags: 8192, allowed_mentions: { parse: [], replied_user: false } });
+    const [shown] = discord.botMessages(discord.ids.general);
+    expect(shown?.id).toBe(id);
+    expect(shown?.content).toBe("");
+    expect(shown?.flags).toBe(8192);
+    expect(shown?.message_reference?.message_id).toBe(asked.messageId);
+    const [file] = shown?.attachments ?? [];
+    expect(file?.duration_secs).toBeCloseTo(2, 1);
+    expect(Buffer.from(file?.waveform ?? "", "base64")).toEqual(Buffer.from(spoken.waveform));
+    // What Discord serves is the very file, and it plays for as long as it says.
+    const served = Buffer.from(await (await fetch(file!.url)).arrayBuffer());
+    expect(served.equals(note)).toBe(true);
+    expect(readOggAudio(served).durationSeconds).toBeCloseTo(file?.duration_secs ?? 0, 1);
+  });
+
+  test("a partial answer's caption follows the voice message as a line of its own", async () => {
+    await start();
+    await factory(question(discord.ids.general)).sendVoice!({ ...spoken, caption: "🔊 first part only" }, {});
+    const [voice, caption] = discord.botMessages(discord.ids.general);
+    expect(voice?.flags).toBe(8192);
+    expect(caption?.content).toBe("🔊 first part only");
+    expect(caption?.attachments).toEqual([]);
+  });
+
+  test("refused as a voice message (no permission), it goes out as a plain audio file with the caption", async () => {
+    await start();
+    discord.denyVoiceMessages(discord.ids.general);
+    await factory(question(discord.ids.general)).sendVoice!({ ...spoken, caption: "🔊 first part only" }, {});
+    const posts = discord.requests.filter((r) => r.files);
+    expect(posts.map((r) => r.status)).toEqual([403, 200]);
+    const [shown] = discord.botMessages(discord.ids.general);
+    expect(shown?.flags ?? 0).not.toBe(8192);
+    expect(shown?.content).toBe("🔊 first part only");
+    expect(shown?.attachments.map((a) => [a.filename, a.content_type])).toEqual([["answer.ogg", "audio/ogg"]]);
+  });
+
+  test("too large for Discord (413) and refused again as a file: the error reaches the caller, nothing is posted", async () => {
+    await start({ uploadLimitBytes: 1024 });
+    const sending = factory(question(discord.ids.general)).sendVoice!(spoken, {});
+    await expect(sending).rejects.toMatchObject({ name: "DiscordApiError", status: 413, code: 40005 });
+    expect(discord.requests.filter((r) => r.files || r.status === 413).map((r) => r.status)).toEqual([413, 413]);
+    expect(discord.botMessages(discord.ids.general)).toEqual([]);
+  });
+
+  test("the fake refuses a voice message the way Discord does: text beside it, no metadata, a waveform over 256 bytes", async () => {
+    await start();
+    const channel = discord.ids.general;
+    const send = (body: object) =>
+      rest.request("POST", `/channels/${channel}/messages`, {
+        body,
+        files: [{ name: "voice-message.ogg", data: note, contentType: "audio/ogg" }],
+      });
+    const meta = { id: "0", filename: "voice-message.ogg", duration_secs: 2, waveform: "AAAA" };
+    await expect(send({ flags: 8192, content: "hi", attachments: [meta] })).rejects.toMatchObject({ code: 50159 });
+    await expect(send({ flags: 8192, attachments: [{ id: "0" }] })).rejects.toMatchObject({ code: 50161 });
+    const long = Buffer.alloc(257, 1).toString("base64");
+    await expect(send({ flags: 8192, attachments: [{ ...meta, waveform: long }] })).rejects.toMatchObject({
+      code: 50161,
+    });
+    await expect(send({ flags: 8192, attachments: [{ ...meta, id: "3" }] })).rejects.toMatchObject({ code: 50035 });
+    expect(discord.botMessages(channel)).toEqual([]);
   });
 });

@@ -26,18 +26,35 @@ export function createFakeAttachments(opts: { origin: () => string; nextId: () =
     createHmac("sha256", secret).update(`${path}|${ex}|${is}`).digest("hex");
   const downloads: { path: string; status: number }[] = [];
 
+  /** Stores one file and returns its API object (no image dimensions). */
+  const store = (channelId: string, input: FakeAttachmentInput): APIAttachment => {
+    const id = opts.nextId();
+    const path = `/attachments/${channelId}/${id}/${encodeURIComponent(input.filename)}`;
+    const ex = Math.floor(opts.now() / 1000 + 86_400).toString(16);
+    const is = Math.floor(opts.now() / 1000).toString(16);
+    const query = `?ex=${ex}&is=${is}&hm=${sign(path, ex, is)}&`;
+    files.set(path, { bytes: input.bytes, ...(input.contentType ? { contentType: input.contentType } : {}) });
+    return {
+      id,
+      filename: input.filename,
+      size: input.bytes.length,
+      url: `${opts.origin()}${path}${query}`,
+      proxy_url: `${opts.origin()}${path}${query}`,
+      ...(input.contentType ? { content_type: input.contentType } : {}),
+      ...(input.voice ? { duration_secs: input.voice.durationSecs, waveform: input.voice.waveform } : {}),
+    };
+  };
+
   return {
     downloads,
+    /** Stores the files the bot sent with a message (served like any upload). */
+    storeBotFiles: (channelId: string, inputs: readonly FakeAttachmentInput[]): APIAttachment[] =>
+      inputs.map((input) => store(channelId, input)),
     /** Stores the uploads of one message and returns their API objects (image dimensions filled in like Discord does). */
     async upload(channelId: string, inputs: readonly FakeAttachmentInput[]): Promise<APIAttachment[]> {
       const out: APIAttachment[] = [];
       for (const input of inputs) {
-        const id = opts.nextId();
-        const path = `/attachments/${channelId}/${id}/${encodeURIComponent(input.filename)}`;
-        const ex = Math.floor(opts.now() / 1000 + 86_400).toString(16);
-        const is = Math.floor(opts.now() / 1000).toString(16);
-        const query = `?ex=${ex}&is=${is}&hm=${sign(path, ex, is)}&`;
-        files.set(path, { bytes: input.bytes, ...(input.contentType ? { contentType: input.contentType } : {}) });
+        const stored = store(channelId, input);
         let size: { width?: number; height?: number } = {};
         if (input.contentType?.startsWith("image/")) {
           const meta = await sharp(input.bytes)
@@ -45,16 +62,7 @@ export function createFakeAttachments(opts: { origin: () => string; nextId: () =
             .catch(() => undefined);
           if (meta?.width && meta.height) size = { width: meta.width, height: meta.height };
         }
-        out.push({
-          id,
-          filename: input.filename,
-          size: input.bytes.length,
-          url: `${opts.origin()}${path}${query}`,
-          proxy_url: `${opts.origin()}${path}${query}`,
-          ...(input.contentType ? { content_type: input.contentType } : {}),
-          ...(input.voice ? { duration_secs: input.voice.durationSecs, waveform: input.voice.waveform } : {}),
-          ...size,
-        });
+        out.push({ ...stored, ...size });
       }
       return out;
     },

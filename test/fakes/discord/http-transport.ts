@@ -11,15 +11,16 @@ import { type BucketRule, createRateBuckets } from "./rate-buckets.js";
 import { apiError, HttpAnswer, json } from "./http-answer.js";
 import type { Route } from "./rest-route.js";
 import type { DiscordState } from "./state.js";
+import { readMultipart, type MultipartMessage } from "./multipart.js";
 
 const API_PREFIX = /^\/api\/v(\d+)(\/.*)$/;
 const SUPPORTED_VERSIONS = new Set(["9", "10"]);
 
-/** The whole request body as text. */
-const readBody = async (req: IncomingMessage): Promise<string> => {
+/** The whole request body. */
+const readBody = async (req: IncomingMessage): Promise<Buffer> => {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 };
 
 /** Sends an answer the way Discord's edge does (JSON, or the HTML page a proxy sends on 5xx). */
@@ -95,7 +96,14 @@ export function createRequestHandler({
     const url = new URL(req.url ?? "/", "http://fake");
     const method = (req.method ?? "GET").toUpperCase();
     if (method === "GET" && attachments.serve(url, res)) return void changed();
-    const raw = await readBody(req);
+    const rawBytes = await readBody(req);
+    const contentType = req.headers["content-type"] ?? "";
+    // A message with files: payload_json and files[n] (read here, before the checks, as it is asynchronous).
+    const multipart: MultipartMessage | HttpAnswer | undefined =
+      rawBytes.length > 0 && contentType.startsWith("multipart/form-data")
+        ? await readMultipart(rawBytes, contentType, state.uploadLimitBytes)
+        : undefined;
+    const raw = multipart ? "" : rawBytes.toString("utf8");
     const match = API_PREFIX.exec(url.pathname);
     const record: RecordedRequest = {
       at: now(),
@@ -119,7 +127,13 @@ export function createRequestHandler({
       record.route = route.route;
       if (route.route.includes("/channels/:id")) record.channelId = params[0];
       if (route.route.includes("/messages/:id")) record.messageId = params[1];
-      if (raw !== "") {
+      if (multipart instanceof HttpAnswer) return multipart;
+      if (multipart) {
+        record.body = multipart.body;
+        record.files = multipart.files.map(({ bytes, ...f }) => ({ ...f, size: bytes.length }));
+        if ("allowed_mentions" in multipart.body) record.allowedMentions = multipart.body.allowed_mentions;
+        if ("message_reference" in multipart.body) record.messageReference = multipart.body.message_reference;
+      } else if (raw !== "") {
         if (!(req.headers["content-type"] ?? "").includes("application/json")) {
           return apiError(400, 50035, "Invalid Form Body", {
             _errors: [{ code: "CONTENT_TYPE_INVALID", message: "Expected application/json" }],
@@ -163,7 +177,15 @@ export function createRequestHandler({
         }
       }
       const body = Array.isArray(record.body) ? undefined : (record.body as Record<string, unknown> | undefined);
-      const result = route.handle({ method, path, params, query: url.searchParams, body, json: record.body });
+      const result = route.handle({
+        method,
+        path,
+        params,
+        query: url.searchParams,
+        body,
+        json: record.body,
+        files: multipart?.files ?? [],
+      });
       return new HttpAnswer(result.status, result.body, { ...limitHeaders, ...result.headers });
     })();
     record.status = answer.status;

@@ -11,6 +11,38 @@ import { apiError, formError, json, type HttpAnswer } from "./http-answer.js";
 import { applyAllowed, parseMentions } from "./mentions.js";
 import { contentProblem } from "./message-validation.js";
 import { guildOf, type DiscordState } from "./state.js";
+import type { UploadedFile } from "./multipart.js";
+import type { FakeAttachmentInput } from "./attachments.js";
+
+/** Where the bot's files are kept and served (the fake's CDN). */
+export interface BotFileStore {
+  storeBotFiles(channelId: string, inputs: readonly FakeAttachmentInput[]): APIMessage["attachments"];
+}
+
+/**
+ * What Discord refuses in a voice message (IS_VOICE_MESSAGE): text beside it (50159), anything but one
+ * audio file (50160), a file without its duration and waveform, or a waveform over 256 samples (50161).
+ */
+const voiceProblem = (body: Record<string, unknown>, files: readonly UploadedFile[]): HttpAnswer | undefined => {
+  if (typeof body.content === "string" && body.content !== "")
+    return apiError(400, 50159, "Voice messages do not support additional content.");
+  if (files.length !== 1 || !files[0]!.contentType.startsWith("audio/"))
+    return apiError(400, 50160, "Voice messages must have a single audio attachment.");
+  const meta = (Array.isArray(body.attachments) ? body.attachments : []).find(
+    (a: { id?: unknown }) => Number(a?.id) === files[0]!.index,
+  ) as { duration_secs?: unknown; waveform?: unknown } | undefined;
+  const waveform = typeof meta?.waveform === "string" ? Buffer.from(meta.waveform, "base64") : undefined;
+  if (
+    typeof meta?.duration_secs !== "number" ||
+    !(meta.duration_secs > 0) ||
+    !waveform ||
+    waveform.length === 0 ||
+    waveform.length > 256 ||
+    waveform.toString("base64") !== meta.waveform
+  )
+    return apiError(400, 50161, "Voice messages must have supporting metadata.");
+  return undefined;
+};
 
 /** A message as `referenced_message` carries it: a copy without its own reference. */
 export const referencedCopy = (m: APIMessage): APIMessage => {
@@ -22,8 +54,13 @@ export const referencedCopy = (m: APIMessage): APIMessage => {
 export interface MessageWriter {
   /** Stores a message (from anyone), updates its channel and dispatches MESSAGE_CREATE. */
   storeAndDispatch(message: APIMessage): void;
-  /** POST /channels/:id/messages (and interaction replies, which pass `extra`). */
-  createBotMessage(channelId: string, body: Record<string, unknown>, extra?: Partial<APIMessage>): HttpAnswer;
+  /** POST /channels/:id/messages (and interaction replies, which pass `extra`), with the files of a multipart request. */
+  createBotMessage(
+    channelId: string,
+    body: Record<string, unknown>,
+    extra?: Partial<APIMessage>,
+    files?: readonly UploadedFile[],
+  ): HttpAnswer;
   /** PATCH /channels/:id/messages/:id. */
   editBotMessage(channelId: string, messageId: string, body: Record<string, unknown>): HttpAnswer;
   /** Deletes a message and dispatches MESSAGE_DELETE; false when there was none. */
@@ -31,7 +68,11 @@ export interface MessageWriter {
 }
 
 /** The message writer over the fake's state and gateway. */
-export function createMessageWriter(state: DiscordState, gateway: FakeGateway): MessageWriter {
+export function createMessageWriter(
+  state: DiscordState,
+  gateway: FakeGateway,
+  fileStore?: BotFileStore,
+): MessageWriter {
   const { now, pings, channels, denied, findMessage, messagesIn, nextId, world, users } = state;
   const recordPings = (message: APIMessage, via: "create" | "edit"): void => {
     if (message.mention_everyone || message.mentions.length > 0 || message.mention_roles.length > 0) {
@@ -65,11 +106,14 @@ export function createMessageWriter(state: DiscordState, gateway: FakeGateway): 
     channelId: string,
     body: Record<string, unknown>,
     extra: Partial<APIMessage> = {},
+    files: readonly UploadedFile[] = [],
   ): HttpAnswer => {
     const channel = channels.get(channelId);
     if (!channel) return apiError(404, 10003, "Unknown Channel");
     if (denied.has(channelId)) return apiError(403, 50013, "Missing Permissions");
-    const problem = contentProblem(body, true);
+    const voice = typeof body.flags === "number" && (body.flags & MessageFlags.IsVoiceMessage) !== 0;
+    if (voice && state.voiceDenied.has(channelId)) return apiError(403, 50013, "Missing Permissions");
+    const problem = voice ? voiceProblem(body, files) : contentProblem(body, files.length === 0);
     if (problem) return problem;
     const inGuild = guildOf(channel) !== undefined;
     let reference: APIMessage["message_reference"];
@@ -98,8 +142,31 @@ export function createMessageWriter(state: DiscordState, gateway: FakeGateway): 
     );
     const flags =
       typeof body.flags === "number"
-        ? body.flags & (MessageFlags.SuppressEmbeds | MessageFlags.SuppressNotifications)
+        ? body.flags & (MessageFlags.SuppressEmbeds | MessageFlags.SuppressNotifications | MessageFlags.IsVoiceMessage)
         : 0;
+    // Each file with the metadata its attachments[] entry gave (filename, a voice message's duration and waveform).
+    const listed = (Array.isArray(body.attachments) ? body.attachments : []) as {
+      id?: unknown;
+      filename?: unknown;
+      duration_secs?: unknown;
+      waveform?: unknown;
+    }[];
+    const attachments = fileStore
+      ? fileStore.storeBotFiles(
+          channelId,
+          files.map((f) => {
+            const meta = listed.find((a) => Number(a.id) === f.index);
+            return {
+              filename: typeof meta?.filename === "string" ? meta.filename : f.filename,
+              bytes: f.bytes,
+              ...(f.contentType ? { contentType: f.contentType } : {}),
+              ...(voice && meta
+                ? { voice: { durationSecs: meta.duration_secs as number, waveform: meta.waveform as string } }
+                : {}),
+            };
+          }),
+        )
+      : [];
     const message: APIMessage = {
       id: nextId(),
       channel_id: channelId,
@@ -111,7 +178,7 @@ export function createMessageWriter(state: DiscordState, gateway: FakeGateway): 
       mention_everyone: mentioned.everyone,
       mentions: mentioned.users.map((u) => users.get(u)!),
       mention_roles: mentioned.roles,
-      attachments: [],
+      attachments,
       embeds: Array.isArray(body.embeds) ? (body.embeds as APIMessage["embeds"]) : [],
       pinned: false,
       type: reference ? MessageType.Reply : MessageType.Default,

@@ -4,6 +4,7 @@
  */
 import type { BucketRule } from "./rate-buckets.js";
 import type { HttpAnswer } from "./http-answer.js";
+import type { UploadedFile } from "./multipart.js";
 
 /** What a handler gets from the transport. */
 export interface RouteContext {
@@ -15,6 +16,8 @@ export interface RouteContext {
   body: Record<string, unknown> | undefined;
   /** The JSON body as sent (arrays included). */
   json: unknown;
+  /** Files of a multipart request (`files[n]`), in order; empty for JSON. */
+  files: UploadedFile[];
 }
 
 /** A REST route; the first whose method and pattern match a request handles it. */

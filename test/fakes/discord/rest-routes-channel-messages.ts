@@ -50,7 +50,7 @@ export function channelMessageRoutes(
       route: "POST /channels/:id/messages",
       auth: true,
       bucket: channelBucket(rules.write),
-      handle: ({ params, body }) => createBotMessage(params[0]!, body ?? {}),
+      handle: ({ params, body, files }) => createBotMessage(params[0]!, body ?? {}, {}, files),
     },
     {
       method: "PATCH",

@@ -36,6 +36,10 @@ export interface DiscordState
   readonly roles: Map<string, APIRole>;
   readonly channels: Map<string, APIChannel>;
   readonly denied: Set<string>;
+  /** Channels where the bot may not send voice messages (Send Voice Messages denied: 403, 50013). */
+  readonly voiceDenied: Set<string>;
+  /** Largest multipart request taken (413 above it). */
+  readonly uploadLimitBytes: number;
   readonly failures: (FailureScript & { left: number })[];
   readonly interactions: Map<string, PendingInteraction>;
   /** The loopback port, known once the server listens (URLs handed out read it then). */
@@ -52,6 +56,7 @@ export interface DiscordStateOptions {
   world: FakeDiscordWorld;
   privilegedIntents: readonly PrivilegedIntent[];
   interactionTimeoutMs: number;
+  uploadLimitBytes: number;
 }
 
 /** The guild a channel belongs to; undefined for DMs. */
@@ -65,6 +70,7 @@ export function createDiscordState({
   world,
   privilegedIntents,
   interactionTimeoutMs,
+  uploadLimitBytes,
 }: DiscordStateOptions): DiscordState {
   const changes = new EventEmitter();
   changes.setMaxListeners(0);
@@ -90,6 +96,8 @@ export function createDiscordState({
       Object.values(world.channels).map((c) => [c.id, structuredClone(c) as APIChannel]),
     ),
     denied: new Set<string>(),
+    voiceDenied: new Set<string>(),
+    uploadLimitBytes,
     failures: [],
     requests: [],
     violations: [],
