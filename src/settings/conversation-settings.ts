@@ -25,6 +25,7 @@ export const settingsFieldSchemas = {
     .min(1)
     .refine((v) => [...v].length <= MAX_PERSONA_CHARS, { message: `at most ${MAX_PERSONA_CHARS} characters` }),
   timeZone: z.string().refine(isTimeZoneName, { message: "expected an IANA time zone" }),
+  threads: z.enum(["on", "off"]).transform((v) => v === "on"),
 } as const;
 
 export { isTimeZoneName };
@@ -39,6 +40,8 @@ export interface SettingsOverrides {
   timeZone?: string;
   /** Tools switched off here (new tools are on until someone switches them off). */
   toolsOff: string[];
+  /** A Discord channel's own choice of a thread per question (/settings threads); absent = DISCORD_AUTO_THREAD. */
+  threads?: boolean;
 }
 
 /** The deployment's defaults. */
@@ -65,6 +68,7 @@ export interface SettingsChange {
   reasoning?: ReasoningDisplay | null;
   persona?: string | null;
   timeZone?: string | null;
+  threads?: boolean | null;
   /** Tool name → on (true) or off (false). */
   tools?: Record<string, boolean>;
 }

@@ -314,9 +314,19 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       await reply(message, result.reason, undefined, true);
   };
 
+  /** Whether questions in a channel get a thread: its own `/settings threads` choice, else DISCORD_AUTO_THREAD. */
+  const threadsOn = async (channelId: string): Promise<boolean> => {
+    try {
+      return (await options.settings?.threads?.(discordConversationKey(channelId))) ?? options.autoThread ?? false;
+    } catch (error) {
+      log.warn({ err: error, channelId }, "discord: could not read the channel's thread setting, using the default");
+      return options.autoThread ?? false;
+    }
+  };
+
   /** The thread a question here is answered in (an existing one on the message, or a new one); undefined: the channel. */
   const threadFor = async (message: Message, text: string): Promise<string | undefined> => {
-    if (!options.autoThread || !threadable(message)) return undefined;
+    if (!threadable(message) || !(await threadsOn(message.channelId))) return undefined;
     return message.thread?.id ?? (await openThread(message, text));
   };
 

@@ -54,7 +54,7 @@ export function discordHelpText(botName: string): string {
     "• In a DM: just write.",
     `• About any message: its menu → Apps → Ask ${botName}.`,
     "Commands: `/reset` forget this conversation · `/compact` fold older messages into a summary · `/stop` stop the answer being written · `/help` this text.",
-    "Settings: `/settings` · `/model` · `/think on|off` · `/reasoning off|collapsed|full` · `/persona <text>` · `/tools` (in a server, Manage Server or Manage Channels may change them).",
+    "Settings: `/settings` · `/model` · `/think on|off` · `/reasoning off|collapsed|full` · `/persona <text>` · `/tools` · `/settings threads on|off` a thread per question here (in a server, Manage Server or Manage Channels may change them).",
   ].join("\n");
 }
 
