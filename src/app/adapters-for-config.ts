@@ -56,6 +56,7 @@ export async function startAdaptersFor(
         maxInputChars: config.MAX_INPUT_CHARS,
         maxImageBytes: config.MAX_IMAGE_BYTES,
         logger: logger.child({ adapter: "telegram" }),
+        statusReactions: config.STATUS_REACTIONS === "on",
         ...(config.TELEGRAM_WEBHOOK_URL ? { webhook: { url: config.TELEGRAM_WEBHOOK_URL } } : {}),
         ...(deps.onFatal ? { onFatal: deps.onFatal } : {}),
       });

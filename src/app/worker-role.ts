@@ -103,7 +103,12 @@ export async function startWorkerRole(
   let discordPorts: DiscordReplyPortFactory | undefined;
   let telegramFiles: FileSource | undefined;
   if (config.TELEGRAM_BOT_TOKEN) {
-    const telegram = await telegramSide(config.TELEGRAM_BOT_TOKEN, config.TELEGRAM_API_ROOT, metrics);
+    const telegram = await telegramSide(
+      config.TELEGRAM_BOT_TOKEN,
+      config.TELEGRAM_API_ROOT,
+      metrics,
+      config.STATUS_REACTIONS === "on",
+    );
     ports.telegram = telegram.ports;
     telegramFiles = telegram.files;
   }
@@ -235,6 +240,7 @@ async function telegramSide(
   token: string,
   apiRoot: string,
   metrics: Metrics,
+  statusReactions: boolean,
 ): Promise<{ ports: ReplyPortFactory; files: FileSource }> {
   const [{ Api }, { createTelegramReplyPortFactory }, { telegramRequestMeter }, { createTelegramFileSource }] =
     await Promise.all([
@@ -246,7 +252,7 @@ async function telegramSide(
   const api = new Api(token, { apiRoot });
   api.config.use(telegramRequestMeter(metrics));
   return {
-    ports: createTelegramReplyPortFactory({ api, useDrafts: true }),
+    ports: createTelegramReplyPortFactory({ api, useDrafts: true, statusReactions }),
     files: createTelegramFileSource({ api, token, apiRoot }),
   };
 }

@@ -69,4 +69,6 @@ export interface SettingsPort {
   press(asker: SettingsAsker, action: string): Promise<SettingsAnswer | undefined>;
   /** Completions for an argument being typed (Discord autocomplete): model names, tool names. */
   complete(command: SettingsCommand, typed: string): Promise<string[]>;
+  /** A Discord channel's own choice of a thread per question (`/settings threads on|off`); undefined: the deployment's default. */
+  threads?(conversationKey: string): Promise<boolean | undefined>;
 }

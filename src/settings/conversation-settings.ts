@@ -33,6 +33,7 @@ export const settingsFieldSchemas = {
     .refine((v) => [...v].length <= MAX_PERSONA_CHARS, { message: `at most ${MAX_PERSONA_CHARS} characters` }),
   timeZone: z.string().refine(isTimeZoneName, { message: "expected an IANA time zone" }),
   voice: voiceModeSchema,
+  threads: z.enum(["on", "off"]).transform((v) => v === "on"),
 } as const;
 
 export { isTimeZoneName };
@@ -49,6 +50,8 @@ export interface SettingsOverrides {
   voice?: VoiceMode;
   /** Tools switched off here (new tools are on until someone switches them off). */
   toolsOff: string[];
+  /** A Discord channel's own choice of a thread per question (/settings threads); absent = DISCORD_AUTO_THREAD. */
+  threads?: boolean;
 }
 
 /** The deployment's defaults. */
@@ -78,6 +81,7 @@ export interface SettingsChange {
   persona?: string | null;
   timeZone?: string | null;
   voice?: VoiceMode | null;
+  threads?: boolean | null;
   /** Tool name → on (true) or off (false). */
   tools?: Record<string, boolean>;
 }

@@ -195,11 +195,43 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
     );
   };
 
+  /** `/settings threads on|off`: a thread per question in this Discord channel, whatever DISCORD_AUTO_THREAD says. */
+  const threads = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
+    if (asker.platform !== "discord" || asker.isPrivate)
+      return { text: "Threads per question are a setting of Discord server channels.", buttons: [] };
+    const current = (await store.overrides(asker.conversationKey)).threads;
+    const usage = "/settings threads on|off switches it; /settings reset goes back to the server's default.";
+    if (arg === "") {
+      const now = current === undefined ? "the server's default" : current ? "on" : "off";
+      return { text: `A thread per question here: ${now}. ${usage}`, buttons: [] };
+    }
+    const on = SWITCH_WORDS.get(arg.toLowerCase());
+    if (on === undefined) return { text: `“${arg}” is neither on nor off. ${usage}`, buttons: [] };
+    if (!(await mayChange(asker))) return refusal();
+    return changeThen(
+      asker,
+      { threads: on },
+      () => ({
+        text: on
+          ? "✅ From now on a question here gets a thread of its own, where the answer goes."
+          : "✅ From now on answers here stay in the channel (no thread per question).",
+        buttons: [],
+      }),
+      `Threads: ${on ? "on" : "off"}`,
+    );
+  };
+
   const settings = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
     if (arg === "") return settingsView(await stateOf(asker), deps.toolCatalogue());
+    const [word = "", ...rest] = arg.split(/\s+/);
+    if (word.toLowerCase() === "threads") return threads(asker, rest.join(" "));
     if (arg.toLowerCase() !== "reset") {
       const view = settingsView(await stateOf(asker), deps.toolCatalogue());
-      return { ...view, text: `“${arg}” is not an option: use /settings or /settings reset.\n\n${view.text}` };
+      const threadsToo = asker.platform === "discord" && !asker.isPrivate ? ", /settings threads on|off" : "";
+      return {
+        ...view,
+        text: `“${arg}” is not an option: use /settings${threadsToo} or /settings reset.\n\n${view.text}`,
+      };
     }
     if (!(await mayChange(asker))) return refusal();
     await store.reset(asker.conversationKey);
@@ -291,6 +323,9 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
       const needle = typed.trim().toLowerCase();
       // Discord shows at most 25 suggestions.
       return pool.filter((name) => name.toLowerCase().includes(needle)).slice(0, 25);
+    },
+    async threads(conversationKey) {
+      return (await store.overrides(conversationKey)).threads;
     },
   };
   return service;

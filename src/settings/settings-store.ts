@@ -1,7 +1,7 @@
 /**
  * A conversation's settings in Redis: one hash per conversation (`P:settings:<key>`,
  * no expiry) holding only what differs from the defaults: `model`, `thinking` (on/off),
- * `reasoning`, `persona`, `timeZone`, `voice`, and `tool:<name>` = `off` for each tool switched off. Every
+ * `reasoning`, `persona`, `timeZone`, `voice`, `threads` (on/off, Discord channels), and `tool:<name>` = `off` for each tool switched off. Every
  * change is one HSET/HDEL, so two admins changing different settings never undo each other.
  * A stored value that no longer parses is ignored (the default applies) with a log line:
  * a bad value must never fail an answer.
@@ -59,6 +59,7 @@ export function decodeSettingsHash(
       case "persona":
       case "timeZone":
       case "voice":
+      case "threads":
       case "thinking": {
         const parsed = settingsFieldSchemas[field].safeParse(value);
         if (parsed.success) Object.assign(out, { [field]: parsed.data });
@@ -121,6 +122,10 @@ export function createSettingsStore(opts: {
       put("persona", change.persona);
       put("timeZone", change.timeZone);
       put("voice", change.voice);
+      put(
+        "threads",
+        change.threads === undefined || change.threads === null ? change.threads : change.threads ? "on" : "off",
+      );
       for (const [tool, on] of Object.entries(change.tools ?? {})) {
         if (on) unset.push(TOOL_FIELD + tool);
         else set[TOOL_FIELD + tool] = "off";

@@ -2,6 +2,7 @@
  * A thread per question (DISCORD_AUTO_THREAD=true): a mention in a server channel opens one public
  * thread on that message, named from the question; the whole answer streams there, nothing in the
  * channel; a follow-up in the thread without a mention is answered with the first question in context.
+ * A server admin switches it per channel with `/settings threads on|off`, whatever DISCORD_AUTO_THREAD says.
  */
 import { describe, expect } from "vitest";
 import { textAnswer } from "../fakes/openai-server.js";
@@ -48,6 +49,62 @@ describe("Discord: a thread per question", () => {
     model.script([textAnswer("In the channel.")]);
     discord.userSays({ channelId: discord.ids.general, content: "hi", mentionsBot: true });
     await botAnswer(discord, discord.ids.general, (c) => c === "In the channel.");
+    expect(discord.threadsStarted).toEqual([]);
+  });
+
+  e2eTest(
+    "/settings threads on in one channel: questions there get a thread, other channels do not; only admins may switch",
+    async ({ startDiscord }) => {
+      const e2e = await startDiscord({ discord: quick });
+      const { discord, model } = e2e;
+      const { general, random } = discord.ids;
+      model.script([textAnswer("In a thread."), textAnswer("In the channel.")]);
+
+      // Alice is no admin here: refused (only she sees it), nothing changes.
+      const refused = discord.runCommand({
+        channelId: general,
+        name: "settings",
+        options: [{ name: "threads", value: "on" }],
+      });
+      const refusal = await discord.waitFor(() =>
+        discord.interactionResponses.find((r) => r.interactionId === refused.id),
+      );
+      expect(refusal.ephemeral).toBe(true);
+      // Bob moderates (Manage Channels): switched on for #general.
+      const { id } = discord.runCommand({
+        channelId: general,
+        name: "settings",
+        user: discord.users.bob,
+        options: [{ name: "threads", value: "on" }],
+      });
+      const done = await discord.waitFor(() => discord.interactionResponses.find((r) => r.interactionId === id));
+      expect(String(done.data?.content)).toMatch(/thread of its own/);
+
+      const asked = discord.userSays({ channelId: general, content: "a question", mentionsBot: true });
+      await botAnswer(discord, asked.id, (c) => c === "In a thread.");
+      expect(discord.threadsStarted).toEqual([asked.id]);
+      expect(writesTo(discord, general)).toEqual([]);
+
+      discord.userSays({ channelId: random, content: "another", mentionsBot: true });
+      await botAnswer(discord, random, (c) => c === "In the channel.");
+      expect(discord.threadsStarted).toHaveLength(1);
+    },
+  );
+
+  e2eTest("/settings threads off in a channel overrides DISCORD_AUTO_THREAD=true", async ({ startDiscord }) => {
+    const e2e = await startDiscord({ discord: quick, env: { DISCORD_AUTO_THREAD: "true" } });
+    const { discord, model } = e2e;
+    const { general } = discord.ids;
+    model.script([textAnswer("Right here.")]);
+    discord.userSays({
+      channelId: general,
+      content: "/settings threads off",
+      mentionsBot: true,
+      author: discord.users.bob,
+    });
+    await botAnswer(discord, general, (c) => c.includes("answers here stay in the channel"));
+    discord.userSays({ channelId: general, content: "a question", mentionsBot: true });
+    await botAnswer(discord, general, (c) => c === "Right here.");
     expect(discord.threadsStarted).toEqual([]);
   });
 });

@@ -132,6 +132,14 @@ export interface InteractionResponseRecord {
   ephemeral: boolean;
 }
 
+/** An edit of an interaction's original response (PATCH /webhooks/:app/:token/messages/@original). */
+export interface InteractionEditRecord {
+  at: number;
+  interactionId: string;
+  data: Record<string, unknown> | undefined;
+  ephemeral: boolean;
+}
+
 /** Options of `userSays`. */
 export interface UserSaysOptions {
   channelId: string;
@@ -176,6 +184,8 @@ export interface FakeDiscord {
   readonly pings: PingRecord[];
   readonly typing: { at: number; channelId: string }[];
   readonly interactionResponses: InteractionResponseRecord[];
+  /** Edits of interactions' original responses (what a deferred reply finally says), in order. */
+  readonly interactionEdits: InteractionEditRecord[];
   readonly commands: APIApplicationCommand[];
   /** A user posts a message (stored, then MESSAGE_CREATE to every session that may see it). */
   userSays(opts: UserSaysOptions): APIMessage;
@@ -210,6 +220,14 @@ export interface FakeDiscord {
   };
   /** A user runs a registered slash command (with option values, as the client sends them); returns the interaction's id and token. */
   runCommand(opts: { channelId: string; name: string; user?: APIUser; options?: { name: string; value: string }[] }): {
+    id: string;
+    token: string;
+  };
+  /**
+   * A user picks a registered message command ("Apps → Ask TestBot") on a message: INTERACTION_CREATE
+   * with data.type 3, the target_id and the message in resolved.messages, as Discord sends it.
+   */
+  runMessageCommand(opts: { channelId: string; messageId: string; name: string; user?: APIUser }): {
     id: string;
     token: string;
   };
@@ -288,6 +306,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     pings: state.pings,
     typing: state.typing,
     interactionResponses: state.interactionResponses,
+    interactionEdits: state.interactionEdits,
     commands: state.commands,
     ...createUserActions(state, writer),
     async userUploads({ files, ...opts }) {

@@ -29,6 +29,7 @@ import { createDispatch } from "./telegram/method-dispatch.js";
 import { chatMemberCommandMethods } from "./telegram/methods-chat-members-commands.js";
 import { fileMethods } from "./telegram/methods-files.js";
 import { messageMethods } from "./telegram/methods-messages.js";
+import { createReactions, type ReactionChange } from "./telegram/methods-reactions.js";
 import { updateWebhookMethods } from "./telegram/methods-updates-webhook.js";
 import { createTelegramState } from "./telegram/state.js";
 import { createPushUpdate } from "./telegram/update-queue.js";
@@ -38,6 +39,7 @@ import { createWebhookDelivery } from "./telegram/webhook-delivery.js";
 export { detectEntities } from "./telegram/entities.js";
 
 export type { FloodLimits, FloodViolation } from "./telegram-flood-control.js";
+export type { ReactionChange } from "./telegram/methods-reactions.js";
 
 /** A Telegram user as tests describe one. */
 export interface FakeUser {
@@ -231,6 +233,10 @@ export interface FakeTelegram {
   draft(chatId: number, threadId?: number): DraftView | undefined;
   /** The last chat action (typing…) sent to a chat. */
   lastChatAction(chatId: number): { action: string; at: number; threadId?: number } | undefined;
+  /** The bot's reactions on a message now (setMessageReaction). */
+  botReactions(chatId: number, messageId: number): string[];
+  /** Every reaction change the bot made (setMessageReaction accepted), oldest first. */
+  reactionLog(): ReactionChange[];
   /** The commands registered with setMyCommands. */
   registeredCommands(): unknown[];
   /** How a callback query was answered (undefined = not yet). */
@@ -258,8 +264,10 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   const state = createTelegramState(port, options);
   // The delivery runs methods a webhook answers with, and setWebhook starts the delivery: the dispatcher is looked up late.
   const delivery = createWebhookDelivery(state, (method, p, res) => dispatch(method, p, res));
+  const reactions = createReactions(state);
   const dispatch = createDispatch(
     messageMethods(state),
+    reactions.methods,
     updateWebhookMethods(state, delivery),
     chatMemberCommandMethods(state),
     fileMethods(state),
@@ -274,6 +282,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     pushUpdate,
     ...createUserActions(state, pushUpdate),
     ...createInspection(state),
+    ...reactions.inspection,
     async close() {
       if (state.closed) return;
       state.closed = true;

@@ -258,6 +258,37 @@ describe("settings commands", () => {
   });
 });
 
+describe("/settings threads", () => {
+  it("a Discord channel's admin switches threads per question; a member is refused; elsewhere it is not a setting", async () => {
+    const discordAsker = (admin: boolean): SettingsAsker => ({
+      platform: "discord",
+      conversationKey: "dc:42",
+      isPrivate: false,
+      userId: admin ? "2" : "1",
+      isChatAdmin: async () => admin,
+    });
+    expect(await service.threads?.("dc:42")).toBeUndefined();
+    expect(await service.run(discordAsker(false), "settings", "threads on")).toMatchObject({ refused: true });
+    expect(await service.threads?.("dc:42")).toBeUndefined();
+
+    expect((await service.run(discordAsker(true), "settings", "threads on")).text).toMatch(/thread of its own/);
+    expect(await service.threads?.("dc:42")).toBe(true);
+    expect((await service.run(discordAsker(false), "settings", "threads")).text).toMatch(
+      /^A thread per question here: on\./,
+    );
+    await service.run(discordAsker(true), "settings", "threads off");
+    expect(await service.threads?.("dc:42")).toBe(false);
+    await service.run(discordAsker(true), "settings", "reset");
+    expect(await service.threads?.("dc:42")).toBeUndefined();
+
+    const telegram = groupMember("7", true);
+    expect((await service.run(telegram, "settings", "threads on")).text).toBe(
+      "Threads per question are a setting of Discord server channels.",
+    );
+    expect(await store.overrides("tg:-100")).toEqual({ toolsOff: [] });
+  });
+});
+
 describe("model choices", () => {
   it("MODEL_CHOICES wins over the server; the default model is always offered", async () => {
     const choices = createModelChoices({

@@ -1,8 +1,8 @@
 /**
  * The Discord adapter: a discord.js client that turns messages addressed to the bot into
  * InboundMessages and enqueues them. It validates, enqueues and acknowledges; answering is the
- * worker's job (through the REST-only reply port). Commands (/reset, /compact, /stop, /help) and the Stop
- * button are handled here because they must not wait in the queue.
+ * worker's job (through the REST-only reply port). Commands (/reset, /compact, /stop, /help), the Stop
+ * button and "Ask <bot>" (a message's Apps menu) are handled here because they must not wait in the queue.
  */
 import {
   type ApplicationCommand,
@@ -17,11 +17,12 @@ import {
   Partials,
   type Interaction,
   type Message,
+  type MessageContextMenuCommandInteraction,
   type RESTOptions,
   type TextBasedChannel,
 } from "discord.js";
 import { pino, type Logger } from "pino";
-import type { BotGateway } from "../../contracts/bot-gateway.js";
+import type { BotGateway, EnqueueResult } from "../../contracts/bot-gateway.js";
 import { inboundMessageSchema, type InboundMessage } from "../../contracts/inbound-message.js";
 import { mentionsBot, referencedMessage, speakerName, textForModel } from "./discord-addressing.js";
 import { cutText } from "../../shared/text-cut.js";
@@ -44,6 +45,7 @@ import { discordAttachments } from "./discord-attachments.js";
 import { inBotThread, threadable, threadNameFor } from "./discord-threads.js";
 import { STATUS_EMOJI } from "./discord-status-reactions.js";
 import { holdsShardZero, type DiscordShardPlan } from "./discord-shards.js";
+import { ASK_NOTES, askCommandFor, askQuestionText } from "./discord-ask.js";
 
 /** What the Discord adapter needs: credentials, the queue seam, and the access rules from config. */
 export interface DiscordAdapterOptions {
@@ -280,8 +282,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     }
 
     // The answer goes where the conversation is: a new thread on the question, or the channel itself.
-    const channelId =
-      (options.autoThread && threadable(message) && (await openThread(message, text))) || message.channelId;
+    const channelId = (await threadFor(message, text)) ?? message.channelId;
     const candidate: InboundMessage = {
       platform: "discord",
       conversationKey: discordConversationKey(channelId),
@@ -304,44 +305,123 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       typingOnReceipt: true,
       ...(attachments.length > 0 ? { attachments } : {}),
     };
+    const result = await enqueue(candidate, message);
+    if (result === "failed") {
+      await reply(message, UNAVAILABLE_TEXT, undefined, true);
+      return;
+    }
+    if (result?.status === "refused" && result.reason !== undefined)
+      await reply(message, result.reason, undefined, true);
+  };
+
+  /** Whether questions in a channel get a thread: its own `/settings threads` choice, else DISCORD_AUTO_THREAD. */
+  const threadsOn = async (channelId: string): Promise<boolean> => {
+    try {
+      return (await options.settings?.threads?.(discordConversationKey(channelId))) ?? options.autoThread ?? false;
+    } catch (error) {
+      log.warn({ err: error, channelId }, "discord: could not read the channel's thread setting, using the default");
+      return options.autoThread ?? false;
+    }
+  };
+
+  /** The thread a question here is answered in (an existing one on the message, or a new one); undefined: the channel. */
+  const threadFor = async (message: Message, text: string): Promise<string | undefined> => {
+    if (!threadable(message) || !(await threadsOn(message.channelId))) return undefined;
+    return message.thread?.id ?? (await openThread(message, text));
+  };
+
+  /**
+   * Offers a question to the queue; on "queued" shows the first signs of life (typing, 👀 on `message`).
+   * "failed": the queue could not take it (the caller tells the user); undefined: it does not fit the payload.
+   */
+  const enqueue = async (
+    candidate: InboundMessage,
+    message: Message,
+  ): Promise<EnqueueResult | "failed" | undefined> => {
     const parsed = inboundMessageSchema.safeParse(candidate);
     if (!parsed.success) {
       log.warn(
         { issues: parsed.error.issues, messageId: message.id },
         "discord: message does not fit the queue payload",
       );
-      return;
+      return undefined;
     }
-    let result;
+    let result: EnqueueResult;
     try {
       result = await gateway.enqueue(parsed.data);
     } catch (error) {
-      // Discord will not redeliver: tell the user instead of dropping the question silently.
+      // Discord will not redeliver: the caller tells the user instead of dropping the question silently.
       log.error({ err: error, messageId: message.id }, "discord: enqueue failed");
-      await reply(message, UNAVAILABLE_TEXT, undefined, true);
-      return;
+      return "failed";
     }
-    if (result.status === "refused") {
-      if (result.reason !== undefined) await reply(message, result.reason, undefined, true);
-      return;
-    }
+    if (result.status !== "queued") return result;
     log.debug({ jobId: result.jobId, status: result.status }, "discord: message enqueued");
+    const inThread = candidate.chatId !== message.channelId;
     // The first sign of life as soon as the question is queued, not when a worker picks it up (the
     // worker shows it again if it starts after the indicator faded). Cosmetic: nothing waits for it.
     // Not on a question answered in its own thread: the worker could not reach it to replace the 👀.
-    if (result.status === "queued" && options.statusReactions && channelId === message.channelId) {
+    if (options.statusReactions && !inThread) {
       message
         .react(STATUS_EMOJI.queued)
         .catch((error: unknown) => log.debug({ err: error, messageId: message.id }, "discord: status reaction failed"));
     }
-    const target = channelId === message.channelId ? message.channel : message.thread;
-    if (result.status === "queued" && target && "sendTyping" in target) {
+    const target = inThread ? message.thread : message.channel;
+    if (target && "sendTyping" in target) {
       target
         .sendTyping()
         .catch((error: unknown) =>
-          log.debug({ err: error, channelId: message.channelId }, "discord: typing indicator failed"),
+          log.debug({ err: error, channelId: candidate.chatId }, "discord: typing indicator failed"),
         );
     }
+    return result;
+  };
+
+  /** "Ask <bot>" on a message: the question is that message (its text, files and author); the asker gets a private note. */
+  const onAsk = async (interaction: MessageContextMenuCommandInteraction, isDm: boolean): Promise<void> => {
+    // Discord allows 3 s before the first response, and a thread or Redis may take longer: acknowledge first.
+    await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+    const note = (content: string) => interaction.editReply({ content, allowedMentions: { parse: [] } });
+    const target = interaction.targetMessage;
+    const botId = client.user?.id ?? "";
+    const text = textForModel(target, botId);
+    const attachments = discordAttachments(target, undefined);
+    if (text === "" && attachments.length === 0) {
+      await note(ASK_NOTES.empty);
+      return;
+    }
+    const length = [...text].length;
+    if (length > maxInputChars) {
+      await note(tooLongText(length, maxInputChars));
+      return;
+    }
+    const authorName = cutText(target.member?.displayName ?? target.author.displayName, 200) || target.author.username;
+    const member = interaction.member;
+    const askerName =
+      cutText(member && "displayName" in member ? member.displayName : interaction.user.displayName, 200) ||
+      interaction.user.username;
+    const channelId = (await threadFor(target, text || authorName)) ?? interaction.channelId;
+    const result = await enqueue(
+      {
+        platform: "discord",
+        conversationKey: discordConversationKey(channelId),
+        chatId: channelId,
+        // The answer replies to the chosen message; asking twice about one message is one question.
+        messageId: target.id,
+        chatType: isDm ? "private" : "group",
+        ...(interaction.guildId ? { guildId: interaction.guildId } : {}),
+        author: { id: interaction.user.id, displayName: askerName },
+        text: askQuestionText(authorName, text, attachments.length),
+        receivedAt: now(),
+        typingOnReceipt: true,
+        ...(attachments.length > 0 ? { attachments } : {}),
+      },
+      target,
+    );
+    if (result === "failed" || result === undefined) await note(UNAVAILABLE_TEXT);
+    else if (result.status === "queued")
+      await note(channelId === interaction.channelId ? ASK_NOTES.queued : ASK_NOTES.inThread(channelId));
+    else if (result.status === "duplicate") await note(ASK_NOTES.duplicate);
+    else await note(result.reason ?? ASK_NOTES.refused);
   };
 
   const onInteraction = async (interaction: Interaction): Promise<void> => {
@@ -349,7 +429,8 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       if (settingsUi) await settingsUi.autocomplete(interaction);
       return;
     }
-    if (!interaction.isButton() && !interaction.isChatInputCommand()) return;
+    if (!interaction.isButton() && !interaction.isChatInputCommand() && !interaction.isMessageContextMenuCommand())
+      return;
     const channel = interaction.channel as
       | (TextBasedChannel & { isThread(): boolean; parentId?: string | null })
       | null;
@@ -363,6 +444,18 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     }
     const channelId = interaction.channelId;
     const key = discordConversationKey(channelId);
+    if (interaction.isMessageContextMenuCommand()) {
+      try {
+        await onAsk(interaction, isDm);
+      } catch (error) {
+        log.error({ err: error, command: interaction.commandName }, "discord: Ask failed");
+        if (interaction.deferred)
+          await interaction
+            .editReply({ content: UNAVAILABLE_TEXT })
+            .catch((failure: unknown) => log.warn({ err: failure }, "discord: could not tell the asker"));
+      }
+      return;
+    }
     if (interaction.isButton()) {
       if (settingsUi && (await settingsUi.button(interaction, key))) return;
       if (interaction.customId !== STOP_BUTTON_ID) return;
@@ -416,7 +509,11 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       // every start of every process is how bots earn a long 429 lockout).
       if ((options.registerCommands ?? true) && holdsShardZero(client)) {
         try {
-          const wanted = [...DISCORD_APPLICATION_COMMANDS, ...(settingsUi ? DISCORD_SETTINGS_COMMANDS : [])];
+          const wanted: ApplicationCommandData[] = [
+            ...DISCORD_APPLICATION_COMMANDS,
+            ...(settingsUi ? DISCORD_SETTINGS_COMMANDS : []),
+            askCommandFor(client.user?.displayName ?? "the bot"),
+          ];
           const registered = await client.application?.commands.fetch();
           if (!registered || !sameCommands(registered, wanted)) await client.application?.commands.set(wanted);
           else log.debug("discord: application commands already registered");

@@ -52,8 +52,9 @@ export function discordHelpText(botName: string): string {
     `**${botName}** answers with a local model and can look things up (weather, news, web pages, time).`,
     `• In a server channel: mention me (@${botName} …) or reply to one of my messages. Everyone in a channel shares one conversation; a thread is a conversation of its own.`,
     "• In a DM: just write.",
+    `• About any message: its menu → Apps → Ask ${botName}.`,
     "Commands: `/reset` forget this conversation · `/compact` fold older messages into a summary · `/stop` stop the answer being written · `/help` this text.",
-    "Settings: `/settings` · `/model` · `/think on|off` · `/reasoning off|collapsed|full` · `/persona <text>` · `/tools` · `/voice off|on|auto` (in a server, Manage Server or Manage Channels may change them).",
+    "Settings: `/settings` · `/model` · `/think on|off` · `/reasoning off|collapsed|full` · `/persona <text>` · `/tools` · `/voice off|on|auto` · `/settings threads on|off` a thread per question here (in a server, Manage Server or Manage Channels may change them).",
   ].join("\n");
 }
 

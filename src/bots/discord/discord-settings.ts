@@ -45,6 +45,16 @@ export const SETTINGS_COMMAND_OPTIONS: Record<
         required: false,
         choices: [{ name: "reset", value: "reset" }],
       },
+      {
+        type: ApplicationCommandOptionType.String,
+        name: "threads",
+        description: "A thread per question in this channel (server admins)",
+        required: false,
+        choices: [
+          { name: "on", value: "on" },
+          { name: "off", value: "off" },
+        ],
+      },
     ],
   },
   model: {
@@ -167,7 +177,7 @@ function argsOf(interaction: ChatInputCommandInteraction, command: SettingsComma
   const get = (name: string) => interaction.options.getString(name) ?? "";
   switch (command) {
     case "settings":
-      return get("action");
+      return get("threads") ? `threads ${get("threads")}` : get("action");
     case "model":
       return get("name");
     case "think":

@@ -12,6 +12,7 @@ import { sequentialize } from "@grammyjs/runner";
 import type { Logger } from "pino";
 import type { BotGateway, EnqueueResult } from "../../contracts/bot-gateway.js";
 import type { InboundMessage } from "../../contracts/inbound-message.js";
+import { TELEGRAM_STATUS_EMOJI } from "./telegram-status-reactions.js";
 import { classifyTelegramMessage, type TelegramCommand } from "./telegram-addressing.js";
 import { telegramConversationKey, topicOf } from "./telegram-conversation.js";
 import { toInboundMessage } from "./telegram-inbound.js";
@@ -68,6 +69,8 @@ export interface TelegramAdapterOptions {
   stopTimeoutMs?: number;
   /** Called when polling ends on its own (wrong token, another instance polling: 401/409). */
   onFatal?: (error: unknown) => void;
+  /** STATUS_REACTIONS: 👀 on a question once it is queued (the worker replaces it with 👨‍💻, 👌 or 😢). */
+  statusReactions?: boolean;
   now?: () => number;
 }
 
@@ -185,6 +188,14 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
     ctx.api
       .sendChatAction(message.chat.id, "typing", thread !== undefined ? { message_thread_id: thread } : {})
       .catch((err: unknown) => log.debug({ err: errorText(err), chatId: message.chat.id }, "typing indicator failed"));
+  };
+
+  /** 👀 on a queued question (STATUS_REACTIONS); cosmetic like the typing indicator, nothing waits for it. */
+  const showQueued = (ctx: Context, message: Message): void => {
+    if (!opts.statusReactions) return;
+    ctx.api
+      .setMessageReaction(message.chat.id, message.message_id, [{ type: "emoji", emoji: TELEGRAM_STATUS_EMOJI.queued }])
+      .catch((err: unknown) => log.debug({ err: errorText(err), chatId: message.chat.id }, "status reaction failed"));
   };
 
   /** Offers a message to the queue until it is taken; only stop() ends the attempts (the update then stays unconfirmed). */
@@ -322,7 +333,10 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
           { chatId: inbound.chatId, messageId: inbound.messageId, status: result.status },
           "offered to the queue",
         );
-        if (result.status === "queued") showTyping(ctx, message);
+        if (result.status === "queued") {
+          showTyping(ctx, message);
+          showQueued(ctx, message);
+        }
         if (result.status === "refused" && result.reason !== undefined)
           await answer(ctx, message, result.reason, undefined, "counted");
         return;

@@ -1,6 +1,6 @@
 /**
  * Telegram as the reply engine sees it (ReplyPort): sendMessage / editMessageText /
- * sendMessageDraft / sendChatAction through a grammY `Api` (no polling Bot needed, so
+ * sendMessageDraft / sendChatAction (and setMessageReaction for status reactions) through a grammY `Api` (no polling Bot needed, so
  * workers can stream answers without receiving updates).
  *
  * Errors are mapped once, here: 429 → RateLimitedError(retry_after), "message is not
@@ -21,6 +21,7 @@ import {
 import type { InboundMessage } from "../../contracts/inbound-message.js";
 import { markdownToTelegramHtml, telegramVisibleText } from "./telegram-html.js";
 import { cutTextWithMarker } from "../../shared/text-cut.js";
+import { createReactionPacer, telegramReactionFor } from "./telegram-status-reactions.js";
 import {
   TELEGRAM_DRAFT_INTERVAL_MS,
   TELEGRAM_GROUP_EDIT_INTERVAL_MS,
@@ -43,6 +44,8 @@ export interface TelegramReplyPortOptions {
   stopButton?: boolean;
   /** Markdown → Telegram HTML; default markdownToTelegramHtml. */
   toHtml?: (markdown: string) => string;
+  /** STATUS_REACTIONS: 👨‍💻 / 👌 / 😢 on the user's message (default off). */
+  statusReactions?: boolean;
 }
 
 const PARSE_FAILURE = /can't parse entities/i;
@@ -69,10 +72,16 @@ const SOURCE_MEMORY = 64;
 
 /** Creates the factory the worker uses to build one port per Telegram job. */
 export function createTelegramReplyPortFactory(opts: TelegramReplyPortOptions): ReplyPortFactory {
-  return (message) => createTelegramReplyPort(opts, message);
+  // One pacer for every job of this worker: the reactions of a chat are spaced across its answers.
+  const reactions = opts.statusReactions ? createReactionPacer() : undefined;
+  return (message) => createTelegramReplyPort(opts, message, reactions);
 }
 
-function createTelegramReplyPort(opts: TelegramReplyPortOptions, message: InboundMessage): ReplyPort {
+function createTelegramReplyPort(
+  opts: TelegramReplyPortOptions,
+  message: InboundMessage,
+  reactions: ReturnType<typeof createReactionPacer> | undefined,
+): ReplyPort {
   if (message.platform !== "telegram")
     throw new Error(`Telegram reply port asked to answer a ${message.platform} message`);
   const { api } = opts;
@@ -205,6 +214,37 @@ function createTelegramReplyPort(opts: TelegramReplyPortOptions, message: Inboun
       return String(sent.message_id);
     },
   };
+
+  if (reactions) {
+    // The adapter's 👀 went out about now (from another process): the first change keeps its distance.
+    reactions.noteElsewhere(message.chatId);
+    let toolsShown = false;
+    let chain = Promise.resolve();
+    const retryAfterMs = (err: unknown) =>
+      err instanceof GrammyError && err.error_code === 429 ? (err.parameters.retry_after ?? 1) * 1000 : undefined;
+    port.status = (phase) => {
+      // One change at a time, in order: 👨‍💻 (not awaited by the engine) before 👌.
+      chain = chain.then(async () => {
+        if (phase === "tools" && toolsShown) return;
+        if (phase === "tools") toolsShown = true;
+        try {
+          await reactions.run(
+            message.chatId,
+            async () => {
+              // Replaces the bot's reaction on the message: the one before goes in the same request.
+              await api.setMessageReaction(chatId, Number(message.messageId), [
+                { type: "emoji", emoji: telegramReactionFor(phase) },
+              ]);
+            },
+            retryAfterMs,
+          );
+        } catch {
+          // Cosmetic: a missing reaction (deleted message, reactions not allowed in the chat) never fails a reply.
+        }
+      });
+      return chain;
+    };
+  }
 
   if (opts.useDrafts && isPrivate) {
     port.draft = async (draftId, content, o) => {

@@ -336,7 +336,7 @@ describe("commands", () => {
 
   test("slash commands are registered at start and answered privately", async () => {
     await start();
-    expect(discord.commands.map((c) => c.name).sort()).toEqual(["compact", "help", "reset", "stop"]);
+    expect(discord.commands.map((c) => c.name).sort()).toEqual(["Ask testbot", "compact", "help", "reset", "stop"]);
     const { id } = discord.runCommand({ channelId: discord.ids.thread, name: "reset" });
     const response = await discord.waitFor(() => discord.interactionResponses.find((r) => r.interactionId === id));
     expect(gateway.resets).toEqual([`dc:${discord.ids.thread}`]);

@@ -160,6 +160,36 @@ describe("fake Bot API over HTTP", () => {
     expect(fake.botMessages(alice.id)[0]).toMatchObject({ editCount: 1, entities: [] });
   });
 
+  it("setMessageReaction takes only Telegram's allowed emoji (400 REACTION_INVALID), one at a time, replacing the last", async () => {
+    const { fake, api } = await setup();
+    const { message } = fake.userSays(privateChat(alice), alice, "hi");
+    const id = Number(message.message_id);
+    for (const emoji of ["✅", "🔧", "⚠️"]) {
+      const refused = await apiError(api.setMessageReaction(alice.id, id, [{ type: "emoji", emoji } as never]));
+      expect(refused).toMatchObject({ error_code: 400, description: "Bad Request: REACTION_INVALID" });
+    }
+    expect(
+      (
+        await apiError(
+          api.setMessageReaction(alice.id, id, [
+            { type: "emoji", emoji: "👀" },
+            { type: "emoji", emoji: "👌" },
+          ]),
+        )
+      ).description,
+    ).toBe("Bad Request: REACTIONS_TOO_MANY");
+    expect((await apiError(api.setMessageReaction(alice.id, 999, [{ type: "emoji", emoji: "👀" }]))).description).toBe(
+      "Bad Request: message to react not found",
+    );
+    await api.setMessageReaction(alice.id, id, [{ type: "emoji", emoji: "👀" }]);
+    await api.setMessageReaction(alice.id, id, [{ type: "emoji", emoji: "👨‍💻" }]);
+    await api.setMessageReaction(alice.id, id, [{ type: "emoji", emoji: "👌" }]);
+    expect(fake.botReactions(alice.id, id)).toEqual(["👌"]);
+    expect(fake.reactionLog().map((r) => r.emoji)).toEqual([["👀"], ["👨‍💻"], ["👌"]]);
+    // Not messages: no flood limit counted them.
+    expect(fake.floodViolations()).toEqual([]);
+  });
+
   it("enforces the per-chat interval with a flood wait and records every violation", async () => {
     const { fake, api, tick } = await setup();
     fake.userSays(privateChat(alice), alice, "hi");

@@ -199,3 +199,35 @@ describe("Telegram reply port", () => {
     expect(() => factory(inboundMessage({ platform: "discord", chatId: "1", chatType: "group" }))).toThrow(/discord/);
   });
 });
+
+describe("Telegram status reactions (reply port)", () => {
+  it("replaces the reaction per phase, shows 👨‍💻 once, and waits out a 429 instead of losing the change", async () => {
+    fake = await startFakeTelegram();
+    const said = fake.userSays(privateChat(alice), alice, "question?");
+    const messageId = Number(said.message.message_id);
+    const api = new Api(fake.token, { apiRoot: fake.apiRoot });
+    const port = createTelegramReplyPortFactory({ api, useDrafts: false, statusReactions: true })(
+      inboundMessage({
+        chatId: String(alice.id),
+        messageId: String(messageId),
+        chatType: "private",
+        author: { id: String(alice.id), displayName: "Alice" },
+        text: "question?",
+      }),
+    );
+    fake.failNext("setMessageReaction", 1, { retryAfter: 1 });
+    void port.status?.("tools");
+    void port.status?.("tools");
+    await port.status?.("done");
+    expect(fake.botReactions(alice.id, messageId)).toEqual(["👌"]);
+    expect(fake.reactionLog().map((r) => r.emoji)).toEqual([["👨‍💻"], ["👌"]]);
+    expect(fake.calls("setMessageReaction").map((c) => c.status)).toEqual([429, 200, 200]);
+  });
+
+  it("off: the port has no status at all", async () => {
+    fake = await startFakeTelegram();
+    const api = new Api(fake.token, { apiRoot: fake.apiRoot });
+    const port = createTelegramReplyPortFactory({ api, useDrafts: false })(inboundMessage({ chatId: "1001" }));
+    expect(port.status).toBeUndefined();
+  });
+});

@@ -1,7 +1,8 @@
 /**
  * Slash commands and interactions: registering the bot's commands (PUT replaces them all, as
  * Discord's bulk overwrite does), listing them, and answering an interaction through its callback
- * (once, within the token's lifetime, with a response type the interaction allows).
+ * (once, within the token's lifetime, with a response type the interaction allows), then editing
+ * that response through the interaction's webhook (a deferred reply's final text), for 15 minutes.
  */
 import { MessageFlags, type APIApplicationCommand, type APIMessage } from "discord.js";
 import { apiError, formError, json, noContent } from "./http-answer.js";
@@ -10,12 +11,25 @@ import { contentProblem } from "./message-validation.js";
 import type { Route } from "./rest-route.js";
 import type { DiscordState } from "./state.js";
 
-/** PUT/GET /applications/:id/commands and POST /interactions/:id/:token/callback. */
+/** How long an interaction's token may edit its response (Discord: 15 minutes). */
+const INTERACTION_TOKEN_LIFETIME_MS = 15 * 60_000;
+
+/** PUT/GET /applications/:id/commands, POST /interactions/:id/:token/callback and PATCH …/messages/@original. */
 export function interactionCommandRoutes(
   state: DiscordState,
   { createBotMessage, editBotMessage }: MessageWriter,
 ): Route[] {
-  const { world, commands, nextId, changed, interactions, now, interactionTimeoutMs, interactionResponses } = state;
+  const {
+    world,
+    commands,
+    nextId,
+    changed,
+    interactions,
+    now,
+    interactionTimeoutMs,
+    interactionResponses,
+    interactionEdits,
+  } = state;
   return [
     {
       method: "PUT",
@@ -29,8 +43,18 @@ export function interactionCommandRoutes(
         const made: APIApplicationCommand[] = [];
         for (const [i, raw] of list.entries()) {
           const c = raw as { name?: unknown; description?: unknown; type?: unknown };
-          if (typeof c.name !== "string" || !/^[-_\p{Ll}\p{Lo}\p{N}]{1,32}$/u.test(c.name)) {
+          const chatInput = (c.type ?? 1) === 1;
+          // Slash commands: lower-case, no spaces; user and message commands: any 1-32 characters.
+          const validName = chatInput ? /^[-_\p{Ll}\p{Lo}\p{N}]{1,32}$/u : /^.{1,32}$/u;
+          if (typeof c.name !== "string" || !validName.test(c.name) || c.name.trim() !== c.name) {
             return formError(`${i}.name`, "APPLICATION_COMMAND_INVALID_NAME", "Command name is invalid");
+          }
+          if (!chatInput && typeof c.description === "string" && c.description !== "") {
+            return formError(
+              `${i}.description`,
+              "APPLICATION_COMMAND_CONTEXT_MENU_DESCRIPTION",
+              "Context menu commands cannot have description",
+            );
           }
           if (
             (c.type ?? 1) === 1 &&
@@ -94,6 +118,8 @@ export function interactionCommandRoutes(
           if (problem) return problem;
         }
         interaction.acknowledged = true;
+        interaction.responseType = type;
+        interaction.ephemeral = ephemeral;
         interactionResponses.push({ at: now(), interactionId: params[0]!, type, data, ephemeral });
         let message: APIMessage | undefined;
         if (type === 4 && !ephemeral) {
@@ -107,6 +133,30 @@ export function interactionCommandRoutes(
         return json(200, {
           interaction: { id: params[0], type, response_message_id: message?.id, response_message_ephemeral: ephemeral },
           resource: { type, ...(message ? { message } : {}) },
+        });
+      },
+    },
+    {
+      method: "PATCH",
+      pattern: /^\/webhooks\/(\d+)\/([^/]+)\/messages\/(?:@|%40)original$/,
+      route: "PATCH /webhooks/:id/:token/messages/@original",
+      auth: false,
+      handle: ({ params, body }) => {
+        const found = [...interactions.entries()].find(([, i]) => i.token === params[1]);
+        // The token works for 15 minutes, and only once the interaction was answered (or deferred).
+        if (params[0] !== world.applicationId || !found || now() - found[1].createdAt > INTERACTION_TOKEN_LIFETIME_MS)
+          return apiError(404, 10015, "Unknown Webhook");
+        const [interactionId, interaction] = found;
+        if (!interaction.acknowledged || interaction.responseType === 8) return apiError(404, 10008, "Unknown Message");
+        const problem = contentProblem(body ?? {}, false);
+        if (problem) return problem;
+        interactionEdits.push({ at: now(), interactionId, data: body, ephemeral: interaction.ephemeral === true });
+        changed();
+        return json(200, {
+          id: interactionId,
+          channel_id: interaction.channelId,
+          content: typeof body?.content === "string" ? body.content : "",
+          flags: interaction.ephemeral ? MessageFlags.Ephemeral : 0,
         });
       },
     },

@@ -16,13 +16,24 @@ export interface PendingInteraction {
   channelId: string;
   messageId?: string;
   autocomplete?: boolean;
+  /** How it was acknowledged: its first response's type and whether that was ephemeral (for edits of @original). */
+  responseType?: number;
+  ephemeral?: boolean;
 }
 
 /** The shared state of one running fake (the records are the very arrays the fake exposes). */
 export interface DiscordState
   extends Pick<
     FakeDiscord,
-    "token" | "world" | "requests" | "violations" | "pings" | "typing" | "interactionResponses" | "commands"
+    | "token"
+    | "world"
+    | "requests"
+    | "violations"
+    | "pings"
+    | "typing"
+    | "interactionResponses"
+    | "interactionEdits"
+    | "commands"
   > {
   readonly now: () => number;
   readonly nextId: () => string;
@@ -104,6 +115,7 @@ export function createDiscordState({
     pings: [],
     typing: [],
     interactionResponses: [],
+    interactionEdits: [],
     commands: [],
     interactions: new Map<string, PendingInteraction>(),
     port: 0,

@@ -1,12 +1,13 @@
 /**
  * Interactions a user starts in the fake: pressing a button on a message, running a registered
- * slash command, typing into an autocomplete option. Each is refused the way the client would
+ * slash command, picking a message command from a message's Apps menu, typing into an autocomplete option. Each is refused the way the client would
  * refuse it (no such button, command or option), then dispatched as INTERACTION_CREATE with a
  * token the bot must answer within the interaction timeout.
  */
 import { randomBytes } from "node:crypto";
 import {
   ApplicationCommandOptionType,
+  ApplicationCommandType,
   ComponentType,
   InteractionType,
   PermissionFlagsBits,
@@ -21,7 +22,7 @@ import { guildOf, type DiscordState } from "./state.js";
 export function createUserInteractions(
   state: DiscordState,
   gateway: FakeGateway,
-): Pick<FakeDiscord, "clickButton" | "runCommand" | "autocomplete"> {
+): Pick<FakeDiscord, "clickButton" | "runCommand" | "runMessageCommand" | "autocomplete"> {
   const { world, roles, channels, members, nextId, findMessage, interactions, commands, now } = state;
   /** A member's permissions in a channel, as interactions carry them: @everyone's and their roles' (no overwrites in this world); Administrator means all. */
   const memberPermissions = (roleIds: readonly string[]): string => {
@@ -124,6 +125,33 @@ export function createUserInteractions(
       };
       const payload = { ...base.common, type: InteractionType.ApplicationCommand, data };
       gateway.dispatch("INTERACTION_CREATE", () => payload);
+      return { id: base.id, token: base.token };
+    },
+
+    runMessageCommand({ channelId, messageId, name, user = world.users.alice }) {
+      const command = commands.find((c) => c.name === name && c.type === ApplicationCommandType.Message);
+      if (!command)
+        throw new Error(`fake discord: no message command "${name}" is registered (the Apps menu would not offer it)`);
+      const message = findMessage(channelId, messageId);
+      if (!message) throw new Error(`fake discord: no message ${messageId} in ${channelId}`);
+      const base = interactionBase(channelId, user);
+      // Offered only in the contexts the command was registered for (0 guild, 1 bot DM).
+      if (command.contexts && !command.contexts.includes(base.common.context))
+        throw new Error(`fake discord: "${name}" is not offered in context ${base.common.context}`);
+      interactions.set(base.id, { token: base.token, createdAt: now(), acknowledged: false, channelId });
+      const data = {
+        id: command.id,
+        name: command.name,
+        type: ApplicationCommandType.Message,
+        target_id: message.id,
+        // Discord resolves the target with its content, whatever the bot's intents.
+        resolved: { messages: { [message.id]: structuredClone(message) } },
+      };
+      gateway.dispatch("INTERACTION_CREATE", () => ({
+        ...base.common,
+        type: InteractionType.ApplicationCommand,
+        data,
+      }));
       return { id: base.id, token: base.token };
     },
 
