@@ -361,7 +361,10 @@ export async function checkContext(
   );
 }
 
-/** Ollama gives each request the context its `num_ctx` asks for: the figure the bot sends must hold a whole request. */
+/**
+ * Ollama gives each request the context its `num_ctx` asks for, and the bot's budget counts with that same figure:
+ * a small one never fails a request, it only keeps less history (a warning, with the setting that gives more).
+ */
 async function checkOllamaContext(config: ModelCheckConfig, timeoutMs: number): Promise<SetupFinding> {
   const window = await ollamaContextWindow(config, timeoutMs);
   const from =
@@ -374,9 +377,10 @@ async function checkOllamaContext(config: ModelCheckConfig, timeoutMs: number): 
   const sum = `MODEL_MAX_TOKENS ${config.MODEL_MAX_TOKENS} + HISTORY_MAX_TOKENS ${config.HISTORY_MAX_TOKENS} + about ${PROMPT_ALLOWANCE_TOKENS} for the prompt and tools = ${needed}`;
   if (window.tokens >= needed)
     return f.pass("context", `num_ctx ${window.tokens} (${from}) holds a full request (${sum})`);
-  return f.fail(
+  // A warning, not a failure: the budget counts with this num_ctx, so requests fit; only less history does.
+  return f.warn(
     "context",
-    `num_ctx ${window.tokens} (${from}) is too small for ${sum}: the bot keeps less history to fit`,
+    `num_ctx ${window.tokens} (${from}) is smaller than ${sum}: the bot keeps less history to fit`,
     `set MODEL_CONTEXT_TOKENS=${Math.ceil(needed / 4096) * 4096} (Ollama allocates what num_ctx asks for; mind the memory), or lower MODEL_MAX_TOKENS / HISTORY_MAX_TOKENS`,
   );
 }

@@ -163,6 +163,27 @@ describe("MODEL_SERVER=ollama, end to end through Telegram", () => {
   );
 
   e2eTest(
+    "a model whose /api/show lists no vision gets no picture, and the text says so",
+    async ({ fakeTelegram, fakeWeb, startStack, closeAfter }) => {
+      const { tg, ollama } = await startOllamaBot({ fakeTelegram, fakeWeb, startStack, closeAfter }, [
+        "completion",
+        "tools",
+        "thinking",
+      ]);
+      await tg.userSendsFile(privateChat(alice), alice, {
+        kind: "photo",
+        bytes: await twoColourPhoto(800, 600),
+        caption: "What is in this picture?",
+      });
+      await tg.waitFor(() => ollama.requests[0], { timeoutMs: 15_000, what: "the model request" });
+      const { question } = turnOf(ollama.requests[0] as OllamaRequest);
+      expect(question.images).toBeUndefined();
+      expect(question.content).toMatch(/\(not shown: this model cannot see images\)\]$/);
+      expectNativeRequests(ollama);
+    },
+  );
+
+  e2eTest(
     "/stop ends the answer being written and closes the /api/chat stream",
     async ({ fakeTelegram, fakeWeb, startStack, closeAfter }) => {
       const { tg, ollama } = await startOllamaBot({ fakeTelegram, fakeWeb, startStack, closeAfter });
