@@ -1,6 +1,7 @@
 /**
- * The spoken answer: once the text answer is final, a reply to a voice note is also sent as a voice
- * message (TTS_BASE_URL set, the platform's port can send one). Long answers are spoken in part, at a
+ * The spoken answer: once the text answer is final, it is also sent as a voice message when the chat's
+ * /voice mode asks for it (auto, the default: the question was a voice note; on: always; off: never),
+ * TTS_BASE_URL is set and the platform's port can send one. Long answers are spoken in part, at a
  * sentence end, and the caption says so. Speech is an extra: a failure is logged, never shown as an error.
  */
 import type { InboundMessage } from "../contracts/inbound-message.js";

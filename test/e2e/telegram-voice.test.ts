@@ -252,4 +252,60 @@ describe("Telegram voice notes, end to end", () => {
     },
     90_000,
   );
+
+  e2eTest(
+    "/voice: in the menu, admin-only in a group; off keeps a voice note's answer text, on speaks a typed question",
+    async ({ startTelegram, closeAfter }) => {
+      const speech = closeAfter(await startFakeSpeech());
+      const e2e = await startTelegram({ env: { STT_BASE_URL: speech.baseURL, TTS_BASE_URL: speech.baseURL } });
+      const { tg, model } = e2e;
+      expect(tg.registeredCommands()).toContainEqual({
+        command: "voice",
+        description: "Spoken answers: off, on or auto",
+      });
+      tg.addChat(group);
+      tg.setMemberStatus(group.id, bob, "member");
+      tg.userSays(group, bob, "/voice@test_bot off");
+      await tg.waitFor(() => tg.botMessages(group.id)[0], { timeoutMs: 15_000, what: "the refusal" });
+      expect(tg.botMessages(group.id)[0]?.text).toBe(
+        "🔒 Only admins of this chat can change its settings. Anyone can look with /settings.",
+      );
+
+      model.script([textAnswer("Answered in writing."), textAnswer("Spoken as well.")]);
+      const chat = privateChat(alice);
+      tg.userSays(chat, alice, "/voice");
+      const shown = await tg.waitFor(() => tg.botMessages(alice.id)[0], { timeoutMs: 15_000, what: "/voice" });
+      expect(shown.text).toContain("Spoken answers here: auto (default): a voice note is answered with voice too.");
+      tg.userSays(chat, alice, "/voice off");
+      await tg.waitFor(() => tg.botMessages(alice.id)[1]?.text.includes("✅ Spoken answers are now off here."), {
+        timeoutMs: 15_000,
+        what: "/voice off",
+      });
+      const note = await voiceNote({ frequency: 640 });
+      speech.hears(note, "Can you hear me?");
+      await tg.userSendsFile(chat, alice, { kind: "voice", bytes: note, duration: 2 });
+      await tg.waitFor(() => tg.botMessages(alice.id).some((m) => m.text.endsWith("Answered in writing.")), {
+        timeoutMs: 20_000,
+        what: "the text answer",
+      });
+
+      tg.userSays(chat, alice, "/voice on");
+      await tg.waitFor(
+        () => tg.botMessages(alice.id).some((m) => m.text.includes("✅ Spoken answers are now on here.")),
+        {
+          timeoutMs: 15_000,
+          what: "/voice on",
+        },
+      );
+      tg.userSays(chat, alice, "and now in writing?");
+      await tg.waitFor(() => tg.files.sentVoices.length === 1, { timeoutMs: 20_000, what: "the spoken answer" });
+      // Only the typed question's answer was spoken: the voice note under /voice off was not.
+      expect(speech.speech.map((s) => s.input)).toEqual(["Spoken as well."]);
+      expect(readOggAudio(tg.files.sentVoices[0]?.bytes ?? Buffer.alloc(0)).durationSeconds).toBeCloseTo(
+        speech.speech[0]?.seconds ?? 0,
+        1,
+      );
+    },
+    90_000,
+  );
 });

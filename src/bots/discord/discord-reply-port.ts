@@ -243,7 +243,8 @@ export function createDiscordReplyPortFactory(options: DiscordReplyPortFactoryOp
                 {
                   id: "0",
                   filename: VOICE_FILE_NAME,
-                  duration_secs: Math.round(voice.durationSeconds * 100) / 100,
+                  // Discord refuses a voice message without a positive duration.
+                  duration_secs: Math.max(0.01, Math.round(voice.durationSeconds * 100) / 100),
                   waveform: Buffer.from(voice.waveform).toString("base64"),
                 },
               ],

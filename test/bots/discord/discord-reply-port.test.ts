@@ -297,6 +297,15 @@ describe("spoken answers", () => {
     expect(discord.botMessages(discord.ids.general)).toEqual([]);
   });
 
+  test("a channel whose write budget is spent (429) is waited out once, then the voice message goes out", async () => {
+    await start();
+    const asked = question(discord.ids.general);
+    discord.failNext({ route: "POST /channels/:id/messages", status: 429, retryAfterMs: 300 });
+    await factory(asked).sendVoice!(spoken, {});
+    expect(discord.requests.filter((r) => r.files).map((r) => r.status)).toEqual([429, 200]);
+    expect(discord.botMessages(discord.ids.general).map((m) => m.flags)).toEqual([8192]);
+  });
+
   test("the fake refuses a voice message the way Discord does: text beside it, no metadata, a waveform over 256 bytes", async () => {
     await start();
     const channel = discord.ids.general;
