@@ -33,6 +33,8 @@ export interface BenchOptions {
   roles: string;
   /** Write a V8 CPU profile of the worker process per level into this directory. */
   cpuProfDir?: string;
+  /** STATUS_REACTIONS=on in the roles: every question also gets 👀 → 🔧/👨‍💻 → ✅/👌 (their 429s count as violations). */
+  statusReactions: boolean;
   /** Also write every figure as JSON here. */
   jsonPath?: string;
   /** Write every conversation's raw timeline (deliveries, model stream, requests) as JSON here. */
@@ -53,6 +55,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   warmUpConversations: 100,
   botsInProcess: false,
   roles: "auto",
+  statusReactions: false,
   quick: false,
 };
 
@@ -82,6 +85,7 @@ export const USAGE = `usage: npm run bench -- [options]
   --bots-in-process       run the bots role inside this process (no CPU or RSS figure of its own)
   --roles auto|tsx|DIR    role processes from dist/ when it is current (auto), src/ through tsx,
                           or a build directory holding main.js
+  --status-reactions      run with STATUS_REACTIONS=on (status reactions on every question)
   --cpu-prof DIR          profile the worker's CPU per level into DIR and summarise it
   --json FILE             also write every figure as JSON
   --trace FILE            write every conversation's timeline as JSON (for digging into a figure)`;
@@ -135,6 +139,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
         options.warmUpConversations = n;
         break;
       }
+      case "--status-reactions":
+        options.statusReactions = true;
+        break;
       case "--bots-process":
         options.botsInProcess = false;
         break;
