@@ -63,6 +63,8 @@ export function settingsView(state: SettingsState, tools: readonly ToolCatalogue
       `• Reasoning shown: ${s.reasoning}${defaultNote(o.reasoning === undefined)}`,
       `• Persona: ${persona}`,
       `• Tools: ${counted.on} of ${counted.all} on`,
+      // Only a Discord channel's admins set it (/settings threads); shown once chosen.
+      ...(o.threads !== undefined ? [`• A thread per question: ${onOff(o.threads)}`] : []),
       "",
       "Change: /model, /think on|off, /reasoning off|collapsed|full, /persona <text>, /tools. /settings reset restores the defaults.",
       ...whoMayChange(state.isPrivate),
