@@ -33,6 +33,11 @@ describe("parseBenchArgs", () => {
     expect(parseBenchArgs(["--bots-in-process"]).botsInProcess).toBe(true);
   });
 
+  it("runs without status reactions unless --status-reactions asks for them", () => {
+    expect(DEFAULT_OPTIONS.statusReactions).toBe(false);
+    expect(parseBenchArgs(["--status-reactions"]).statusReactions).toBe(true);
+  });
+
   it("warms up with 100 conversations (10 with --quick), any number with --warm-up, none with 0", () => {
     expect(DEFAULT_OPTIONS.warmUpConversations).toBe(100);
     expect(parseBenchArgs(["--quick"]).warmUpConversations).toBe(10);

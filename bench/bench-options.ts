@@ -35,6 +35,8 @@ export interface BenchOptions {
   workers: number;
   /** Write a V8 CPU profile of the worker process per level into this directory. */
   cpuProfDir?: string;
+  /** STATUS_REACTIONS=on in the roles: every question also gets 👀 → 🔧/👨‍💻 → ✅/👌 (their 429s count as violations). */
+  statusReactions: boolean;
   /** Also write every figure as JSON here. */
   jsonPath?: string;
   /** Write every conversation's raw timeline (deliveries, model stream, requests) as JSON here. */
@@ -56,6 +58,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   botsInProcess: false,
   roles: "auto",
   workers: 1,
+  statusReactions: false,
   quick: false,
 };
 
@@ -87,6 +90,7 @@ export const USAGE = `usage: npm run bench -- [options]
                           WORKER_CONCURRENCY = the largest level / N, rounded up
   --roles auto|tsx|DIR    role processes from dist/ when it is current (auto), src/ through tsx,
                           or a build directory holding main.js
+  --status-reactions      run with STATUS_REACTIONS=on (status reactions on every question)
   --cpu-prof DIR          profile the worker's CPU per level into DIR and summarise it
   --json FILE             also write every figure as JSON
   --trace FILE            write every conversation's timeline as JSON (for digging into a figure)`;
@@ -140,6 +144,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
         options.warmUpConversations = n;
         break;
       }
+      case "--status-reactions":
+        options.statusReactions = true;
+        break;
       case "--bots-process":
         options.botsInProcess = false;
         break;

@@ -97,6 +97,7 @@ async function run(options: BenchOptions, redisUrl: string): Promise<RunFigures>
       OPENAI_BASE_URL: tap.url,
       WORKER_CONCURRENCY: String(perWorker),
       HTTP_PORT: "0",
+      ...(options.statusReactions ? { STATUS_REACTIONS: "on" } : {}),
       ...platforms.env,
     };
     const entry = roleEntry(REPO_ROOT, options.roles);

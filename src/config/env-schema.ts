@@ -151,9 +151,10 @@ export const envSchema = z.object({
   DISCORD_SHARD_COUNT: z.union([z.literal("auto"), positiveInt(65_536)]).optional(),
   // This process's shards; unset = all of DISCORD_SHARD_COUNT.
   DISCORD_SHARD_IDS: shardIdList.optional(),
-  // A mention in a server channel opens a public thread on it; the answer and follow-ups go there.
+  // A mention in a server channel opens a public thread on it; the answer and follow-ups go there
+  // (a channel's admins override it with /settings threads on|off).
   DISCORD_AUTO_THREAD: bool.default(false),
-  // 👀 queued, 🔧 tools, ✅ done, ⚠️ failed on the user's message (Discord; Telegram with its allowed emoji).
+  // 👀 queued, 🔧 tools, ✅ done, ⚠️ failed on the user's Discord message; 👀, 👨‍💻, 👌, 😢 on Telegram (its allowed emoji).
   STATUS_REACTIONS: z.enum(["on", "off"], { message: "expected on or off" }).default("off"),
   WEATHER_API_BASE: url(["http", "https"]).default("https://wttr.in"),
   NEWS_RSS_URL: z

@@ -65,6 +65,8 @@ export function settingsView(state: SettingsState, tools: readonly ToolCatalogue
       `• Persona: ${persona}`,
       `• Tools: ${counted.on} of ${counted.all} on`,
       `• Spoken answers: ${s.voice ?? DEFAULT_VOICE_MODE}${defaultNote(o.voice === undefined)}`,
+      // Only a Discord channel's admins set it (/settings threads); shown once chosen.
+      ...(o.threads !== undefined ? [`• A thread per question: ${onOff(o.threads)}`] : []),
       "",
       "Change: /model, /think on|off, /reasoning off|collapsed|full, /persona <text>, /tools, /voice off|on|auto. /settings reset restores the defaults.",
       ...whoMayChange(state.isPrivate),

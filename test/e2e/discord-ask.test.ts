@@ -91,4 +91,29 @@ describe('Discord: "Ask <bot>" on a message', () => {
     expect(parts[0]?.text).toMatch(/^Alice: Please look at this message and its file from Bobby/);
     expect(parts[0]?.text).toContain("[image: bob.jpg]");
   });
+
+  e2eTest(
+    "in a DM, about the bot's own answer; asking twice about one message is one question",
+    async ({ startDiscord }) => {
+      const { discord, model } = await startDiscord({ discord: quick });
+      const { dm } = discord.ids;
+      model.script([textAnswer("42."), textAnswer("It is the answer to everything, from a novel.")]);
+      discord.userSays({ channelId: dm, content: "the answer?" });
+      const first = await botAnswer(discord, dm, (c) => c === "42.");
+
+      const once = discord.runMessageCommand({ channelId: dm, messageId: first.id, name: ASK });
+      await botAnswer(discord, dm, (c) => c === "It is the answer to everything, from a novel.");
+      expect(discord.botMessages(dm).at(-1)?.message_reference?.message_id).toBe(first.id);
+      expect(userTurns(model, 1).at(-1)).toMatch(/from testbot[\s\S]*42\.$/);
+      await expect
+        .poll(() => discord.interactionEdits.find((e) => e.interactionId === once.id)?.data?.content)
+        .toBe("On it: my answer will be a reply to that message.");
+
+      const twice = discord.runMessageCommand({ channelId: dm, messageId: first.id, name: ASK });
+      await expect
+        .poll(() => discord.interactionEdits.find((e) => e.interactionId === twice.id)?.data?.content)
+        .toBe("I am answering that message already (or have answered it).");
+      expect(model.requests).toHaveLength(2);
+    },
+  );
 });

@@ -69,6 +69,26 @@ export interface FakeDiscordWorld {
   roles: { everyone: APIRole; moderators: APIRole; botRole: APIRole };
   members: APIGuildMember[];
   channels: { general: APITextChannel; random: APITextChannel; thread: APIPublicThreadChannel; dm: APIDMChannel };
+  /** More guilds the bot is in (`withOtherGuilds`), each with one text channel; same people, no roles. */
+  otherGuilds?: { id: string; name: string; general: APITextChannel }[];
+}
+
+/**
+ * The world plus `count` more guilds. Their ids follow the main guild's by a millisecond each, so
+ * with any shard count N guild k lands on shard (main + k) % N: three more cover all four of 4 shards.
+ */
+export function withOtherGuilds(world: FakeDiscordWorld, count: number): FakeDiscordWorld {
+  if (count === 0) return world;
+  const mainMs = Number(BigInt(world.guildId) >> 22n) + DISCORD_EPOCH_MS;
+  const otherGuilds = Array.from({ length: count }, (_, i) => {
+    const guildId = snowflakeAt(mainMs + i + 1);
+    return {
+      id: guildId,
+      name: `Other Guild ${i + 1}`,
+      general: textChannel(snowflakeAt(mainMs + 500 + i), guildId, "general", 0),
+    };
+  });
+  return { ...world, otherGuilds };
 }
 
 function user(userId: string, username: string, globalName: string | null, bot = false): APIUser {

@@ -23,10 +23,15 @@
  * HTTP transport in front of them, and what tests do to and read from the world.
  */
 import type { APIApplicationCommand, APIMessage, APIUser, MessageType } from "discord.js";
-import { createDefaultWorld, type FakeDiscordWorld, type PrivilegedIntent } from "./discord-fixtures.js";
+import {
+  createDefaultWorld,
+  withOtherGuilds,
+  type FakeDiscordWorld,
+  type PrivilegedIntent,
+} from "./discord-fixtures.js";
 import { createFakeGateway, type FakeGateway } from "./discord/gateway.js";
 import { createFakeAttachments, type FakeAttachmentInput } from "./discord/attachments.js";
-import { guildCreate, readyData } from "./discord/gateway-payloads.js";
+import { guildCreate, guildIdsOf, readyData } from "./discord/gateway-payloads.js";
 import { createRequestHandler, listenOnLoopback } from "./discord/http-transport.js";
 import { createInspection } from "./discord/inspection.js";
 import { createMessageWriter } from "./discord/message-writer.js";
@@ -67,6 +72,8 @@ export interface FakeDiscordOptions {
   sharding?: { recommendedShards?: number; maxConcurrency?: number; maxGuildsPerSession?: number };
   /** Largest multipart request (all files of a message together) before a 413 (Discord's default: 10 MiB). */
   uploadLimitBytes?: number;
+  /** More guilds the bot is in, each with a #general (`withOtherGuilds`: 3 cover every shard of 4). Default 0. */
+  otherGuilds?: number;
 }
 
 /** One REST call as the fake received it. */
@@ -171,7 +178,15 @@ export interface FakeDiscord {
   readonly world: FakeDiscordWorld;
   readonly bot: APIUser;
   readonly users: FakeDiscordWorld["users"];
-  readonly ids: { guild: string; general: string; random: string; thread: string; dm: string };
+  readonly ids: {
+    guild: string;
+    general: string;
+    random: string;
+    thread: string;
+    dm: string;
+    /** The other guilds (`otherGuilds`) and their #general, in order. */
+    otherGuilds: { guild: string; general: string }[];
+  };
   readonly gateway: FakeGateway;
   readonly requests: RecordedRequest[];
   /** Threads the bot started on a message (their ids), oldest first. */
@@ -244,7 +259,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   const state = createDiscordState({
     now: options.now ?? Date.now,
     token: options.token ?? "MTEwMDAwMDAwMDAwMDAwMDAwMg.fake.discord-test-token",
-    world: options.world ?? createDefaultWorld(),
+    world: withOtherGuilds(options.world ?? createDefaultWorld(), options.otherGuilds ?? 0),
     privilegedIntents: options.privilegedIntents ?? ["MessageContent"],
     interactionTimeoutMs: options.interactionTimeoutMs ?? 3000,
     uploadLimitBytes: options.uploadLimitBytes ?? DEFAULT_UPLOAD_LIMIT_BYTES,
@@ -260,7 +275,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     privilegedIntents: state.privileged,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? 41_250,
     ready: (sessionId, shard) => readyData(state, sessionId, shard),
-    guildCreates: () => [guildCreate(state)],
+    guildCreates: () => guildIdsOf(state).map((id) => guildCreate(state, id)),
     onChange: state.changed,
     maxConcurrency: options.sharding?.maxConcurrency ?? 1,
     maxGuildsPerSession: options.sharding?.maxGuildsPerSession ?? 2500,
@@ -296,6 +311,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       random: world.channels.random.id,
       thread: world.channels.thread.id,
       dm: world.channels.dm.id,
+      otherGuilds: (world.otherGuilds ?? []).map((g) => ({ guild: g.id, general: g.general.id })),
     },
     gateway,
     requests: state.requests,

@@ -276,6 +276,7 @@ describe("/settings threads", () => {
     expect((await service.run(discordAsker(false), "settings", "threads")).text).toMatch(
       /^A thread per question here: on\./,
     );
+    expect((await service.run(discordAsker(false), "settings", "")).text).toContain("• A thread per question: on");
     await service.run(discordAsker(true), "settings", "threads off");
     expect(await service.threads?.("dc:42")).toBe(false);
     await service.run(discordAsker(true), "settings", "reset");

@@ -15,22 +15,36 @@ import type { FakeGatewaySession } from "./gateway.js";
 import { userWithMember } from "./mentions.js";
 import { guildOf, type DiscordState } from "./state.js";
 
-/** The guild as GUILD_CREATE carries it (GET /guilds/:id answers the same minus the lists). */
-export const guildCreate = ({ channels, world, roles, members, now }: DiscordState): GatewayGuildCreateDispatchData => {
-  const guildChannels = [...channels.values()].filter((c) => guildOf(c) === world.guildId);
+/** Every guild the bot is in: the main one, then the others (`withOtherGuilds`). */
+export const guildIdsOf = ({ world }: Pick<DiscordState, "world">): string[] => [
+  world.guildId,
+  ...(world.otherGuilds ?? []).map((g) => g.id),
+];
+
+/**
+ * A guild as GUILD_CREATE carries it (GET /guilds/:id answers the same minus the lists); by default the
+ * main one. The other guilds have only their @everyone role, and the same people without roles.
+ */
+export const guildCreate = (
+  { channels, world, roles, members, now }: DiscordState,
+  guildId: string = world.guildId,
+): GatewayGuildCreateDispatchData => {
+  const main = guildId === world.guildId;
+  const other = world.otherGuilds?.find((g) => g.id === guildId);
+  const guildChannels = [...channels.values()].filter((c) => guildOf(c) === guildId);
   return {
     ...staticGuildFields,
-    id: world.guildId,
-    name: world.guildName,
+    id: guildId,
+    name: main ? world.guildName : (other?.name ?? guildId),
     owner_id: world.users.alice.id,
-    roles: [...roles.values()],
+    roles: main ? [...roles.values()] : [{ ...world.roles.everyone, id: guildId }],
     channels: guildChannels.filter(
       (c) => c.type !== ChannelType.PublicThread && c.type !== ChannelType.PrivateThread,
     ) as GatewayGuildCreateDispatchData["channels"],
     threads: guildChannels.filter(
       (c) => c.type === ChannelType.PublicThread || c.type === ChannelType.PrivateThread,
     ) as GatewayGuildCreateDispatchData["threads"],
-    members: [...members.values()],
+    members: main ? [...members.values()] : [...members.values()].map((m) => ({ ...m, roles: [] })),
     member_count: members.size,
     presences: [],
     voice_states: [],
@@ -55,7 +69,7 @@ export const readyData = (
 ): GatewayReadyDispatchData => ({
   v: 10,
   user: { ...world.bot, verified: true, mfa_enabled: false, email: null },
-  guilds: [{ id: world.guildId, unavailable: true }],
+  guilds: guildIdsOf({ world }).map((id) => ({ id, unavailable: true })),
   session_id: sessionId,
   resume_gateway_url: `ws://127.0.0.1:${port}/resume-gateway`,
   shard,
@@ -77,7 +91,9 @@ export const messageEventFor = (state: DiscordState, session: FakeGatewaySession
   const mentionsBot = message.mentions.some((u) => u.id === world.bot.id);
   const contentVisible =
     (session.intents & INTENT_MESSAGE_CONTENT) !== 0 || !inGuild || mentionsBot || message.author.id === world.bot.id;
-  const authorMember = inGuild ? members.get(message.author.id) : undefined;
+  const member = inGuild ? members.get(message.author.id) : undefined;
+  // The roles are the main guild's: in another guild the same person has none.
+  const authorMember = member && guildId !== world.guildId ? { ...member, roles: [] } : member;
   const { user: _u, ...memberNoUser } = authorMember ?? ({} as APIGuildMember);
   return {
     ...message,

@@ -104,7 +104,10 @@ export function createDiscordState({
     members: new Map<string, APIGuildMember>(world.members.map((m) => [m.user.id, m])),
     roles: new Map([world.roles.everyone, world.roles.moderators, world.roles.botRole].map((r) => [r.id, r])),
     channels: new Map<string, APIChannel>(
-      Object.values(world.channels).map((c) => [c.id, structuredClone(c) as APIChannel]),
+      [...Object.values(world.channels), ...(world.otherGuilds ?? []).map((g) => g.general)].map((c) => [
+        c.id,
+        structuredClone(c) as APIChannel,
+      ]),
     ),
     denied: new Set<string>(),
     voiceDenied: new Set<string>(),
