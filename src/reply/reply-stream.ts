@@ -1,37 +1,24 @@
 /**
  * The streaming reply engine: agent events in, messages in a chat out.
  *
- * - Something is visible at once: the typing indicator and a placeholder
- *   message (recorded in the journal before anything else), or the first draft
- *   when the port streams drafts natively.
- * - Events only update the state and mark the view stale; the live message's
- *   coalescing, throttled editor renders it when it holds a slot, right before
- *   its request (pull, not push): the text sent is the freshest, and the view is
- *   rendered once per request, never per token or on a timer. Sealed messages
- *   are never rendered again: only the view beyond the last seal point is.
- * - When the text outgrows the platform's limit, the current message gets its
- *   final text at a good boundary and a continuation message takes over; a
- *   finished message is never edited again.
- * - With drafts (Telegram private chats) the live tail is a draft, kept alive
- *   while idle, and the message(s) are sent when the answer ends. A draft is a
- *   preview, not a message: it is paced on its own key (`draftPacingKey`) at the
- *   port's `draftIntervalMs`, so the messages keep their own budget.
- * - A retried job gets a journal that already holds message ids: those
- *   messages are edited in order and new ones are only sent beyond them.
- * - An abort flushes what is there with a "stopped" note; a failing event
- *   stream flushes what is there (plus an optional failure line) and rethrows.
- *
- * The pieces: view-layout.ts (what is sealed, what is live), message-chain.ts (the
- * messages, their journal and top-down landing), reply-surfaces.ts (the live tail as
- * the last message or as a draft); this file drives them from the agent's events.
+ * - Something is visible at once: the typing indicator and a placeholder message (recorded in the
+ *   journal before anything else), or the first draft when the port streams drafts natively.
+ * - Events only update the view's state and mark it stale; the reply's pump (reply-pump.ts) renders
+ *   it when it holds a slot, right before its request, so the text sent is the freshest and the view
+ *   is rendered once per request. Sealed messages are never rendered again (view-layout.ts).
+ * - Over the platform's limit, the message gets its final text at a good boundary and a continuation
+ *   takes over. With drafts (Telegram private chats) the live tail is a draft, kept alive while idle,
+ *   and the message(s) are sent when the answer ends.
+ * - A retried job's journal holds message ids: those messages are edited, new ones sent beyond them.
+ * - An abort lands what is there with a "stopped" note; a failing event stream lands what is there
+ *   (plus an optional failure line) and rethrows.
  */
 import type { AgentEvent } from "../contracts/agent-events.js";
 import type { RenderedText, ReplyPort } from "../contracts/reply-port.js";
 import type { ReplyJournal } from "../contracts/reply-journal.js";
-import { createMessageChain, type MessageChain } from "./message-chain.js";
 import { createLocalRateGate, type RateGate } from "./rate-gate.js";
 import { renderedLength, visibleText } from "./rendered-length.js";
-import { createDraftSurface, createMessageSurface, type LiveSurface } from "./reply-surfaces.js";
+import { createReplyPump, type ReplyPlan, type Wanted } from "./reply-pump.js";
 import {
   applyAgentEvent,
   emptyReplyView,
@@ -44,8 +31,7 @@ import {
   type ReplyViewState as ReplyView,
   type ShowReasoning,
 } from "./reply-view.js";
-import type { RequestSpacing } from "./throttled-editor.js";
-import { layoutView, UNSEALED, type SealPoint } from "./view-layout.js";
+import { layoutView, UNSEALED } from "./view-layout.js";
 
 /** The agent's last event: why it ended and what goes into the history. */
 export type FinishEvent = Extract<AgentEvent, { type: "finish" }>;
@@ -65,7 +51,7 @@ export interface StreamReplyOptions {
   onFirstVisible?(): void;
   /**
    * When the event stream throws: a line to put under the reply (e.g. `modelUnavailableLine()` on the
-   * final attempt), or undefined to flush what is there unchanged because a retry will continue it.
+   * final attempt), or undefined to land what is there unchanged because a retry will continue it.
    */
   failureLine?(error: unknown): string | undefined;
   now?(): number;
@@ -73,18 +59,10 @@ export interface StreamReplyOptions {
   typing?: boolean;
   /** The draft id for `port.draft` (default: random, non-zero). */
   draftId?: number;
-  /**
-   * Only while a continuation waits for the message above it to land (no editor can pull then): events
-   * arriving within this window are rendered together (default: a quarter of the edit interval, 40–250 ms).
-   */
-  renderDelayMs?: number;
   /** A draft is re-sent after this long without a change, before the platform drops it (default 20 s; Telegram keeps 30 s). */
   draftKeepAliveMs?: number;
   logger?: { warn(obj: object, msg?: string): void };
-  /**
-   * Applied to each rendered segment of the view before it is split into messages (e.g. secret
-   * scrubbing: a secret cut in two by a split would pass a check of each message alone).
-   */
+  /** Applied to each rendered segment before the split (secret scrubbing: a split may cut a secret in two). */
   transform?(markdown: string): string;
 }
 
@@ -105,79 +83,46 @@ export const SUPERSEDED_TEXT = "⋯";
 
 const ABORTED = Symbol("aborted");
 
-/** Formatting with a memory of the last text: the splitter measures the live tail and it is then formatted once more. */
-function memoFormat(port: ReplyPort) {
+/** The reply's view as messages: sealed pieces (final, kept), the live tail, or the placeholder. */
+function createRenderer(opts: StreamReplyOptions, drafts: boolean, existing: number) {
+  const { port } = opts;
+  // The splitter measures the live tail, which is then formatted once more: remember the last one.
   let last: { markdown: string; rendered: RenderedText; visible?: string } | undefined;
   const formatted = (markdown: string) => {
     if (last?.markdown !== markdown) last = { markdown, rendered: port.format(markdown) };
     return last;
   };
-  return {
-    format: (markdown: string): RenderedText => formatted(markdown).rendered,
-    /** What the user would see of `markdown` once formatted (its length is what the platform's limit counts). */
-    visibleOf(markdown: string): string {
-      const known = formatted(markdown);
-      return (known.visible ??= visibleText(port, known.rendered));
-    },
+  const visibleOf = (markdown: string) => {
+    const known = formatted(markdown);
+    return (known.visible ??= visibleText(port, known.rendered));
   };
-}
-
-/** The reply's state as events arrive, and its rendering into the chain and the live surface. */
-function createReplyRenderer(opts: StreamReplyOptions, chain: MessageChain, surface: () => LiveSurface) {
-  const { port } = opts;
-  const { format, visibleOf } = memoFormat(port);
-  const measure = (markdown: string): number => visibleOf(markdown).length;
-  const isBlank = (content: RenderedText) => visibleText(port, content).trim() === "";
-  let state: ReplyView = emptyReplyView();
-  let seal: SealPoint = UNSEALED;
-  let current = 0;
-
-  /** Re-renders the view and hands it on; `final` gives every remaining message its last text. */
-  const render = (final: boolean) => {
-    const rendered = renderReplyViewSegments(state, { showReasoning: opts.showReasoning });
-    const segments = opts.transform ? rendered.map((segment) => opts.transform!(segment)) : rendered;
-    const layout = layoutView(segments, seal, { limit: port.limits.maxLength, measure });
-    for (const piece of layout.sealed) {
-      const content = format(piece.markdown);
-      // A platform refuses an empty message (e.g. a piece that is only an empty code block in Telegram).
-      chain.finalise(current, isBlank(content) ? port.format(SUPERSEDED_TEXT) : content);
-      current++;
-      seal = piece.seal;
-    }
-    if (layout.live !== undefined && visibleOf(layout.live).trim() !== "") {
-      const live = format(layout.live);
-      if (final) chain.finalise(current++, live);
-      else surface().show(current, live);
-      return;
-    }
-    // Nothing to show beyond what earlier messages hold.
-    if (current > 0) {
-      // A message opened for text that vanished since (a "thinking" line) still needs a final state.
-      if (final && chain.has(current)) chain.finalise(current++, port.format(SUPERSEDED_TEXT));
-      return;
-    }
-    const placeholder = port.format(PLACEHOLDER);
-    if (!final) surface().show(0, placeholder);
-    else if (!surface().drafts || chain.existing.length > 0) {
-      chain.finalise(0, placeholder);
-      current = 1;
-    }
-  };
-
+  let seal = UNSEALED;
+  const sealed: Wanted[] = [];
   return {
-    render,
-    get state() {
-      return state;
-    },
-    set state(next: ReplyView) {
-      state = next;
-    },
-    /** The index of the live message. */
-    current: () => current,
-    /** Messages of an earlier attempt that this answer does not need any more. */
-    supersedeLeftovers() {
-      for (let index = current; index < chain.existing.length; index++)
-        chain.finalise(index, port.format(SUPERSEDED_TEXT));
+    state: emptyReplyView(),
+    render(final: boolean): ReplyPlan {
+      const rendered = renderReplyViewSegments(this.state, { showReasoning: opts.showReasoning });
+      const segments = opts.transform ? rendered.map((segment) => opts.transform!(segment)) : rendered;
+      const measure = (markdown: string) => visibleOf(markdown).length;
+      const layout = layoutView(segments, seal, { limit: port.limits.maxLength, measure });
+      for (const piece of layout.sealed) {
+        const blank = visibleOf(piece.markdown).trim() === ""; // a platform refuses an empty message
+        sealed.push({
+          content: blank ? port.format(SUPERSEDED_TEXT) : formatted(piece.markdown).rendered,
+          final: true,
+        });
+        seal = piece.seal;
+      }
+      const messages = [...sealed];
+      const live = layout.live !== undefined && visibleOf(layout.live).trim() !== "" ? layout.live : undefined;
+      if (live !== undefined && (final || !drafts)) messages.push({ content: formatted(live).rendered, final });
+      if (live !== undefined && !final && drafts) return { messages, draft: formatted(live).rendered };
+      if (live !== undefined || sealed.length > 0) return { messages };
+      const placeholder = port.format(PLACEHOLDER);
+      if (!final && drafts) return { messages, draft: placeholder };
+      // A retried job's message is already there; a reply of drafts that ends with nothing sends none.
+      if (final ? !drafts || existing > 0 : existing === 0) messages.push({ content: placeholder, final });
+      return { messages };
     },
   };
 }
@@ -234,71 +179,37 @@ async function consumeEvents(
 
 /** Streams an answer into the chat; resolves when its final text is visible (see the module comment). */
 export async function streamReply(opts: StreamReplyOptions): Promise<StreamReplyResult> {
-  const { port, chatKey, journal, gate, signal } = opts;
-  const now = opts.now ?? Date.now;
-  // Rendering (and measuring) is the costly part; an editor sends at most once per interval anyway.
-  const renderDelayMs =
-    opts.renderDelayMs ?? Math.min(250, Math.max(40, Math.floor(port.limits.minEditIntervalMs / 4)));
-  // Read on every request: a port learns its pacing from the platform's answers (Discord's rate-limit headers).
-  const spacing: RequestSpacing = {
-    get minIntervalMs() {
-      return port.limits.minEditIntervalMs;
-    },
-  };
+  const { port, signal } = opts;
   let firstVisible = false;
-  const markVisible = () => {
+  const onVisible = () => {
     if (firstVisible) return;
     firstVisible = true;
     opts.onFirstVisible?.();
   };
-  let ending = false;
-  /** Events changed the view since it was last rendered. */
-  let viewStale = false;
-  let renderFailure: { error: unknown } | undefined;
-  /** Pull mode: the editor holding a slot asks for the view now; it is rendered only if something changed. */
-  const produce = () => {
-    if (!viewStale) return;
-    viewStale = false;
-    try {
-      renderer.render(false);
-    } catch (error) {
-      renderFailure ??= { error }; // surfaced by the event loop
-    }
-  };
-  const editor = { chatKey, gate, now, produce, ...(signal ? { signal } : {}) };
-  const chain = createMessageChain({ port, journal, editor: { ...editor, spacing }, onVisible: markVisible });
-  const draft = port.draft?.bind(port);
-  const surface: LiveSurface = draft
-    ? createDraftSurface({
-        draft,
-        draftId: opts.draftId ?? 1 + Math.floor(Math.random() * 2_147_483_646),
-        limits: () => port.limits,
-        editor,
-        keepAliveMs: opts.draftKeepAliveMs ?? 20_000,
-        onVisible: markVisible,
-      })
-    : createMessageSurface(chain, { onVisible: markVisible, ending: () => ending });
-  const renderer = createReplyRenderer(opts, chain, () => surface);
+  const drafts = port.draft !== undefined;
+  const existing = opts.journal.messageIds.length;
+  const renderer = createRenderer(opts, drafts, existing);
+  const pump = createReplyPump({
+    port,
+    journal: opts.journal,
+    chatKey: opts.chatKey,
+    gate: opts.gate,
+    render: (final) => renderer.render(final),
+    leftover: port.format(SUPERSEDED_TEXT),
+    ...(signal ? { signal } : {}),
+    ...(drafts ? { draftId: opts.draftId ?? 1 + Math.floor(Math.random() * 2_147_483_646) } : {}),
+    keepAliveMs: opts.draftKeepAliveMs ?? 20_000,
+    onVisible,
+    ...(opts.now ? { now: opts.now } : {}),
+  });
 
-  let renderTimer: ReturnType<typeof setTimeout> | undefined;
-  /** The view changed: the live editor pulls it when it has a slot (a held-back continuation is rendered on a timer). */
-  const invalidate = () => {
-    viewStale = true;
-    if (surface.invalidate(renderer.current()) || renderTimer !== undefined) return;
-    renderTimer = setTimeout(() => {
-      renderTimer = undefined;
-      produce();
-    }, renderDelayMs);
-  };
-
-  // --- something visible at once -------------------------------------------------------------
   if (opts.typing !== false)
     port
       .typing?.(signal ? { signal } : {})
       .catch((error: unknown) => opts.logger?.warn({ err: error }, "typing indicator failed"));
-  surface.begin(port.format(PLACEHOLDER));
+  if (existing > 0 && !drafts) onVisible(); // a retried job: its message is already there
+  pump.invalidate(); // the placeholder (or the first draft)
 
-  // --- the events ------------------------------------------------------------------------------
   let finish: FinishEvent | undefined;
   const consumed = await consumeEvents(
     opts.events,
@@ -307,44 +218,24 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
       const before = renderer.state;
       renderer.state = applyAgentEvent(before, event);
       if (event.type === "finish") finish = event;
-      if (changesView(before, renderer.state, event, opts.showReasoning)) invalidate();
+      if (changesView(before, renderer.state, event, opts.showReasoning)) pump.invalidate();
     },
-    () => renderFailure,
+    () => pump.renderError,
   );
-  if (renderTimer !== undefined) clearTimeout(renderTimer);
   const stopped = consumed.stopped || finish?.reason === "aborted";
   const { streamError } = consumed;
-
-  // --- the final text --------------------------------------------------------------------------
   if (stopped) renderer.state = stopReplyView(renderer.state);
-  if (streamError) {
-    const line = opts.failureLine?.(streamError.error);
-    if (line) renderer.state = withFailureLine(renderer.state, line);
-  }
-  ending = true;
-  viewStale = false; // from here on only the final render below shows the view (no late intermediate pull)
-  await surface.end();
-  let renderError: { error: unknown } | undefined;
+  const line = streamError && opts.failureLine?.(streamError.error);
+  if (line) renderer.state = withFailureLine(renderer.state, line);
   try {
-    renderer.render(true);
-    renderer.supersedeLeftovers();
+    await pump.finish();
   } catch (error) {
-    renderError = { error };
+    if (!streamError) throw error;
+    opts.logger?.warn({ err: error }, "could not land the reply after the event stream failed");
   }
-  const { failed } = await chain.settle();
-  if (streamError) {
-    if (failed !== undefined || renderError) {
-      opts.logger?.warn(
-        { err: failed ?? renderError?.error },
-        "could not flush the reply after the event stream failed",
-      );
-    }
-    throw streamError.error;
-  }
-  if (renderError) throw renderError.error;
-  if (failed !== undefined) throw failed;
+  if (streamError) throw streamError.error;
   return {
-    messageIds: chain.ids(),
+    messageIds: pump.ids(),
     text: renderReplyView(renderer.state, { showReasoning: opts.showReasoning }),
     ...(finish ? { finish } : {}),
     stopped,
@@ -372,13 +263,17 @@ export async function showFailure(
 ): Promise<void> {
   let content = port.format(opts.previousMarkdown?.trim() ? joinSegments([opts.previousMarkdown, line]) : line);
   if (renderedLength(port, content) > port.limits.maxLength) content = port.format(line);
-  // The same chain as a streamed reply: the last message of the journal is edited, or a first one is sent and recorded.
-  const chain = createMessageChain({
+  // The same pump as a streamed reply: the journal's last message is edited, or a first one is sent and recorded.
+  const messages: ReplyPlan["messages"] = journal.messageIds.map(() => undefined);
+  messages[Math.max(0, messages.length - 1)] = { content, final: true };
+  const pump = createReplyPump({
     port,
     journal,
-    editor: { chatKey: opts.chatKey ?? "failure", gate: opts.gate ?? createLocalRateGate({ minIntervalMs: 0 }) },
+    chatKey: opts.chatKey ?? "failure",
+    gate: opts.gate ?? createLocalRateGate({ minIntervalMs: 0 }),
+    render: () => ({ messages }),
+    leftover: content,
+    ...(opts.signal ? { finalSignal: opts.signal } : {}),
   });
-  chain.finalise(Math.max(0, chain.existing.length - 1), content, opts.signal);
-  const { failed } = await chain.settle();
-  if (failed !== undefined) throw failed;
+  await pump.finish();
 }
