@@ -1,16 +1,11 @@
 /**
- * One pump per reply. A lane takes a slot (the reply's own spacing, then the gate), renders the
- * view if it changed, and sends or edits the first message that differs from what the chat shows;
- * then it repeats, and stops when nothing differs. Telegram drafts are a second lane of the same
- * pump, paced on the chat's draft key. Every wait is a timer or the gate; nothing polls.
- *
- * - At most one message request in flight, messages filled from the top: message i+1 is touched
- *   only once message i shows what is wanted (its final text, once it is sealed), so ids stay in order
- *   and a message's id is in the journal before anything else happens to the reply.
- * - A message that shows its final text is never edited again; an equal text is never sent twice.
- * - A 429 holds the chat (`gate.backoff`) and the lane until `retry_after`; then the newest text goes.
- * - `finish` stops the drafts (the last one lands first), renders the final view and resolves when
- *   every message shows its final text; rejected content or exhausted retries of a final reject it.
+ * One pump per reply: take a slot (the reply's spacing, then the gate), render the view if it
+ * changed, send or edit the first message that differs from what the chat shows, repeat until none
+ * differs. Drafts (Telegram private chats) are a second lane of the same pump, on the chat's draft key.
+ * One request in flight per lane; message i+1 is touched only once message i shows what is wanted,
+ * so the reply fills from the top and a sent message's id is in the journal before anything else.
+ * A message with its final text is never edited again, an equal text never sent twice; a 429 holds
+ * the chat and the lane until `retry_after`, then the newest text goes. Every wait is a timer or the gate.
  */
 import { RateLimitedError, RejectedContentError, type RenderedText, type ReplyPort } from "../contracts/reply-port.js";
 import type { ReplyJournal } from "../contracts/reply-journal.js";
@@ -29,7 +24,6 @@ export interface ReplyPlan {
   draft?: RenderedText;
 }
 
-/** What a pump needs. */
 export interface ReplyPumpOptions {
   port: Pick<ReplyPort, "send" | "edit" | "draft" | "limits">;
   journal: ReplyJournal;
@@ -37,51 +31,32 @@ export interface ReplyPumpOptions {
   gate: RateGate;
   /** The view, rendered now; `final`: every message's last text. */
   render(final: boolean): ReplyPlan;
-  /** What a message of the reply that the final view no longer needs shows at the end. */
+  /** What a message of the reply that the final view does not need shows at the end. */
   leftover: RenderedText;
-  /** Cancels waits and requests of intermediate texts (/stop). */
+  /** Cancels waits and requests of intermediate texts (/stop); `finalSignal` those of final texts. */
   signal?: AbortSignal;
-  /** Cancels the final texts' requests. */
   finalSignal?: AbortSignal;
-  /** Streams the live tail as drafts with this id (when the port has `draft`). */
+  /** Drafts (the port has `draft`): their id (default random), re-sent after this long unchanged (default 20 s). */
   draftId?: number;
-  /** A draft is re-sent after this long without a change, before the platform drops it. */
-  keepAliveMs?: number;
-  /** After every request that made something visible. */
-  onVisible?(): void;
+  draftKeepAliveMs?: number;
+  /** Once, when something of the reply is visible (a retried job's message is at once). */
+  onFirstVisible?(): void;
   now?(): number;
-}
-
-/** The pump of one reply. */
-export interface ReplyPump {
-  /** The view changed: it is rendered when a lane holds its next slot. */
-  invalidate(): void;
-  /** Renders the final view; resolves when every message shows its final text. */
-  finish(): Promise<void>;
-  /** Every message id known so far, in order. */
-  ids(): string[];
-  /** The first error of rendering the live view. */
-  readonly renderError: { error: unknown } | undefined;
-}
-
-interface Job {
-  final: boolean;
-  run(signal: AbortSignal | undefined): Promise<void>;
-  refuse(): void;
 }
 
 interface Lane {
   key: string;
   interval(): number;
-  /** The view's changes are this lane's business (messages without drafts, or the drafts). */
+  /** The view's changes are this lane's to show. */
   live(): boolean;
-  next(): Job | undefined;
+  wanted(): (Wanted | undefined)[];
+  put(i: number, want: Wanted, signal: AbortSignal | undefined): Promise<void>;
+  shown: (Wanted | undefined)[];
+  refused: (RenderedText | undefined)[];
   lastStart?: number;
   running?: Promise<void>;
 }
 
-const MAX_TRANSIENT_RETRIES = 4;
-const MAX_RATE_LIMIT_WAITS = 50;
 const transientDelay = (attempt: number) => Math.min(8000, 500 * 2 ** (attempt - 1));
 
 /** Equal rendered texts are never sent twice. */
@@ -89,110 +64,92 @@ export const sameRendered = (a: RenderedText | undefined, b: RenderedText): bool
   a !== undefined && a.text === b.text && a.parseMode === b.parseMode;
 
 /** Creates the pump of one reply (see the module comment). */
-export function createReplyPump(o: ReplyPumpOptions): ReplyPump {
+export function createReplyPump(o: ReplyPumpOptions) {
   const now = o.now ?? Date.now;
   const { port } = o;
   const ids = [...o.journal.messageIds];
   let recorded = ids.length;
-  const shown: (Wanted | undefined)[] = [];
-  const refused: (RenderedText | undefined)[] = [];
   let plan: ReplyPlan = { messages: [] };
   let stale = false;
   let ending = false;
-  /** The final view is rendered (from `finish`, once the drafts stopped). */
   let finalPlan = false;
   let failure: { error: unknown } | undefined;
   let renderError: { error: unknown } | undefined;
   // Cuts an intermediate's wait short when the reply ends: what is wanted then is asked for as a final.
   const end = new AbortController();
   const waitSignal = o.signal ? AbortSignal.any([o.signal, end.signal]) : end.signal;
-  const drafts = port.draft && o.draftId !== undefined ? { draft: port.draft.bind(port), id: o.draftId } : undefined;
-  let draftShown: RenderedText | undefined;
-  let draftRefused: RenderedText | undefined;
-  let refresh = false;
   let keepAlive: ReturnType<typeof setTimeout> | undefined;
-
-  /** Sends or edits message `i` (a sent message's id is recorded before anything else). */
-  const put = async (i: number, want: Wanted, signal: AbortSignal | undefined) => {
-    const opts = { continuation: i > 0, final: want.final, ...(signal ? { signal } : {}) };
-    const id = ids[i];
-    if (id === undefined) ids[i] = await port.send(want.content, opts);
-    if (recorded <= i) {
-      await o.journal.record(ids.slice(0, i + 1));
-      recorded = i + 1;
-    }
-    if (id !== undefined) await port.edit(id, want.content, opts);
-    shown[i] = want;
+  let visible = false;
+  const onVisible = () => {
+    if (!visible) o.onFirstVisible?.();
+    visible = true;
   };
 
   const messages: Lane = {
     key: o.chatKey,
     interval: () => port.limits.minEditIntervalMs,
     live: () => !drafts,
-    next() {
-      if (failure || (ending && !finalPlan)) return undefined;
-      for (const [i, want] of plan.messages.entries()) {
-        const seen = shown[i];
-        if (!want || seen?.final || (sameRendered(seen?.content, want.content) && !want.final)) continue;
-        if (!want.final && sameRendered(refused[i], want.content)) return undefined;
-        return { final: want.final, run: (signal) => put(i, want, signal), refuse: () => (refused[i] = want.content) };
+    wanted: () => (failure || (ending && !finalPlan) ? [] : plan.messages),
+    async put(i, want, signal) {
+      const opts = { continuation: i > 0, final: want.final, ...(signal ? { signal } : {}) };
+      const id = ids[i];
+      if (id === undefined) ids[i] = await port.send(want.content, opts);
+      if (recorded <= i) {
+        await o.journal.record(ids.slice(0, i + 1));
+        recorded = i + 1;
       }
-      return undefined;
+      if (id !== undefined) await port.edit(id, want.content, opts);
     },
+    shown: [],
+    refused: [],
   };
-
-  const armKeepAlive = () => {
-    clearTimeout(keepAlive);
-    if (ending || o.keepAliveMs === undefined) return;
-    keepAlive = setTimeout(() => {
-      refresh = true;
-      kick(draftLane);
-    }, o.keepAliveMs);
-  };
-  const draftLane: Lane = {
-    key: draftPacingKey(o.chatKey),
-    interval: () => port.limits.draftIntervalMs ?? port.limits.minEditIntervalMs,
-    live: () => !ending,
-    next() {
-      const content = plan.draft;
-      if (ending || !drafts || !content || sameRendered(draftRefused, content)) return undefined;
-      if (!refresh && sameRendered(draftShown, content)) return undefined;
-      return {
-        final: false,
-        async run(signal) {
-          await drafts.draft(drafts.id, content, signal ? { signal } : {});
-          draftShown = content;
-          refresh = false;
-          armKeepAlive();
+  const draft = port.draft?.bind(port);
+  const draftId = o.draftId ?? 1 + Math.floor(Math.random() * 2_147_483_646);
+  const drafts: Lane | undefined = draft
+    ? {
+        key: draftPacingKey(o.chatKey),
+        interval: () => port.limits.draftIntervalMs ?? port.limits.minEditIntervalMs,
+        live: () => !ending,
+        wanted: () => (ending || !plan.draft ? [] : [{ content: plan.draft, final: false }]),
+        async put(_i, want, signal) {
+          await draft(draftId, want.content, signal ? { signal } : {});
+          clearTimeout(keepAlive);
+          if (ending) return;
+          keepAlive = setTimeout(() => {
+            drafts!.shown = []; // an unchanged draft is sent again before the platform drops it
+            kick(drafts!);
+          }, o.draftKeepAliveMs ?? 20_000);
         },
-        refuse: () => (draftRefused = content),
-      };
-    },
+        shown: [],
+        refused: [],
+      }
+    : undefined;
+  const lanes = drafts ? [messages, drafts] : [messages];
+  if (ids.length > 0 && !drafts) onVisible();
+
+  /** The first message that differs from what the chat shows. */
+  const next = (lane: Lane): { i: number; want: Wanted } | undefined => {
+    for (const [i, want] of lane.wanted().entries()) {
+      const seen = lane.shown[i];
+      if (!want || seen?.final || (!want.final && sameRendered(seen?.content, want.content))) continue;
+      return want.final || !sameRendered(lane.refused[i], want.content) ? { i, want } : undefined;
+    }
+    return undefined;
   };
-  const lanes = drafts ? [messages, draftLane] : [messages];
-
   const wants = (lane: Lane): boolean =>
-    (ending || !o.signal?.aborted) && (lane.next() !== undefined || (stale && !ending && lane.live()));
-
+    (ending || !o.signal?.aborted) && (next(lane) !== undefined || (stale && !ending && lane.live()));
   const fail = (error: unknown) => {
     failure ??= { error };
   };
-
-  /** Waits `ms` before trying again; false when the wait was cut short. */
-  const pause = (ms: number, final: boolean): Promise<boolean> =>
-    abortableSleep(ms, final ? o.finalSignal : o.signal).then(
-      () => true,
-      (error: unknown) => {
-        if (final) fail(error);
-        return false;
-      },
-    );
+  /** Waits `ms` before trying again (a final's wait cut short fails it). */
+  const pause = (ms: number, final: boolean) =>
+    abortableSleep(ms, final ? o.finalSignal : o.signal).catch((error: unknown) => final && fail(error));
 
   const run = async (lane: Lane): Promise<void> => {
     let rateWaits = 0;
     let transient = 0;
     while (wants(lane)) {
-      const final = lane.next()?.final ?? false;
+      const final = next(lane)?.want.final ?? false;
       const signal = final ? o.finalSignal : waitSignal;
       try {
         if (lane.lastStart !== undefined) await abortableSleep(lane.lastStart + lane.interval() - now(), signal);
@@ -212,32 +169,30 @@ export function createReplyPump(o: ReplyPumpOptions): ReplyPump {
         }
         for (const other of lanes) if (other !== lane) kick(other);
       }
-      const job = lane.next();
+      const job = next(lane);
       if (!job) continue;
       lane.lastStart = now();
-      const requestSignal = job.final ? o.finalSignal : o.signal;
       try {
-        await job.run(requestSignal);
-        rateWaits = 0;
-        transient = 0;
-        o.onVisible?.();
+        await lane.put(job.i, job.want, job.want.final ? o.finalSignal : o.signal);
+        lane.shown[job.i] = job.want;
+        rateWaits = transient = 0;
+        onVisible();
       } catch (error) {
-        o.gate.settled?.(lane.key);
         if (error instanceof RateLimitedError) {
           o.gate.backoff?.(lane.key, error.retryAfterMs, error.global);
-          if (++rateWaits > MAX_RATE_LIMIT_WAITS && job.final) return fail(error);
-          await pause(error.retryAfterMs, job.final);
+          if (++rateWaits > 50 && job.want.final)
+            fail(error); // a storm is waited out, but not forever
+          else await pause(error.retryAfterMs, job.want.final);
         } else if (error instanceof RejectedContentError) {
-          // The same text again cannot help; a newer one may.
-          if (job.final) return fail(error);
-          job.refuse();
-        } else if (job.final || !o.signal?.aborted) {
-          if (++transient > MAX_TRANSIENT_RETRIES && job.final) return fail(error);
-          await pause(transientDelay(Math.min(transient, MAX_TRANSIENT_RETRIES)), job.final);
+          if (job.want.final) fail(error);
+          else lane.refused[job.i] = job.want.content; // the same text again cannot help; a newer one may
+        } else if (job.want.final || !o.signal?.aborted) {
+          if (++transient > 4 && job.want.final) fail(error);
+          else await pause(transientDelay(Math.min(transient, 5)), job.want.final);
         }
-        continue;
+      } finally {
+        o.gate.settled?.(lane.key);
       }
-      o.gate.settled?.(lane.key);
     }
   };
 
@@ -252,24 +207,24 @@ export function createReplyPump(o: ReplyPumpOptions): ReplyPump {
   }
 
   return {
+    /** The view changed: it is rendered when a lane holds its next slot. */
     invalidate() {
       if (ending) return;
       stale = true;
       for (const lane of lanes) if (lane.live()) kick(lane);
     },
+    /** Stops the drafts (the last one lands first), renders the final view, resolves once every message shows it. */
     async finish() {
       ending = true;
       stale = false;
       end.abort();
       clearTimeout(keepAlive);
-      // A draft landing after the message would show a stale preview: the last one finishes first.
-      await draftLane.running;
+      await drafts?.running; // a draft landing after the message would show a stale preview
       let thrown: { error: unknown } | undefined;
       try {
         plan = o.render(true);
       } catch (error) {
-        // Whatever was sealed still lands; the error is the reply's.
-        plan = { messages: plan.messages.filter((want) => want?.final) };
+        plan = { messages: plan.messages.filter((want) => want?.final) }; // what was sealed still lands
         thrown = { error };
       }
       for (let i = plan.messages.length; i < ids.length; i++) plan.messages[i] = { content: o.leftover, final: true };
@@ -279,6 +234,7 @@ export function createReplyPump(o: ReplyPumpOptions): ReplyPump {
       if (failure ?? thrown) throw (failure ?? thrown)?.error;
     },
     ids: () => [...ids],
+    /** The first error of rendering the live view. */
     get renderError() {
       return renderError;
     },

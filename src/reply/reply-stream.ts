@@ -28,7 +28,6 @@ import {
   renderReplyViewSegments,
   stopReplyView,
   withFailureLine,
-  type ReplyViewState as ReplyView,
   type ShowReasoning,
 } from "./reply-view.js";
 import { layoutView, UNSEALED } from "./view-layout.js";
@@ -49,32 +48,24 @@ export interface StreamReplyOptions {
   signal?: AbortSignal;
   /** Called once, as soon as something of the reply is visible (placeholder, draft, or a resumed message). */
   onFirstVisible?(): void;
-  /**
-   * When the event stream throws: a line to put under the reply (e.g. `modelUnavailableLine()` on the
-   * final attempt), or undefined to land what is there unchanged because a retry will continue it.
-   */
+  /** When the event stream throws: a line under the reply (the final attempt), or undefined (a retry continues it). */
   failureLine?(error: unknown): string | undefined;
   now?(): number;
   /** Show the typing indicator at the start (default true; false when the adapter showed it moments ago). */
   typing?: boolean;
-  /** The draft id for `port.draft` (default: random, non-zero). */
+  /** The draft id for `port.draft` (default random), and how long an unchanged draft lives (default 20 s; Telegram keeps 30 s). */
   draftId?: number;
-  /** A draft is re-sent after this long without a change, before the platform drops it (default 20 s; Telegram keeps 30 s). */
   draftKeepAliveMs?: number;
   logger?: { warn(obj: object, msg?: string): void };
   /** Applied to each rendered segment before the split (secret scrubbing: a split may cut a secret in two). */
   transform?(markdown: string): string;
 }
 
-/** How a reply ended. */
+/** How a reply ended: its message ids (as in the journal), its Markdown, the agent's finish event, and whether it was stopped. */
 export interface StreamReplyResult {
-  /** Every message of the reply, in order (also in the journal). */
   messageIds: string[];
-  /** The whole reply as Markdown, as rendered at the end. */
   text: string;
-  /** The agent's finish event, when the stream got that far. */
   finish?: FinishEvent;
-  /** The reply ended because of the abort signal (or the agent reported `aborted`). */
   stopped: boolean;
 }
 
@@ -107,34 +98,24 @@ function createRenderer(opts: StreamReplyOptions, drafts: boolean, existing: num
       const layout = layoutView(segments, seal, { limit: port.limits.maxLength, measure });
       for (const piece of layout.sealed) {
         const blank = visibleOf(piece.markdown).trim() === ""; // a platform refuses an empty message
-        sealed.push({
-          content: blank ? port.format(SUPERSEDED_TEXT) : formatted(piece.markdown).rendered,
-          final: true,
-        });
+        const content = blank ? port.format(SUPERSEDED_TEXT) : formatted(piece.markdown).rendered;
+        sealed.push({ content, final: true });
         seal = piece.seal;
       }
       const messages = [...sealed];
       const live = layout.live !== undefined && visibleOf(layout.live).trim() !== "" ? layout.live : undefined;
-      if (live !== undefined && (final || !drafts)) messages.push({ content: formatted(live).rendered, final });
-      if (live !== undefined && !final && drafts) return { messages, draft: formatted(live).rendered };
-      if (live !== undefined || sealed.length > 0) return { messages };
-      const placeholder = port.format(PLACEHOLDER);
-      if (!final && drafts) return { messages, draft: placeholder };
+      const tail =
+        live !== undefined ? formatted(live).rendered : sealed.length === 0 ? port.format(PLACEHOLDER) : undefined;
+      if (tail && drafts && !final) return { messages, draft: tail };
       // A retried job's message is already there; a reply of drafts that ends with nothing sends none.
-      if (final ? !drafts || existing > 0 : existing === 0) messages.push({ content: placeholder, final });
+      if (tail && (live !== undefined || (final ? !drafts || existing > 0 : existing === 0)))
+        messages.push({ content: tail, final });
       return { messages };
     },
   };
 }
 
-/** Whether an event changes what the view shows (a collapsed or hidden reasoning delta does not). */
-function changesView(before: ReplyView, after: ReplyView, event: AgentEvent, showReasoning: ShowReasoning): boolean {
-  if (after === before) return false;
-  if (event.type === "reasoning-delta" && showReasoning !== "full") return after.blocks.length !== before.blocks.length;
-  return true;
-}
-
-/** Reads the agent's events into the view until they end, fail, or the signal aborts. */
+/** Reads the agent's events into `onEvent` until they end, fail, or the signal aborts. */
 async function consumeEvents(
   events: AsyncIterable<AgentEvent>,
   signal: AbortSignal | undefined,
@@ -142,27 +123,23 @@ async function consumeEvents(
   renderFailed: () => { error: unknown } | undefined,
 ): Promise<{ stopped: boolean; streamError?: { error: unknown } }> {
   const iterator = events[Symbol.asyncIterator]();
-  // Each step waits on a promise of its own, settled by the next event or by the abort. (A race of every step
-  // against one promise of the abort would leave a reaction on that promise per event until the reply ends.)
+  // Each step waits on a promise of its own, settled by the next event or the abort (one promise of the
+  // abort raced by every step would keep a reaction per event until the reply ends).
   let wake: ((step: typeof ABORTED) => void) | undefined;
-  const onAbort = (): void => wake?.(ABORTED);
+  const onAbort = () => wake?.(ABORTED);
   signal?.addEventListener("abort", onAbort, { once: true });
-  const stepOf = (next: Promise<IteratorResult<AgentEvent>>, abortable: AbortSignal) =>
-    new Promise<IteratorResult<AgentEvent> | typeof ABORTED>((resolve, reject) => {
-      if (abortable.aborted) return resolve(ABORTED);
-      wake = resolve;
-      next.then(resolve, reject);
-    });
   try {
     for (;;) {
       const failure = renderFailed();
       if (failure) throw failure.error;
       const next = iterator.next();
-      const step = signal ? await stepOf(next, signal) : await next;
-      wake = undefined;
+      const step = await new Promise<IteratorResult<AgentEvent> | typeof ABORTED>((resolve, reject) => {
+        if (signal?.aborted) return resolve(ABORTED);
+        wake = resolve;
+        next.then(resolve, reject);
+      });
       if (step === ABORTED) {
-        // The loop is being cancelled by the same signal; whatever it still yields or throws is moot.
-        next.catch(() => undefined);
+        next.catch(() => undefined); // the stream is cancelled by the same signal: what it still does is moot
         iterator.return?.(undefined)?.catch(() => undefined);
         return { stopped: true };
       }
@@ -170,8 +147,7 @@ async function consumeEvents(
       onEvent(step.value);
     }
   } catch (error) {
-    if (signal?.aborted) return { stopped: true };
-    return { stopped: false, streamError: { error } };
+    return signal?.aborted ? { stopped: true } : { stopped: false, streamError: { error } };
   } finally {
     signal?.removeEventListener("abort", onAbort);
   }
@@ -180,34 +156,14 @@ async function consumeEvents(
 /** Streams an answer into the chat; resolves when its final text is visible (see the module comment). */
 export async function streamReply(opts: StreamReplyOptions): Promise<StreamReplyResult> {
   const { port, signal } = opts;
-  let firstVisible = false;
-  const onVisible = () => {
-    if (firstVisible) return;
-    firstVisible = true;
-    opts.onFirstVisible?.();
-  };
   const drafts = port.draft !== undefined;
-  const existing = opts.journal.messageIds.length;
-  const renderer = createRenderer(opts, drafts, existing);
-  const pump = createReplyPump({
-    port,
-    journal: opts.journal,
-    chatKey: opts.chatKey,
-    gate: opts.gate,
-    render: (final) => renderer.render(final),
-    leftover: port.format(SUPERSEDED_TEXT),
-    ...(signal ? { signal } : {}),
-    ...(drafts ? { draftId: opts.draftId ?? 1 + Math.floor(Math.random() * 2_147_483_646) } : {}),
-    keepAliveMs: opts.draftKeepAliveMs ?? 20_000,
-    onVisible,
-    ...(opts.now ? { now: opts.now } : {}),
-  });
-
+  const renderer = createRenderer(opts, drafts, opts.journal.messageIds.length);
+  const render = (final: boolean) => renderer.render(final);
+  const pump = createReplyPump({ ...opts, render, leftover: port.format(SUPERSEDED_TEXT) });
   if (opts.typing !== false)
     port
       .typing?.(signal ? { signal } : {})
       .catch((error: unknown) => opts.logger?.warn({ err: error }, "typing indicator failed"));
-  if (existing > 0 && !drafts) onVisible(); // a retried job: its message is already there
   pump.invalidate(); // the placeholder (or the first draft)
 
   let finish: FinishEvent | undefined;
@@ -218,7 +174,10 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
       const before = renderer.state;
       renderer.state = applyAgentEvent(before, event);
       if (event.type === "finish") finish = event;
-      if (changesView(before, renderer.state, event, opts.showReasoning)) pump.invalidate();
+      // A collapsed or hidden reasoning delta changes nothing visible.
+      const hidden = event.type === "reasoning-delta" && opts.showReasoning !== "full";
+      if (renderer.state !== before && (!hidden || renderer.state.blocks.length !== before.blocks.length))
+        pump.invalidate();
     },
     () => pump.renderError,
   );
@@ -242,31 +201,22 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
   };
 }
 
-/** Options of `showFailure`. */
+/** Options of `showFailure`: `previousMarkdown` is what the last message shows now (the line goes under it). */
 export interface ShowFailureOptions {
-  /** What the reply's last message shows now, as Markdown; the line is appended to it. Without it the line replaces the text. */
   previousMarkdown?: string;
   gate?: RateGate;
   chatKey?: string;
   signal?: AbortSignal;
 }
 
-/**
- * Puts a final failure line (e.g. "model unavailable") into a reply's last message, or sends it as the
- * first message when the journal has none. For the worker's give-up path, where no stream is running.
- */
-export async function showFailure(
-  port: ReplyPort,
-  journal: ReplyJournal,
-  line: string,
-  opts: ShowFailureOptions = {},
-): Promise<void> {
+/** Puts a failure line into a reply's last message, or sends it when the journal has none (the worker's give-up path). */
+export async function showFailure(port: ReplyPort, journal: ReplyJournal, line: string, opts: ShowFailureOptions = {}) {
   let content = port.format(opts.previousMarkdown?.trim() ? joinSegments([opts.previousMarkdown, line]) : line);
   if (renderedLength(port, content) > port.limits.maxLength) content = port.format(line);
   // The same pump as a streamed reply: the journal's last message is edited, or a first one is sent and recorded.
   const messages: ReplyPlan["messages"] = journal.messageIds.map(() => undefined);
   messages[Math.max(0, messages.length - 1)] = { content, final: true };
-  const pump = createReplyPump({
+  await createReplyPump({
     port,
     journal,
     chatKey: opts.chatKey ?? "failure",
@@ -274,6 +224,5 @@ export async function showFailure(
     render: () => ({ messages }),
     leftover: content,
     ...(opts.signal ? { finalSignal: opts.signal } : {}),
-  });
-  await pump.finish();
+  }).finish();
 }
