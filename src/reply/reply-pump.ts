@@ -152,7 +152,8 @@ export function createReplyPump(o: ReplyPumpOptions) {
       const final = next(lane)?.want.final ?? false;
       const signal = final ? o.finalSignal : waitSignal;
       try {
-        if (lane.lastStart !== undefined) await abortableSleep(lane.lastStart + lane.interval() - now(), signal);
+        const wait = (lane.lastStart ?? Number.NEGATIVE_INFINITY) + lane.interval() - now();
+        if (wait > 0) await abortableSleep(wait, signal);
         await o.gate.acquire(lane.key, final ? "final" : "intermediate", signal);
       } catch (error) {
         if (final) fail(error);
@@ -174,10 +175,12 @@ export function createReplyPump(o: ReplyPumpOptions) {
       lane.lastStart = now();
       try {
         await lane.put(job.i, job.want, job.want.final ? o.finalSignal : o.signal);
+        o.gate.settled?.(lane.key);
         lane.shown[job.i] = job.want;
         rateWaits = transient = 0;
         onVisible();
       } catch (error) {
+        o.gate.settled?.(lane.key); // the next request is spaced from this one's end
         if (error instanceof RateLimitedError) {
           o.gate.backoff?.(lane.key, error.retryAfterMs, error.global);
           if (++rateWaits > 50 && job.want.final)
@@ -190,8 +193,6 @@ export function createReplyPump(o: ReplyPumpOptions) {
           if (++transient > 4 && job.want.final) fail(error);
           else await pause(transientDelay(Math.min(transient, 5)), job.want.final);
         }
-      } finally {
-        o.gate.settled?.(lane.key);
       }
     }
   };
