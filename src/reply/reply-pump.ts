@@ -85,7 +85,8 @@ export function createReplyPump(o: ReplyPumpOptions) {
     visible = true;
   };
 
-  const messages: Lane = {
+  const lane = (parts: Omit<Lane, "shown" | "refused">): Lane => ({ ...parts, shown: [], refused: [] });
+  const messages = lane({
     key: o.chatKey,
     interval: () => port.limits.minEditIntervalMs,
     live: () => !drafts,
@@ -100,13 +101,11 @@ export function createReplyPump(o: ReplyPumpOptions) {
       }
       if (id !== undefined) await port.edit(id, want.content, opts);
     },
-    shown: [],
-    refused: [],
-  };
+  });
   const draft = port.draft?.bind(port);
   const draftId = o.draftId ?? 1 + Math.floor(Math.random() * 2_147_483_646);
-  const drafts: Lane | undefined = draft
-    ? {
+  const drafts = draft
+    ? lane({
         key: draftPacingKey(o.chatKey),
         interval: () => port.limits.draftIntervalMs ?? port.limits.minEditIntervalMs,
         live: () => !ending,
@@ -120,9 +119,7 @@ export function createReplyPump(o: ReplyPumpOptions) {
             kick(drafts!);
           }, o.draftKeepAliveMs ?? 20_000);
         },
-        shown: [],
-        refused: [],
-      }
+      })
     : undefined;
   const lanes = drafts ? [messages, drafts] : [messages];
   if (ids.length > 0 && !drafts) onVisible();
@@ -138,9 +135,7 @@ export function createReplyPump(o: ReplyPumpOptions) {
   };
   const wants = (lane: Lane): boolean =>
     (ending || !o.signal?.aborted) && (next(lane) !== undefined || (stale && !ending && lane.live()));
-  const fail = (error: unknown) => {
-    failure ??= { error };
-  };
+  const fail = (error: unknown) => void (failure ??= { error });
   /** Waits `ms` before trying again (a final's wait cut short fails it). */
   const pause = (ms: number, final: boolean) =>
     abortableSleep(ms, final ? o.finalSignal : o.signal).catch((error: unknown) => final && fail(error));
@@ -236,8 +231,6 @@ export function createReplyPump(o: ReplyPumpOptions) {
     },
     ids: () => [...ids],
     /** The first error of rendering the live view. */
-    get renderError() {
-      return renderError;
-    },
+    renderError: () => renderError,
   };
 }

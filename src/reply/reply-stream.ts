@@ -1,23 +1,18 @@
 /**
- * The streaming reply engine: agent events in, messages in a chat out.
- *
- * - Something is visible at once: the typing indicator and a placeholder message (recorded in the
- *   journal before anything else), or the first draft when the port streams drafts natively.
- * - Events only update the view's state and mark it stale; the reply's pump (reply-pump.ts) renders
- *   it when it holds a slot, right before its request, so the text sent is the freshest and the view
- *   is rendered once per request. Sealed messages are never rendered again (view-layout.ts).
- * - Over the platform's limit, the message gets its final text at a good boundary and a continuation
- *   takes over. With drafts (Telegram private chats) the live tail is a draft, kept alive while idle,
- *   and the message(s) are sent when the answer ends.
- * - A retried job's journal holds message ids: those messages are edited, new ones sent beyond them.
- * - An abort lands what is there with a "stopped" note; a failing event stream lands what is there
- *   (plus an optional failure line) and rethrows.
+ * The streaming reply engine: agent events in, messages in a chat out. The typing indicator and a
+ * placeholder (or first draft) show at once; events only update the view's state and mark it stale;
+ * the reply's pump (reply-pump.ts) renders it when it holds a slot and sends what differs. Over the
+ * platform's limit a message gets its final text at a good boundary and a continuation takes over
+ * (view-layout.ts); sealed messages are never rendered again. With drafts (Telegram private chats)
+ * the live tail is a draft and the message(s) are sent at the end. A retried job's messages (journal)
+ * are edited, new ones sent beyond them. /stop lands what is there with a "stopped" note; a failing
+ * event stream lands what is there (plus an optional failure line) and rethrows.
  */
 import type { AgentEvent } from "../contracts/agent-events.js";
 import type { RenderedText, ReplyPort } from "../contracts/reply-port.js";
 import type { ReplyJournal } from "../contracts/reply-journal.js";
 import { createLocalRateGate, type RateGate } from "./rate-gate.js";
-import { renderedLength, visibleText } from "./rendered-length.js";
+import { visibleText } from "./rendered-length.js";
 import { createReplyPump, type ReplyPlan, type Wanted } from "./reply-pump.js";
 import {
   applyAgentEvent,
@@ -31,9 +26,6 @@ import {
   type ShowReasoning,
 } from "./reply-view.js";
 import { layoutView, UNSEALED } from "./view-layout.js";
-
-/** The agent's last event: why it ended and what goes into the history. */
-export type FinishEvent = Extract<AgentEvent, { type: "finish" }>;
 
 /** Everything one reply needs: the port, the events, the journal, pacing and the stop signal. */
 export interface StreamReplyOptions {
@@ -59,14 +51,6 @@ export interface StreamReplyOptions {
   logger?: { warn(obj: object, msg?: string): void };
   /** Applied to each rendered segment before the split (secret scrubbing: a split may cut a secret in two). */
   transform?(markdown: string): string;
-}
-
-/** How a reply ended: its message ids (as in the journal), its Markdown, the agent's finish event, and whether it was stopped. */
-export interface StreamReplyResult {
-  messageIds: string[];
-  text: string;
-  finish?: FinishEvent;
-  stopped: boolean;
 }
 
 /** What replaces the text of a message left over from an earlier attempt that the new answer does not need. */
@@ -115,46 +99,11 @@ function createRenderer(opts: StreamReplyOptions, drafts: boolean, existing: num
   };
 }
 
-/** Reads the agent's events into `onEvent` until they end, fail, or the signal aborts. */
-async function consumeEvents(
-  events: AsyncIterable<AgentEvent>,
-  signal: AbortSignal | undefined,
-  onEvent: (event: AgentEvent) => void,
-  renderFailed: () => { error: unknown } | undefined,
-): Promise<{ stopped: boolean; streamError?: { error: unknown } }> {
-  const iterator = events[Symbol.asyncIterator]();
-  // Each step waits on a promise of its own, settled by the next event or the abort (one promise of the
-  // abort raced by every step would keep a reaction per event until the reply ends).
-  let wake: ((step: typeof ABORTED) => void) | undefined;
-  const onAbort = () => wake?.(ABORTED);
-  signal?.addEventListener("abort", onAbort, { once: true });
-  try {
-    for (;;) {
-      const failure = renderFailed();
-      if (failure) throw failure.error;
-      const next = iterator.next();
-      const step = await new Promise<IteratorResult<AgentEvent> | typeof ABORTED>((resolve, reject) => {
-        if (signal?.aborted) return resolve(ABORTED);
-        wake = resolve;
-        next.then(resolve, reject);
-      });
-      if (step === ABORTED) {
-        next.catch(() => undefined); // the stream is cancelled by the same signal: what it still does is moot
-        iterator.return?.(undefined)?.catch(() => undefined);
-        return { stopped: true };
-      }
-      if (step.done) return { stopped: false };
-      onEvent(step.value);
-    }
-  } catch (error) {
-    return signal?.aborted ? { stopped: true } : { stopped: false, streamError: { error } };
-  } finally {
-    signal?.removeEventListener("abort", onAbort);
-  }
-}
-
-/** Streams an answer into the chat; resolves when its final text is visible (see the module comment). */
-export async function streamReply(opts: StreamReplyOptions): Promise<StreamReplyResult> {
+/**
+ * Streams an answer into the chat; resolves once its final text is visible, with its message ids (as in
+ * the journal), its Markdown, the agent's finish event, and whether it was stopped.
+ */
+export async function streamReply(opts: StreamReplyOptions) {
   const { port, signal } = opts;
   const drafts = port.draft !== undefined;
   const renderer = createRenderer(opts, drafts, opts.journal.messageIds.length);
@@ -166,23 +115,47 @@ export async function streamReply(opts: StreamReplyOptions): Promise<StreamReply
       .catch((error: unknown) => opts.logger?.warn({ err: error }, "typing indicator failed"));
   pump.invalidate(); // the placeholder (or the first draft)
 
-  let finish: FinishEvent | undefined;
-  const consumed = await consumeEvents(
-    opts.events,
-    signal,
-    (event) => {
+  let finish: Extract<AgentEvent, { type: "finish" }> | undefined; // why it ended, what goes into the history
+  let streamError: { error: unknown } | undefined;
+  let stopped = false;
+  const iterator = opts.events[Symbol.asyncIterator]();
+  // Each step waits on a promise of its own, settled by the next event or the abort (one promise of the
+  // abort raced by every step would keep a reaction per event until the reply ends).
+  let wake: ((step: typeof ABORTED) => void) | undefined;
+  const onAbort = () => wake?.(ABORTED);
+  signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    for (;;) {
+      const failed = pump.renderError();
+      if (failed) throw failed.error;
+      const next = iterator.next();
+      const step = await new Promise<IteratorResult<AgentEvent> | typeof ABORTED>((resolve, reject) => {
+        if (signal?.aborted) return resolve(ABORTED);
+        wake = resolve;
+        next.then(resolve, reject);
+      });
+      if (step === ABORTED) {
+        next.catch(() => undefined); // the stream is cancelled by the same signal: what it still does is moot
+        iterator.return?.(undefined)?.catch(() => undefined);
+        stopped = true;
+        break;
+      }
+      if (step.done) break;
       const before = renderer.state;
-      renderer.state = applyAgentEvent(before, event);
-      if (event.type === "finish") finish = event;
+      renderer.state = applyAgentEvent(before, step.value);
+      if (step.value.type === "finish") finish = step.value;
       // A collapsed or hidden reasoning delta changes nothing visible.
-      const hidden = event.type === "reasoning-delta" && opts.showReasoning !== "full";
+      const hidden = step.value.type === "reasoning-delta" && opts.showReasoning !== "full";
       if (renderer.state !== before && (!hidden || renderer.state.blocks.length !== before.blocks.length))
         pump.invalidate();
-    },
-    () => pump.renderError,
-  );
-  const stopped = consumed.stopped || finish?.reason === "aborted";
-  const { streamError } = consumed;
+    }
+  } catch (error) {
+    if (signal?.aborted) stopped = true;
+    else streamError = { error };
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+  }
+  stopped ||= finish?.reason === "aborted";
   if (stopped) renderer.state = stopReplyView(renderer.state);
   const line = streamError && opts.failureLine?.(streamError.error);
   if (line) renderer.state = withFailureLine(renderer.state, line);
@@ -212,7 +185,7 @@ export interface ShowFailureOptions {
 /** Puts a failure line into a reply's last message, or sends it when the journal has none (the worker's give-up path). */
 export async function showFailure(port: ReplyPort, journal: ReplyJournal, line: string, opts: ShowFailureOptions = {}) {
   let content = port.format(opts.previousMarkdown?.trim() ? joinSegments([opts.previousMarkdown, line]) : line);
-  if (renderedLength(port, content) > port.limits.maxLength) content = port.format(line);
+  if (visibleText(port, content).length > port.limits.maxLength) content = port.format(line);
   // The same pump as a streamed reply: the journal's last message is edited, or a first one is sent and recorded.
   const messages: ReplyPlan["messages"] = journal.messageIds.map(() => undefined);
   messages[Math.max(0, messages.length - 1)] = { content, final: true };
