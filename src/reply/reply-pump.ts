@@ -72,17 +72,15 @@ export function createReplyPump(o: ReplyPumpOptions) {
   let plan: ReplyPlan = { messages: [] };
   let stale = false;
   let ending = false;
-  let finalPlan = false;
   let failure: { error: unknown } | undefined;
   let renderError: { error: unknown } | undefined;
   // Cuts an intermediate's wait short when the reply ends: what is wanted then is asked for as a final.
   const end = new AbortController();
   const waitSignal = o.signal ? AbortSignal.any([o.signal, end.signal]) : end.signal;
   let keepAlive: ReturnType<typeof setTimeout> | undefined;
-  let visible = false;
-  const onVisible = () => {
-    if (!visible) o.onFirstVisible?.();
-    visible = true;
+  let onVisible = () => {
+    onVisible = () => undefined;
+    o.onFirstVisible?.();
   };
 
   const lane = (parts: Omit<Lane, "shown" | "refused">): Lane => ({ ...parts, shown: [], refused: [] });
@@ -90,7 +88,7 @@ export function createReplyPump(o: ReplyPumpOptions) {
     key: o.chatKey,
     interval: () => port.limits.minEditIntervalMs,
     live: () => !drafts,
-    wanted: () => (failure || (ending && !finalPlan) ? [] : plan.messages),
+    wanted: () => (failure ? [] : plan.messages),
     async put(i, want, signal) {
       const opts = { continuation: i > 0, final: want.final, ...(signal ? { signal } : {}) };
       const id = ids[i];
@@ -215,16 +213,15 @@ export function createReplyPump(o: ReplyPumpOptions) {
       stale = false;
       end.abort();
       clearTimeout(keepAlive);
+      plan = { messages: plan.messages.map((want) => (want?.final ? want : undefined)) }; // no more live texts
       await drafts?.running; // a draft landing after the message would show a stale preview
       let thrown: { error: unknown } | undefined;
       try {
         plan = o.render(true);
       } catch (error) {
-        plan = { messages: plan.messages.filter((want) => want?.final) }; // what was sealed still lands
-        thrown = { error };
+        thrown = { error }; // what was sealed still lands
       }
       for (let i = plan.messages.length; i < ids.length; i++) plan.messages[i] = { content: o.leftover, final: true };
-      finalPlan = true;
       kick(messages);
       while (messages.running) await messages.running;
       if (failure ?? thrown) throw (failure ?? thrown)?.error;

@@ -62,15 +62,13 @@ const ABORTED = Symbol("aborted");
 function createRenderer(opts: StreamReplyOptions, drafts: boolean, existing: number) {
   const { port } = opts;
   // The splitter measures the live tail, which is then formatted once more: remember the last one.
-  let last: { markdown: string; rendered: RenderedText; visible?: string } | undefined;
+  let last: { markdown: string; rendered: RenderedText; visible: string } | undefined;
   const formatted = (markdown: string) => {
-    if (last?.markdown !== markdown) last = { markdown, rendered: port.format(markdown) };
-    return last;
+    if (last?.markdown === markdown) return last;
+    const rendered = port.format(markdown);
+    return (last = { markdown, rendered, visible: visibleText(port, rendered) });
   };
-  const visibleOf = (markdown: string) => {
-    const known = formatted(markdown);
-    return (known.visible ??= visibleText(port, known.rendered));
-  };
+  const visibleOf = (markdown: string) => formatted(markdown).visible;
   let seal = UNSEALED;
   const sealed: Wanted[] = [];
   return {
@@ -174,16 +172,16 @@ export async function streamReply(opts: StreamReplyOptions) {
   };
 }
 
-/** Options of `showFailure`: `previousMarkdown` is what the last message shows now (the line goes under it). */
-export interface ShowFailureOptions {
-  previousMarkdown?: string;
-  gate?: RateGate;
-  chatKey?: string;
-  signal?: AbortSignal;
-}
-
-/** Puts a failure line into a reply's last message, or sends it when the journal has none (the worker's give-up path). */
-export async function showFailure(port: ReplyPort, journal: ReplyJournal, line: string, opts: ShowFailureOptions = {}) {
+/**
+ * Puts a failure line into a reply's last message (under `previousMarkdown`, what it shows now), or sends
+ * it when the journal has none: the worker's give-up path.
+ */
+export async function showFailure(
+  port: ReplyPort,
+  journal: ReplyJournal,
+  line: string,
+  opts: { previousMarkdown?: string; gate?: RateGate; chatKey?: string; signal?: AbortSignal } = {},
+) {
   let content = port.format(opts.previousMarkdown?.trim() ? joinSegments([opts.previousMarkdown, line]) : line);
   if (visibleText(port, content).length > port.limits.maxLength) content = port.format(line);
   // The same pump as a streamed reply: the journal's last message is edited, or a first one is sent and recorded.
