@@ -13,16 +13,9 @@ import { abortableSleep } from "../shared/abortable-sleep.js";
 import { draftPacingKey, type RateGate } from "./rate-gate.js";
 
 /** What one message should show. */
-export interface Wanted {
-  content: RenderedText;
-  final: boolean;
-}
-
+export type Wanted = { content: RenderedText; final: boolean };
 /** The rendered view: each message's text top to bottom (undefined: leave it as it is), and the draft. */
-export interface ReplyPlan {
-  messages: (Wanted | undefined)[];
-  draft?: RenderedText;
-}
+export type ReplyPlan = { messages: (Wanted | undefined)[]; draft?: RenderedText };
 
 export interface ReplyPumpOptions {
   port: Pick<ReplyPort, "send" | "edit" | "draft" | "limits">;
@@ -56,8 +49,6 @@ interface Lane {
   lastStart?: number;
   running?: Promise<void>;
 }
-
-const transientDelay = (attempt: number) => Math.min(8000, 500 * 2 ** (attempt - 1));
 
 /** Equal rendered texts are never sent twice. */
 export const sameRendered = (a: RenderedText | undefined, b: RenderedText): boolean =>
@@ -184,7 +175,7 @@ export function createReplyPump(o: ReplyPumpOptions) {
           else lane.refused[job.i] = job.want.content; // the same text again cannot help; a newer one may
         } else if (job.want.final || !o.signal?.aborted) {
           if (++transient > 4 && job.want.final) fail(error);
-          else await pause(transientDelay(Math.min(transient, 5)), job.want.final);
+          else await pause(Math.min(8000, 250 * 2 ** transient), job.want.final);
         }
       }
     }
