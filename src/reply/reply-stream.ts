@@ -111,7 +111,7 @@ export async function streamReply(opts: StreamReplyOptions) {
     port
       .typing?.(signal ? { signal } : {})
       .catch((error: unknown) => opts.logger?.warn({ err: error }, "typing indicator failed"));
-  pump.invalidate(); // the placeholder (or the first draft)
+  if (drafts || opts.journal.messageIds.length === 0) pump.invalidate(); // the placeholder, or the first draft
 
   let finish: Extract<AgentEvent, { type: "finish" }> | undefined; // why it ended, what goes into the history
   let streamError: { error: unknown } | undefined;
