@@ -255,6 +255,27 @@ describe("streamReply", () => {
     expectNoEditAfterFinal(port2);
   });
 
+  it("a retried job takes no slot before it has something to show (its message is already there)", async () => {
+    const port = createRecordingReplyPort({ flavour: "plain", limits: { minEditIntervalMs: 1000 }, existing: ["old"] });
+    const local = createLocalRateGate({ minIntervalMs: 1000 });
+    const acquiredAt: number[] = [];
+    const gate: RateGate = {
+      acquire: (key, kind, signal) => {
+        acquiredAt.push(Date.now());
+        return local.acquire(key, kind, signal);
+      },
+      settled: (key) => local.settled(key),
+      backoff: (key, ms) => local.backoff(key, ms),
+    };
+    const start = Date.now();
+    const events = timed(answer("A fresh answer."), { pauseAt: 0, pauseMs: 5_000 });
+    const { promise } = run(port, events, { journal: createMemoryReplyJournal(["m1"]), gate });
+    await settle(promise);
+    expect(acquiredAt.length).toBeGreaterThan(0);
+    expect(acquiredAt.every((at) => at >= start + 5_000)).toBe(true);
+    expect(port.messages().map((m) => [m.text, m.final])).toEqual([["A fresh answer.", true]]);
+  });
+
   it("streams drafts in private chats, keeps them alive while tools run, then sends the answer", async () => {
     const port = createRecordingReplyPort({
       flavour: "telegram",
