@@ -22,7 +22,6 @@ import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
 import type { GlobalBudget } from "../contracts/platform-pacing.js";
 import { paceKeys } from "../redis/keys.js";
-import { abortableSleep } from "../shared/abortable-sleep.js";
 import { createLocalRateGate, type RateGate } from "./rate-gate.js";
 
 const SLOT_LUA = readFileSync(new URL("./pace-slot.lua", import.meta.url), "utf8");
@@ -47,20 +46,9 @@ function pacingCommands(redis: Redis): PacingCommands {
   return redis as unknown as PacingCommands;
 }
 
-/** A request waiting in a budget's line. */
-interface Asker {
-  chatKey: string;
-  final: boolean;
-  /** Its chat holds it back until then (ms since the epoch). */
-  notBefore: number;
-  granted(): void;
-}
-
-interface Line {
-  waiting: Asker[];
-  /** Ends the line's current pause (a new request may be servable sooner). */
-  wake?: () => void;
-}
+/** A line of requests, finals first; `notBefore`: its chat holds a request back until then; `wake` ends a pause. */
+type Asker = { chatKey: string; final: boolean; notBefore: number; granted(): void };
+type Line = { waiting: Asker[]; wake?: () => void };
 
 /** Options of the shared gate. */
 export interface RedisPacingOptions {
@@ -159,24 +147,23 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
   };
 
   /**
-   * The process's requests waiting for one bot-wide budget form a line, finals first, and only the first
-   * whose chat is free asks Redis: a crowded budget costs about one script call per slot, not one per
-   * waiting request and retry. A request whose chat holds it back steps aside until then.
+   * The process's requests waiting for one bot-wide budget (or one unbudgeted chat) form a line, finals
+   * first, and only the first whose chat is free asks Redis: a crowded budget costs about one script call
+   * per slot, not one per waiting request and retry. A request whose chat holds it back steps aside.
    */
   const lines = new Map<string, Line>();
 
   const pause = (line: Line, ms: number) =>
     new Promise<void>((resolve) => {
-      const done = () => {
+      const timer = setTimeout(() => line.wake?.(), Math.max(0, ms));
+      line.wake = () => {
         clearTimeout(timer);
         line.wake = undefined;
         resolve();
       };
-      const timer = setTimeout(done, Math.max(0, ms));
-      line.wake = done;
     });
 
-  const runLine = async (budgetKey: string, line: Line) => {
+  const runLine = async (lineKey: string, line: Line) => {
     while (line.waiting.length > 0) {
       const now = Date.now();
       const next = line.waiting.find((w) => w.notBefore <= now);
@@ -193,51 +180,32 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
       } else if (chatHeld) next.notBefore = Date.now() + wait;
       else await pause(line, Math.min(wait, heldUntil - Date.now()));
     }
-    lines.delete(budgetKey);
+    lines.delete(lineKey);
   };
 
-  const takeInLine = (budgetKey: string, chatKey: string, final: boolean, signal?: AbortSignal) =>
+  /** Waits in the line of the chat's budget (or of the chat, with none) until the script grants a slot. */
+  const takeShared = (chatKey: string, final: boolean, signal?: AbortSignal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      let line = lines.get(budgetKey);
-      const fresh = !line;
-      if (!line) {
-        line = { waiting: [] };
-        lines.set(budgetKey, line);
-      }
-      const waiting = line.waiting;
+      const lineKey = opts.globalFor?.(chatKey)?.key ?? `chat:${chatKey}`;
+      const line = lines.get(lineKey) ?? { waiting: [] };
       const onAbort = () => {
-        const index = waiting.indexOf(asker);
-        if (index >= 0) waiting.splice(index, 1);
+        if (line.waiting.includes(asker)) line.waiting.splice(line.waiting.indexOf(asker), 1);
         reject(signal?.reason);
       };
-      const asker: Asker = {
-        chatKey,
-        final,
-        notBefore: 0,
-        granted: () => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve();
-        },
+      const granted = () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
       };
+      const asker: Asker = { chatKey, final, notBefore: 0, granted };
       signal?.addEventListener("abort", onAbort, { once: true });
-      const at = final ? waiting.findIndex((w) => !w.final) : -1;
-      if (at >= 0) waiting.splice(at, 0, asker);
-      else waiting.push(asker);
+      const at = final ? line.waiting.findIndex((w) => !w.final) : -1;
+      line.waiting.splice(at >= 0 ? at : line.waiting.length, 0, asker);
       line.wake?.();
-      if (fresh) void runLine(budgetKey, line);
+      if (lines.has(lineKey)) return;
+      lines.set(lineKey, line);
+      void runLine(lineKey, line);
     });
-
-  /** Asks for a slot until one is granted: in the budget's line, or alone for a chat with no budget. */
-  const takeShared = async (chatKey: string, final: boolean, signal?: AbortSignal) => {
-    const budget = opts.globalFor?.(chatKey);
-    if (budget) return takeInLine(budget.key, chatKey, final, signal);
-    for (;;) {
-      const { wait } = await ask(chatKey, final);
-      if (wait === 0) return;
-      await abortableSleep(wait, signal);
-    }
-  };
 
   return {
     async acquire(chatKey, kind, signal) {
