@@ -169,5 +169,6 @@ export function expectNoFlood(tg: FakeTelegram): void {
 export async function afterReading(tg: FakeTelegram, chatId: number): Promise<void> {
   const last = Math.max(0, ...tg.botMessages(chatId).map((m) => Math.max(m.sentAt, m.editedAt ?? 0)));
   const waitMs = last + 1100 - Date.now();
+  // Kept sleep: the user's own pause, part of the scenario (a person reading), not a wait for the bot.
   if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
 }
