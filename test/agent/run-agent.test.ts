@@ -2,7 +2,7 @@
  * The loop end to end: the real openai SDK over HTTP against the fake
  * llama.cpp-compatible server, with real tools.
  */
-import { describe, expect } from "vitest";
+import { describe, expect, vi } from "vitest";
 import { runAgent } from "../../src/agent/run-agent.js";
 import {
   cutByLength,
@@ -13,7 +13,7 @@ import {
   withFinish,
 } from "../fakes/openai-server.js";
 import { agentDeps, collect, finishOf, streamedReasoning, streamedText, user } from "./agent-harness.js";
-import { delay, hangingTool, newsTool, readUrlTool, throwingTool, weatherTool, type Execution } from "./test-tools.js";
+import { hangingTool, newsTool, readUrlTool, throwingTool, weatherTool, type Execution } from "./test-tools.js";
 import { e2eTest } from "../support/fixtures.js";
 
 describe("reference scenarios", () => {
@@ -442,9 +442,10 @@ describe("abort", () => {
 });
 
 async function waitFor(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const until = performance.now() + timeoutMs;
-  while (!condition()) {
-    if (performance.now() > until) throw new Error("condition not met in time");
-    await delay(5, new AbortController().signal);
-  }
+  await vi.waitFor(
+    () => {
+      if (!condition()) throw new Error("condition not met in time");
+    },
+    { timeout: timeoutMs, interval: 5 },
+  );
 }

@@ -13,6 +13,7 @@ import {
 } from "../fakes/discord-server.js";
 import { startFakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions } from "../fakes/openai-server.js";
 import { startFakeWeb, type FakeWeb } from "../fakes/web-server.js";
+import { qwen3Encoder } from "../fakes/llama-extras.js";
 import { startStack, type Stack } from "../support/stack.js";
 
 /** Everything one scenario runs against. */
@@ -38,6 +39,10 @@ export interface DiscordE2EOptions {
 
 /** Starts the fakes, then the bot pointed at them; resolves once discord.js is logged in and the worker listens. */
 export async function startDiscordE2E(options: DiscordE2EOptions = {}): Promise<DiscordE2E> {
+  // The fake model's /tokenize needs Qwen3's vocabulary, loaded once per test process (seconds on a busy machine):
+  // a head start while the bot starts, so fewer jobs sit out the worker's 5 s count timeout waiting for it. A test
+  // that must not wait on it loads it in `beforeAll(qwen3Encoder)`, outside its own timeout.
+  void qwen3Encoder().catch(() => undefined);
   const discord = await startFakeDiscord(options.discord);
   const model = await startFakeOpenAI(options.model);
   const web = await startFakeWeb();

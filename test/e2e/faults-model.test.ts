@@ -24,6 +24,7 @@ import {
 } from "../fakes/openai-server.js";
 import { modelUnavailableLine } from "../../src/reply/reply-view.js";
 import { startStack, type Stack } from "../support/stack.js";
+import { waitUntilQueueDrained } from "../support/queue-drained.js";
 import { createTcpRelay, type TcpRelay } from "../support/tcp-relay.js";
 import { FAST_QUEUE, jobCount, waitUntil } from "../support/fault-kit.js";
 
@@ -184,8 +185,8 @@ describe.concurrent("model server faults, as the user sees them", () => {
     expect(shown[0]!.text).toContain(modelUnavailableLine());
     expect(shown[0]!.history[0]).toMatch(/^The tide turns/); // the same message that held the half answer
     expect(okSends(w.tg)).toHaveLength(1);
-    // Nothing more comes: the conversation moved on.
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // Nothing more comes: the job has given up and nothing is left to run.
+    await waitUntilQueueDrained(w.stack.redis);
     expect(w.model.requests).toHaveLength(3);
     expect(w.tg.botMessages(alice.id)).toHaveLength(1);
   });

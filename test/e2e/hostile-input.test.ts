@@ -17,6 +17,7 @@ const bob = { id: 1002, first_name: "Bob" };
 /** The limit counts per wall-clock minute: keep a burst from straddling two minutes. */
 async function awayFromMinuteBoundary(): Promise<void> {
   const intoMinute = Date.now() % 60_000;
+  // Kept sleep: the roles count on the real clock, which a test cannot move.
   if (intoMinute > 56_000) await sleep(60_000 - intoMinute + 50);
 }
 

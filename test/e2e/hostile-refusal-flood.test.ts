@@ -16,6 +16,7 @@ const outsider: FakeUser = { id: 4002, first_name: "Outsider" };
 /** Counts per wall-clock minute: keep a burst from straddling two minutes. */
 async function awayFromMinuteBoundary(): Promise<void> {
   const intoMinute = Date.now() % 60_000;
+  // Kept sleep: the roles count on the real clock, which a test cannot move.
   if (intoMinute > 50_000) await sleep(60_000 - intoMinute + 50);
 }
 
@@ -32,6 +33,8 @@ describe("refusal floods, Telegram", () => {
       await tg.waitFor(() => tg.pendingUpdateIds().length === 0, { what: "every update handled" });
       // Courtesy replies run on their own after the update is handled, paced about one a second.
       await tg.waitFor(() => tg.botMessages(outsider.id).length >= 1, { what: "the first refusal" });
+      // Kept sleep: a second refusal would come about a second after the first, and nothing later in this chat
+      // can come first (every other reply in it is refused too); so the test gives it two and a half.
       await sleep(2500);
       const refusals = tg.botMessages(outsider.id).filter((m) => m.text.includes("this bot is private"));
       expect(refusals).toHaveLength(1);
@@ -53,6 +56,8 @@ describe("refusal floods, Telegram", () => {
       await tg.waitFor(() => tg.pendingUpdateIds().length === 0, { what: "every update handled" });
       // Private-chat pacing sends about one a second: wait for three, then long enough for more to show.
       await tg.waitFor(() => tg.botMessages(member.id).length >= 3, { what: "three refusals" });
+      // Kept sleep: past the limit nothing more is sent in this chat this minute, so no later reply can mark the
+      // moment; a fourth would come about a second after the third.
       await sleep(2500);
       const replies = tg.botMessages(member.id).map((m) => m.text);
       expect(replies).toHaveLength(3);

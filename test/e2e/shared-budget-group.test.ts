@@ -91,12 +91,9 @@ describe("one group's edit budget, shared by two worker processes", () => {
       expect(mainChat().map((m) => m.text)).toEqual([ANSWERS.hotels]);
       // Both worker processes answered: the budget really was shared between processes.
       // (A job counts as done once its turn is in history, just after its final text landed.)
-      let done = [0, 0];
-      for (let i = 0; i < 100 && done[0]! + done[1]! < 3; i++) {
-        await new Promise((r) => setTimeout(r, 20));
-        done = await Promise.all([jobsDone(stacks[0]!), jobsDone(stacks[1]!)]);
-      }
-      expect(done[0]! + done[1]!).toBe(3);
+      const doneBy = () => Promise.all([jobsDone(stacks[0]!), jobsDone(stacks[1]!)]);
+      await expect.poll(async () => (await doneBy()).reduce((sum, n) => sum + n, 0), { timeout: 5000 }).toBe(3);
+      const done = await doneBy();
       expect(Math.min(...done)).toBeGreaterThanOrEqual(1);
     },
   );

@@ -4,8 +4,9 @@
  * together they stay under it (the fake Bot API refuses anything over it), every chat's final
  * text lands, and no chat's final waits much longer than the budget itself makes necessary.
  */
-import { describe, expect } from "vitest";
+import { beforeAll, describe, expect } from "vitest";
 import { privateChat, type FakeUser } from "../fakes/telegram-server.js";
+import { qwen3Encoder } from "../fakes/llama-extras.js";
 import { paced, textAnswer } from "../fakes/openai-server.js";
 import { e2eTest } from "../support/fixtures.js";
 
@@ -28,16 +29,23 @@ const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 describe("one bot-wide budget, shared by two worker processes", () => {
+  // Qwen3's vocabulary for the fake model's /tokenize, loaded outside the test's own timeout (see telegram-harness.ts).
+  beforeAll(qwen3Encoder, 120_000);
+
   e2eTest(
     "answers a hundred private chats streaming at once under 30 messages a second, every final landing",
     async ({ fakeTelegram, fakeModel, testRedis, startStack }) => {
       const tg = await fakeTelegram(); // documented flood limits, enforced
       const modelDoneAt = new Map<number, number>();
+      const streamMs: number[] = [];
       const model = await fakeModel({
         handler: (request) => {
           const asked = JSON.stringify(request.body.messages?.at(-1)?.content ?? "");
           const n = Number(/question (\d+)/.exec(asked)?.[1]);
-          void request.outcome.then(() => modelDoneAt.set(n, Date.now()));
+          void request.outcome.then(() => {
+            modelDoneAt.set(n, Date.now());
+            streamMs.push(Date.now() - request.receivedAt);
+          });
           return paced(textAnswer(answerFor(n)), 4); // 8 tokens: about 2 s of streaming each
         },
       });
@@ -56,10 +64,11 @@ describe("one bot-wide budget, shared by two worker processes", () => {
       users.forEach((user, i) => tg!.userSays(privateChat(user), user, `question ${i}`));
 
       const finalOf = (i: number) => tg!.botMessages(users[i]!.id).find((m) => m.text === answerFor(i));
-      await tg.waitFor(() => users.every((_, i) => finalOf(i)), {
-        timeoutMs: 18_000,
-        what: "every chat's final answer",
-      });
+      await tg
+        .waitFor(() => users.every((_, i) => finalOf(i)), { timeoutMs: 45_000, what: "every chat's final answer" })
+        .catch((error: Error) => {
+          throw new Error(`${users.filter((_, i) => finalOf(i)).length} of ${CHATS} finals landed; ${error.message}`);
+        });
 
       // Nothing Telegram would have refused: no chat over its pace, the bot never over 30 a second.
       expect(tg.floodViolations()).toEqual([]);
@@ -85,10 +94,24 @@ describe("one bot-wide budget, shared by two worker processes", () => {
       console.info(
         `100 private chats: final after model done ms min ${lag[0]} p50 ${percentile(lag, 50)} p95 ${percentile(lag, 95)} max ${lag.at(-1)}; ` +
           `peak counted requests ${peakPerSecond}/s, peak incl. drafts ${busiestWindow([...counted, ...allDrafts], 1000)}/s, ` +
-          `${allDrafts.length} drafts, ${counted.length} messages`,
+          `${allDrafts.length} drafts, ${counted.length} messages; model streaming p50 ${percentile(
+            [...streamMs].sort((x, y) => x - y),
+            50,
+          )} ms`,
       );
-      // A hundred finals at the gate's full rate (45 ms apart) take 4.5 s, plus a chat's own 1.1 s spacing.
-      expect(lag.at(-1)!).toBeLessThan(8000);
+      // A hundred finals at the gate's full rate (45 ms apart) take 4.5 s, plus a chat's own 1.1 s spacing: 8 s on a
+      // machine with CPU to spare. This process runs the fakes and every role, so when other processes take the cores
+      // its timers run late: the bound stretches by how much longer than its 2 s the fake model's streaming took.
+      const machineSlowness = Math.max(
+        1,
+        percentile(
+          [...streamMs].sort((x, y) => x - y),
+          50,
+        ) / 2000,
+      );
+      expect(lag.at(-1)!).toBeLessThan(8000 * machineSlowness);
     },
+    // Three roles' start-up and a hundred answers; on a busy machine more than the default 20 s.
+    90_000,
   );
 });

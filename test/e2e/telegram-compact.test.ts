@@ -4,8 +4,9 @@
  * the model, says how much it kept, and the next question's request carries the summary as a
  * system note before the kept turns. `/reset` then clears summary and history.
  */
-import { describe, expect, vi } from "vitest";
+import { beforeAll, describe, expect, vi } from "vitest";
 import { privateChat, type FakeUser } from "../fakes/telegram-server.js";
+import { qwen3Encoder } from "../fakes/llama-extras.js";
 import { textAnswer } from "../fakes/openai-server.js";
 import { historyKeys } from "../../src/redis/keys.js";
 import { sentMessages } from "./telegram-harness.js";
@@ -14,6 +15,9 @@ import { e2eTest } from "../support/fixtures.js";
 const alice: FakeUser = { id: 1001, first_name: "Alice" };
 
 describe("/compact on Telegram", () => {
+  // Qwen3's vocabulary for the fake model's /tokenize, loaded outside the test's own timeout (see telegram-harness.ts).
+  beforeAll(qwen3Encoder, 120_000);
+
   e2eTest(
     "folds older turns into a summary, says what it kept, and the next request carries it; /reset clears it",
     async ({ startTelegram }) => {
@@ -34,7 +38,7 @@ describe("/compact on Telegram", () => {
               .botMessages(alice.id)
               .find((m) => m.replyToMessageId === message.message_id && m.text.includes(expectReply)),
           {
-            timeoutMs: 8000,
+            timeoutMs: 15_000,
             what: `the answer to "${text}"`,
           },
         );
@@ -43,7 +47,7 @@ describe("/compact on Telegram", () => {
       await say("I live in Lyon.", "Lyon");
       // The turn is stored right after its answer is delivered; /compact does not wait in the queue, so wait for the store.
       const key = historyKeys(e2e.stack.config.KEY_PREFIX, `tg:${alice.id}`).list;
-      await vi.waitFor(async () => expect(await e2e?.stack.redis.redis.llen(key)).toBe(4), { timeout: 5000 });
+      await vi.waitFor(async () => expect(await e2e?.stack.redis.redis.llen(key)).toBe(4), { timeout: 15_000 });
       await say("/compact", "Done");
 
       const ack = tg.botMessages(alice.id).at(-1);
@@ -70,5 +74,7 @@ describe("/compact on Telegram", () => {
       await say("/compact", "Nothing to compact");
       expect(tg.botMessages(alice.id).at(-1)?.text).toBe("Nothing to compact: this conversation is empty.");
     },
+    // Seven turns, each waited on; a busy machine (one core taken by another process) needs more than the default.
+    60_000,
   );
 });

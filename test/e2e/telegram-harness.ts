@@ -19,6 +19,7 @@ import {
   type RecordedRequest,
 } from "../fakes/openai-server.js";
 import { startFakeWeb, type FakeWeb } from "../fakes/web-server.js";
+import { qwen3Encoder } from "../fakes/llama-extras.js";
 import { startStack, type Stack, type StackOptions } from "../support/stack.js";
 
 /** A running Telegram deployment against fakes. */
@@ -44,6 +45,10 @@ export interface TelegramE2EOptions {
 
 /** Starts the fakes and the stack; `close` stops everything it started, in reverse. */
 export async function startTelegramE2E(opts: TelegramE2EOptions = {}): Promise<TelegramE2E> {
+  // The fake model's /tokenize needs Qwen3's vocabulary, loaded once per test process (seconds on a busy machine):
+  // a head start while the bot starts, so fewer jobs sit out the worker's 5 s count timeout waiting for it. A test
+  // that must not wait on it loads it in `beforeAll(qwen3Encoder)`, outside its own timeout.
+  void qwen3Encoder().catch(() => undefined);
   const tg = await startFakeTelegram(opts.fake);
   const model = await startFakeOpenAI(opts.model);
   const web = await startFakeWeb();
@@ -164,5 +169,6 @@ export function expectNoFlood(tg: FakeTelegram): void {
 export async function afterReading(tg: FakeTelegram, chatId: number): Promise<void> {
   const last = Math.max(0, ...tg.botMessages(chatId).map((m) => Math.max(m.sentAt, m.editedAt ?? 0)));
   const waitMs = last + 1100 - Date.now();
+  // Kept sleep: the user's own pause, part of the scenario (a person reading), not a wait for the bot.
   if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
 }

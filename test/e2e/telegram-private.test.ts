@@ -21,6 +21,7 @@ import {
   smallestGapMs,
 } from "./telegram-harness.js";
 import { e2eTest } from "../support/fixtures.js";
+import { waitUntilQueueDrained } from "../support/queue-drained.js";
 
 const alice: FakeUser = { id: 1001, first_name: "Alice", language_code: "en" };
 
@@ -192,7 +193,8 @@ describe("Telegram private chat, end to end", () => {
     expect(model.requests.map((r) => sentHistory(r))).toEqual(
       Array.from({ length: 3 }, () => [{ role: "user", content: "Are you there?" }]),
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The job has given up: nothing is left to run that could write or ask again.
+    await waitUntilQueueDrained(e2e.stack.redis);
     expect(tg.botMessages(alice.id)).toHaveLength(1);
     expect(model.requests).toHaveLength(3);
     expect(tg.draft(alice.id)).toBeUndefined();

@@ -47,12 +47,19 @@ describe("cancel bus", () => {
   it("keeps the running marker alive while the job runs, and lets it expire when the process is gone", async () => {
     const worker = bus(workerSide, 300);
     const gateway = bus(t.redis);
+    const marker = `${t.prefix}:running:dc:1`;
+    const trackedAt = Date.now();
     await worker.track("dc:1", "job", () => undefined);
-    await new Promise((r) => setTimeout(r, 600));
-    expect(await t.redis.exists(`${t.prefix}:running:dc:1`)).toBe(1);
+    // Refreshed past twice its 300 ms lifetime: it outlived the expiry it was created with.
+    await waitFor(
+      "the marker to be refreshed",
+      async () => Number(await t.redis.call("PEXPIRETIME", marker)) > trackedAt + 600,
+      3000,
+    );
+    expect(await t.redis.exists(marker)).toBe(1);
     // A process that dies stops refreshing (close() stops the timers without releasing).
     await worker.close();
-    await waitFor("the marker to expire", async () => !(await t.redis.exists(`${t.prefix}:running:dc:1`)), 2000);
+    await waitFor("the marker to expire", async () => !(await t.redis.exists(marker)), 2000);
     expect(await gateway.stop("dc:1")).toBe(false);
   });
 

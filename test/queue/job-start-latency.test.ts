@@ -11,10 +11,13 @@ import { createMessageQueue, type MessageQueue } from "../../src/queue/message-q
 import { createMessageWorker, type MessageWorker } from "../../src/queue/message-worker.js";
 import { createTestRedis, type TestRedis } from "../support/redis.js";
 import { message, waitFor } from "./support/queue-test-kit.js";
+import { waitUntilQueueDrained } from "../support/queue-drained.js";
 
 /** Redis's answers reach the worker `delayMs` late (in order); what the worker sends goes through at once. */
-async function slowAnswersRelay(target: URL, delayMs: number): Promise<{ url: string; close(): Promise<void> }> {
+async function slowAnswersRelay(target: URL, delayMs: number): Promise<Relay> {
   const sockets = new Set<Socket>();
+  const outbounds = new Set<Socket>();
+  let inFlight = 0;
   const track = (socket: Socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
@@ -22,11 +25,15 @@ async function slowAnswersRelay(target: URL, delayMs: number): Promise<{ url: st
   };
   const server: Server = createServer((inbound) => {
     const outbound = connect(Number(target.port || 6379), target.hostname);
+    outbounds.add(outbound);
+    outbound.on("close", () => outbounds.delete(outbound));
     track(inbound);
     track(outbound);
     inbound.pipe(outbound);
     outbound.on("data", (chunk: Buffer) => {
+      inFlight++;
       setTimeout(() => {
+        inFlight--;
         if (!inbound.destroyed) inbound.write(chunk);
       }, delayMs);
     });
@@ -40,6 +47,8 @@ async function slowAnswersRelay(target: URL, delayMs: number): Promise<{ url: st
   url.port = String(port);
   return {
     url: url.href,
+    localPorts: () => new Set([...outbounds].map((socket) => socket.localPort)),
+    answersInFlight: () => inFlight,
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -47,11 +56,35 @@ async function slowAnswersRelay(target: URL, delayMs: number): Promise<{ url: st
   };
 }
 
+/** The relay's address for the worker, and the local ports of its connections to Redis (as CLIENT LIST shows them). */
+interface Relay {
+  url: string;
+  localPorts(): Set<number | undefined>;
+  /** Redis answers held back on their way to the worker. */
+  answersInFlight(): number;
+  close(): Promise<void>;
+}
+
+/**
+ * True once one of the relay's connections is blocked in BullMQ's wait for the next job (BZPOPMIN) and no answer
+ * is on its way to the worker: the worker is idle.
+ */
+async function workerWaitsForJobs(redis: TestRedis["redis"], relay: Relay): Promise<boolean> {
+  if (relay.answersInFlight() > 0) return false;
+  const ports = relay.localPorts();
+  const clients = String(await redis.client("LIST")).split("\n");
+  const blocked = clients.some((line) => {
+    const port = Number(/ addr=[^ ]*:(\d+) /.exec(` ${line}`)?.[1]);
+    return ports.has(port) && / cmd=bzpopmin /.test(` ${line} `) && / flags=\S*b/.test(` ${line}`);
+  });
+  return blocked && relay.answersInFlight() === 0;
+}
+
 const DELAY_MS = 40;
 let t: TestRedis;
 let queue: MessageQueue;
 let worker: MessageWorker | undefined;
-let relay: { url: string; close(): Promise<void> } | undefined;
+let relay: Relay | undefined;
 
 beforeEach(() => {
   t = createTestRedis("lat");
@@ -83,7 +116,10 @@ it("starts a new conversation's answer within a few Redis round trips of its arr
   // The first job opens the /stop subscription and warms BullMQ up; the second shows the steady state.
   await queue.enqueue(message("warm", "1"));
   await waitFor("the warm-up answer", () => started.has("warm"));
-  await new Promise((resolve) => setTimeout(resolve, 3 * DELAY_MS));
+  // Steady state: the warm-up job finished and the worker waits for the next one.
+  await waitUntilQueueDrained(t);
+  const idle = relay;
+  await waitFor("the worker to wait for jobs", () => workerWaitsForJobs(t.redis, idle));
 
   const askedAt = Date.now();
   await queue.enqueue(message("new", "1"));

@@ -64,8 +64,6 @@ function startWorker(
   return worker;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 describe("message queue + worker (one process)", () => {
   it("refuses an invalid message with a short reason and queues nothing", async () => {
     const result = await queue.enqueue({ ...message("c1", "1"), text: "" });
@@ -91,11 +89,19 @@ describe("message queue + worker (one process)", () => {
 
   it("answers a conversation in order, one at a time, while other conversations run alongside", async () => {
     const log: Logged[] = [];
+    // Each job runs until the other conversation has started one: a worker that ran them one at a time never ends.
+    const signal = () => {
+      let resolve: () => void = () => undefined;
+      return { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
+    };
+    const started = { a: signal(), b: signal() };
     const worker = startWorker({
       concurrency: 4,
       async process(m, ctx) {
         log.push({ kind: "start", jobId: ctx.jobId, conv: m.conversationKey, t: Date.now(), ctx });
-        await sleep(40);
+        const conv = m.conversationKey as "a" | "b";
+        started[conv].resolve();
+        await started[conv === "a" ? "b" : "a"].promise;
         log.push({ kind: "end", jobId: ctx.jobId, conv: m.conversationKey, t: Date.now(), ctx });
       },
     });

@@ -14,6 +14,7 @@ import { createMessageQueue } from "../../src/queue/message-queue.js";
 import { createMessageWorker, type MessageWorker } from "../../src/queue/message-worker.js";
 import { message, waitFor } from "./support/queue-test-kit.js";
 import { freePort } from "../support/free-port.js";
+import { waitUntilQueueDrained } from "../support/queue-drained.js";
 
 let server: ChildProcess | undefined;
 let dir: string | undefined;
@@ -72,6 +73,8 @@ describe("Redis restart under load", () => {
     const prefix = "restart";
     const adapterRedis = new Redis(url, { retryStrategy: () => 100 });
     adapterRedis.on("error", () => undefined);
+    let reconnects = 0;
+    adapterRedis.on("reconnecting", () => reconnects++);
     cleanups.push(() => adapterRedis.disconnect());
     const queue = createMessageQueue({ connection: adapterRedis, prefix });
     cleanups.push(() => queue.close().catch(() => undefined));
@@ -106,15 +109,19 @@ describe("Redis restart under load", () => {
 
     await stopRedis();
     // An adapter enqueues while Redis is down: it resolves only once Redis has the message.
-    const duringOutage = offer("tg:1", "during");
-    await new Promise((r) => setTimeout(r, 300));
+    const retriesBefore = reconnects;
+    let enqueued = false;
+    const duringOutage = offer("tg:1", "during").finally(() => (enqueued = true));
+    await waitFor("the adapter to retry against the stopped Redis", () => reconnects >= retriesBefore + 2);
+    expect(enqueued).toBe(false);
     await startRedis(port);
     await duringOutage;
     for (const c of convs) await offer(c, "after");
 
     const total = [...expected.values()].reduce((s, ids) => s + ids.length, 0);
     await waitFor("every answer", () => ends.length >= total, 15_000);
-    await new Promise((r) => setTimeout(r, 200));
+    // No job left to run: any answer given twice has been given by now.
+    await waitUntilQueueDrained({ url, prefix });
     expect(ends).toHaveLength(total);
     for (const c of convs) expect(ends.filter((e) => e.conv === c).map((e) => e.jobId)).toEqual(expected.get(c));
   });

@@ -26,7 +26,7 @@ afterEach(async () => {
 async function* answer(text: string, chunk = 150): AsyncGenerator<AgentEvent> {
   for (let i = 0; i < text.length; i += chunk) {
     yield { type: "text-delta", round: 1, text: text.slice(i, i + chunk) };
-    await new Promise((resolve) => setTimeout(resolve, 2));
+    await new Promise((resolve) => setImmediate(resolve)); // deltas arrive as separate turns of the event loop
   }
   yield { type: "round-finish", round: 1, reason: "stop" };
   yield { type: "finish", reason: "stop", text, messages: [{ role: "assistant", content: text }], rounds: 1 };

@@ -59,6 +59,7 @@ async function listingShowsReady(stack: Stack): Promise<void> {
     5_000,
     "the published tool listing",
   );
+  // Kept sleep: the bots role re-reads the listing once a second and exposes nothing that says it has.
   await new Promise((resolve) => setTimeout(resolve, 1_200));
 }
 
