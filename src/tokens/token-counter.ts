@@ -88,8 +88,10 @@ export function createTokenCounter(opts: {
         if (skipped !== Number.POSITIVE_INFINITY) earlierMayAnswer = true;
         continue;
       }
-      if (hurried && tokenizer.isReady && !tokenizer.isReady()) {
-        // Not proven yet (loading, or never answered): get it ready for the next count, do not wait now.
+      if ((hurried || earlierMayAnswer) && tokenizer.isReady && !tokenizer.isReady()) {
+        // Not proven yet (loading, or never answered): on a reply's way, get it ready for the next count and do
+        // not wait now; while an earlier tokenizer only backs off (a busy server's /tokenize timed out), do not
+        // load it at all: the estimate stands in for this count, and the server answers the next.
         if (!earlierMayAnswer) void tokenizer.warm?.();
         earlierMayAnswer = true;
         continue;
@@ -109,6 +111,7 @@ export function createTokenCounter(opts: {
         if (signal?.aborted) throw error;
         const forever = !(error instanceof TokenizeError) || error.notOffered;
         skipUntil.set(tokenizer, forever ? Number.POSITIVE_INFINITY : now() + backoffMs);
+        if (!forever) earlierMayAnswer = true;
         opts.onFallback?.(tokenizer.source, error);
       }
     }

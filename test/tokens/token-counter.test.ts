@@ -137,6 +137,41 @@ describe("token counts", () => {
     expect(counter.source).toBe("server");
   });
 
+  it("does not load Qwen3 in process (about 180 MB) while a busy server's /tokenize only backs off", async () => {
+    let t = 0;
+    let serverUp = false;
+    const busy: TextTokenizer = {
+      source: "server",
+      count: async (text) => {
+        if (!serverUp)
+          throw new (await import("../../src/tokens/server-tokenizer.js")).TokenizeError("timed out", false);
+        return text.length;
+      },
+    };
+    const loads: string[] = [];
+    const inProcess: TextTokenizer = {
+      source: "qwen3",
+      isReady: () => false,
+      warm: async () => {
+        loads.push("warm");
+        return true;
+      },
+      count: async (text) => {
+        loads.push("count");
+        return text.length;
+      },
+    };
+    const counter = createTokenCounter({ tokenizers: [busy, inProcess], now: () => t, backoffMs: 1000 });
+    expect(await counter.countText("abcdefgh")).toBe(2); // the estimate, after the timeout
+    expect(await counter.countText("abcdefgh")).toBe(2); // still the estimate, not remembered
+    expect(loads).toEqual([]);
+    serverUp = true;
+    t = 1001;
+    expect(await counter.countText("abcdefgh")).toBe(8);
+    expect(counter.source).toBe("server");
+    expect(loads).toEqual([]);
+  });
+
   it("counts each text once (cached), so a message is never sent to /tokenize twice", async () => {
     fake = await startFakeOpenAI();
     const { fetch, calls } = countingFetch();
