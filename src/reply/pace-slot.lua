@@ -11,7 +11,7 @@
 -- Returns {0, now, 0} when the slot is taken (both cells advanced), else {ms to wait before asking again,
 -- now, cause}: cause 1 when the chat holds the request back, 2 when the budget does.
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local interval = tonumber(ARGV[1])
 local T = tonumber(ARGV[2])
 local tolerance = tonumber(ARGV[3])

@@ -63,7 +63,7 @@ export interface RedisPacingOptions {
   localOnly?(chatKey: string): boolean;
   /** Budget slots kept for finals (default 2). */
   reserve?: number;
-  /** Slack added to the 1 s window for request latency and for a busy process sending a granted slot late (default 500 ms): no 1.5 s holds more than `perSecond`. */
+  /** Slack on the 1 s window for latency and a busy process sending a grant late (default 250 ms; only a line's head asks, so a stalled process holds one). */
   marginMs?: number;
   /** Told of every slot the script granted, at Redis's time (for metrics and tests). */
   onGrant?(grant: { chatKey: string; final: boolean; at: number }): void;
@@ -100,7 +100,7 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
   const keys = paceKeys(opts.prefix);
   const commands = pacingCommands(redis);
   const reserve = opts.reserve ?? 2;
-  const windowMs = 1000 + (opts.marginMs ?? 500);
+  const windowMs = 1000 + (opts.marginMs ?? 250);
   const local = createLocalRateGate({ minIntervalMs: (key) => opts.intervalFor(key) });
   const shared = (chatKey: string) => !opts.localOnly?.(chatKey);
   const timeoutMs = opts.commandTimeoutMs ?? 10_000;

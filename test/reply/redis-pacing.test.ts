@@ -183,7 +183,9 @@ describe("createRedisPacing: many chats, one bot-wide budget", () => {
     await Promise.all(
       Array.from({ length: 40 }, async (_, chat) => {
         const process = chat % 2 ? a : b;
+        // As the reply pump does: each request is settled once sent, and the chat's pace counts from then.
         await process.acquire(`telegram:${chat}`, "intermediate");
+        process.gate.settled(`telegram:${chat}`);
         await process.acquire(`telegram:${chat}`, "final");
       }),
     );
