@@ -55,7 +55,12 @@ export function withSecretsScrubbed(port: ReplyPort, scrubber: SecretScrubber): 
   const typing = port.typing?.bind(port);
   if (typing) wrapped.typing = (opts) => typing(opts);
   const observe = port.observe?.bind(port);
-  if (observe) wrapped.observe = (event) => observe(scrubbedEvent(event, scrubber));
+  if (observe) {
+    const scrubbed = eventScrubber(scrubber);
+    wrapped.observe = (event) => {
+      for (const safe of scrubbed(event)) observe(safe);
+    };
+  }
   const sendVoice = port.sendVoice?.bind(port);
   // The spoken words come from the scrubbed answer; the caption is ours, scrubbed all the same.
   if (sendVoice)
@@ -66,10 +71,34 @@ export function withSecretsScrubbed(port: ReplyPort, scrubber: SecretScrubber): 
   return wrapped;
 }
 
+type Delta = Extract<AgentEvent, { type: "text-delta" | "reasoning-delta" }>;
+
 /**
- * An agent event with every text it carries scrubbed (the web chat draws them as they come). A secret split
- * across two deltas is caught in the reply's final text, which replaces the streamed one.
+ * The loop's events with every text scrubbed, for a page that draws deltas as they come. The last
+ * `minFragment - 1` characters of a stream wait for the next delta (or any other event), so a secret split
+ * across deltas is seen whole before any piece of it long enough to count goes out.
  */
+function eventScrubber(scrubber: SecretScrubber): (event: AgentEvent) => AgentEvent[] {
+  let held: Delta | undefined;
+  const flush = (): AgentEvent[] => {
+    const out = held?.text ? [held] : [];
+    held = undefined;
+    return out;
+  };
+  return (event) => {
+    if (event.type !== "text-delta" && event.type !== "reasoning-delta")
+      return [...flush(), scrubbedEvent(event, scrubber)];
+    const out = held && (held.type !== event.type || held.round !== event.round) ? flush() : [];
+    const text = scrubber.scrub((held?.text ?? "") + event.text);
+    let cut = Math.max(0, text.length - (scrubber.minFragment - 1));
+    if (/[\ud800-\udbff]/.test(text.charAt(cut - 1))) cut--; // never half an emoji
+    held = { ...event, text: text.slice(cut) };
+    if (cut > 0) out.push({ ...event, text: text.slice(0, cut) });
+    return out;
+  };
+}
+
+/** An agent event with every text it carries scrubbed. */
 function scrubbedEvent(event: AgentEvent, scrubber: SecretScrubber): AgentEvent {
   switch (event.type) {
     case "reasoning-delta":

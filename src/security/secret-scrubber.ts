@@ -35,6 +35,8 @@ export interface SecretScrubber {
   has(text: string): boolean;
   /** True when the text holds a secret once formatting characters are ignored (a looser check than `has`). */
   hasLoosely(text: string): boolean;
+  /** The shortest run of a secret's characters that counts as a leak. */
+  readonly minFragment: number;
 }
 
 /** Options of the scrubber. */
@@ -58,6 +60,7 @@ export function createSecretScrubber(
     scrub: (text) => replaceRanges(text, exact(foldCase(text))),
     has: (text) => exact(foldCase(text)).length > 0,
     hasLoosely: (text) => exact(foldCase(text)).length > 0 || relaxed(foldCase(withoutFormatting(text))).length > 0,
+    minFragment: k,
   };
 }
 

@@ -117,6 +117,34 @@ describe("web reply port", () => {
     expect(stored).toContain("[redacted]");
   });
 
+  it("never draws a secret split across deltas, and the page's text still adds up to the whole answer", async () => {
+    const secret = "sk-live-0123456789abcdefSECRET";
+    const port = withSecretsScrubbed(factory()(message), createSecretScrubber([secret]));
+    // The model writes the key in pieces shorter than anything the scrubber would match on its own.
+    const pieces = ["Here: sk-live-01", "23456789", "abcdefSE", "CRET 🙂", " done"];
+    const drawn: string[] = [];
+    for (const text of pieces) {
+      port.observe?.({ type: "text-delta", round: 1, text });
+      drawn.push(
+        (await events())
+          .filter((e) => e.kind === "text")
+          .map((e) => (e as { text: string }).text)
+          .join(""),
+      );
+    }
+    port.observe?.({ type: "finish", reason: "stop", text: pieces.join(""), messages: [], rounds: 1 });
+    const page = (await events())
+      .filter((e) => e.kind === "text")
+      .map((e) => (e as { text: string }).text)
+      .join("");
+    // Whatever the page showed at any moment held no run of the key long enough to use.
+    for (const shown of [...drawn, page]) expect(shown).not.toMatch(/0123456789|456789abcd|abcdefSECRET/i);
+    // Each piece long enough to count is blanked where it was found: the key may leave two markers.
+    expect(page).toMatch(/^Here: (\[redacted\])+ 🙂 done$/);
+    // Drawn as it comes: the text only waits for the next delta, not for the end.
+    expect(drawn[0]).toBe("Here:");
+  });
+
   it("reads back after any event id, and follows new ones on a connection of its own", async () => {
     const ck = message.conversationKey;
     const first = await log.append(ck, { kind: "notice", text: "one" });
