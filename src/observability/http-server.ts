@@ -40,6 +40,15 @@ export interface OpsServerOptions {
 /** What /healthz says of a part that failed: its error text may hold internal addresses, so it stays in the log. */
 export const CHECK_FAILED = "unavailable";
 
+/** `; Secure` for a request that came over HTTPS, directly or through a proxy that says so: the cookie then never travels in clear. */
+export function secureCookie(req: IncomingMessage): string {
+  const proto = String(req.headers["x-forwarded-proto"] ?? "")
+    .split(",")[0]
+    ?.trim()
+    .toLowerCase();
+  return proto === "https" || (req.socket as { encrypted?: boolean }).encrypted ? "; Secure" : "";
+}
+
 /** Compares digests of equal length, so neither the time taken nor an early exit tells the token's length. */
 export function tokenMatches(given: string | undefined, expected: string): boolean {
   if (!given) return false;
@@ -162,7 +171,7 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
         // the same address without it, so the token stays out of the address bar, history and Referer.
         res.setHeader(
           "set-cookie",
-          `admin_token=${encodeURIComponent(token!)}; Path=/admin/queues; HttpOnly; SameSite=Strict`,
+          `admin_token=${encodeURIComponent(token!)}; Path=/admin/queues; HttpOnly; SameSite=Strict${secureCookie(req)}`,
         );
         if (req.method === "GET" || req.method === "HEAD") {
           url.searchParams.delete("token");

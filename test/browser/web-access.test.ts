@@ -67,6 +67,19 @@ describe("web chat access", () => {
     expect(blocked.headers.get("set-cookie")).toBeNull();
   });
 
+  it("marks the session cookie Secure when the page came over HTTPS (through a proxy), not on plain HTTP", async () => {
+    const signInVia = (proto?: string) =>
+      fetch(`${rig.base}/login`, {
+        method: "POST",
+        body: new URLSearchParams({ name: USER.name, password: USER.password }),
+        redirect: "manual",
+        headers: { "sec-fetch-site": "same-origin", ...(proto ? { "x-forwarded-proto": proto } : {}) },
+      });
+    expect((await signInVia("https")).headers.get("set-cookie")).toMatch(/^sid=[^;]+;.*; Secure$/);
+    expect((await signInVia()).headers.get("set-cookie")).toMatch(/^sid=[^;]+;/);
+    expect((await signInVia()).headers.get("set-cookie")).not.toContain("Secure");
+  });
+
   it("answers no page and no API without a session", async () => {
     const page = await browser.context.newPage();
     await page.goto(`${rig.base}/`);

@@ -55,6 +55,16 @@ describe("ops HTTP server", () => {
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
   });
 
+  it("marks the dashboard's cookie Secure when the page came over HTTPS (through a proxy), not on plain HTTP", async () => {
+    const base = await start();
+    const cookieFor = async (headers: Record<string, string>) =>
+      (await fetch(`${base}/admin/queues?token=the-admin-token`, { headers, redirect: "manual" })).headers.get(
+        "set-cookie",
+      );
+    expect(await cookieFor({ "x-forwarded-proto": "https" })).toMatch(/^admin_token=the-admin-token;.*; Secure$/);
+    expect(await cookieFor({})).not.toContain("Secure");
+  });
+
   it("refuses a malformed admin cookie with 401, and keeps serving", async () => {
     const base = await start();
     const refused = await fetch(`${base}/admin/queues`, { headers: { cookie: "admin_token=%E0%A4%A" } });

@@ -18,7 +18,7 @@ import type { BotGateway } from "../../contracts/bot-gateway.js";
 import type { InboundMessage } from "../../contracts/inbound-message.js";
 import { isSettingsCommand, type SettingsAsker, type SettingsPort } from "../../contracts/settings-port.js";
 import { createFailedLoginThrottle, type FailedLoginThrottle } from "../../observability/failed-login-throttle.js";
-import { tokenMatches } from "../../observability/http-server.js";
+import { secureCookie, tokenMatches } from "../../observability/http-server.js";
 import type { Logger } from "../../observability/logger.js";
 import type { ConsoleSource } from "./web-console-source.js";
 import type { WebEventLog } from "./web-event-log.js";
@@ -215,7 +215,7 @@ export function createWebChat(opts: WebChatOptions): WebChat {
     }
     const session = await opts.sessions.create(who.name, who.admin);
     redirect(res, who.admin ? "/console" : "/", {
-      "set-cookie": `sid=${session.id}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_SECONDS}`,
+      "set-cookie": `sid=${session.id}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_SECONDS}${secureCookie(req)}`,
     });
   };
 
@@ -370,7 +370,7 @@ export function createWebChat(opts: WebChatOptions): WebChat {
           return;
         case "/api/logout":
           await opts.sessions.end(session.id);
-          res.setHeader("set-cookie", "sid=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+          res.setHeader("set-cookie", `sid=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secureCookie(req)}`);
           sendJson(res, 200, { ok: true });
           return;
       }
