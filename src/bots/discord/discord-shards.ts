@@ -32,12 +32,6 @@ export async function discordShardPlan(opts: {
   return { shards, shardCount };
 }
 
-/** The shard a guild's events arrive on (Discord's formula); DMs arrive on shard 0. */
-export function shardOfGuild(guildId: string | null | undefined, shardCount: number): number {
-  if (!guildId) return 0;
-  return Number((BigInt(guildId) >> 22n) % BigInt(shardCount));
-}
-
 /** Each of the client's shards and its state (`ready`, `connecting`, …), for /healthz. */
 export function discordShardStates(client: Client): Record<string, string> {
   const states: Record<string, string> = {};

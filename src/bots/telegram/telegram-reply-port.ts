@@ -267,11 +267,6 @@ function createTelegramReplyPort(
   return port;
 }
 
-/** Maps a Bot API failure to the port's error vocabulary; anything else is returned unchanged. */
-export function mapTelegramError(err: unknown): unknown {
-  return mapError(err);
-}
-
 function mapError(err: unknown): unknown {
   if (!(err instanceof GrammyError)) return err; // HttpError and friends: the caller retries.
   if (err.error_code === 429) return new RateLimitedError((err.parameters.retry_after ?? 1) * 1000, err.description);

@@ -40,11 +40,6 @@ function plainInline(text: string): string {
   );
 }
 
-/** The screen columns a line takes (wide characters count two, combining marks none). */
-export function columnsOf(line: string): number {
-  return stringWidth(line);
-}
-
 /**
  * The screen rows a block of text takes at `columns`: each line wraps where the terminal
  * wraps it, and a wide character that does not fit in the last column moves whole to the next row.
