@@ -73,17 +73,13 @@ interface ChatState {
   timer?: ReturnType<typeof setTimeout>;
 }
 
-/** What the in-process gate adds for a gate built on it. */
-export interface LocalRateGate {
-  /** The last slot granted in `chatKey` was not used (its wait for a shared slot was cut short): the pace counts from the one before. */
-  unused(chatKey: string): void;
-}
-
 /** Idle chats kept before old ones are forgotten (bounded memory in a long-lived worker). */
 const MAX_IDLE_CHATS = 1024;
 
 /** An in-process gate: slots in a chat at least `minIntervalMs` apart, finals first, timers armed only while someone waits. */
-export function createLocalRateGate(opts: LocalRateGateOptions): Required<RateGate> & LocalRateGate {
+export function createLocalRateGate(
+  opts: LocalRateGateOptions,
+): Required<RateGate> & { unused(chatKey: string): void } {
   const now = opts.now ?? Date.now;
   const intervalOf = typeof opts.minIntervalMs === "function" ? opts.minIntervalMs : () => opts.minIntervalMs as number;
   const chats = new Map<string, ChatState>();
@@ -158,6 +154,7 @@ export function createLocalRateGate(opts: LocalRateGateOptions): Required<RateGa
       const st = stateOf(chatKey);
       st.lastGrantAt = Math.max(st.lastGrantAt ?? -Infinity, now());
     },
+    // The last slot granted was not used (its wait for a shared slot was cut short): the pace counts from the one before.
     unused(chatKey) {
       const st = stateOf(chatKey);
       st.lastGrantAt = st.previousGrantAt;
@@ -168,10 +165,8 @@ export function createLocalRateGate(opts: LocalRateGateOptions): Required<RateGa
     backoff(chatKey, retryAfterMs) {
       const st = stateOf(chatKey);
       st.blockedUntil = Math.max(st.blockedUntil, now() + retryAfterMs);
-      if (st.timer) {
-        clearTimeout(st.timer);
-        st.timer = undefined;
-      }
+      clearTimeout(st.timer);
+      st.timer = undefined;
       pump(chatKey);
     },
   };

@@ -152,6 +152,8 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
    * per slot, not one per waiting request and retry. A request whose chat holds it back steps aside.
    */
   const lines = new Map<string, Line>();
+  /** Slots granted to a request cut short meanwhile: the chat's next request (its final) takes one within half the margin. */
+  const spares = new Map<string, number>();
 
   const pause = (line: Line, ms: number) =>
     new Promise<void>((resolve) => {
@@ -173,7 +175,10 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
         continue;
       }
       const { wait, chatHeld } = await ask(next.chatKey, next.final);
-      if (!line.waiting.includes(next)) continue; // aborted meanwhile
+      if (!line.waiting.includes(next)) {
+        if (wait === 0 && spares.size < 1024) spares.set(next.chatKey, Date.now()); // aborted while granted
+        continue;
+      }
       if (wait === 0) {
         line.waiting.splice(line.waiting.indexOf(next), 1);
         next.granted();
@@ -187,6 +192,8 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
   const takeShared = (chatKey: string, final: boolean, signal?: AbortSignal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
+      const spared = spares.get(chatKey) ?? Number.NEGATIVE_INFINITY;
+      if (spares.delete(chatKey) && Date.now() - spared < (windowMs - 1000) / 2) return resolve();
       const lineKey = opts.globalFor?.(chatKey)?.key ?? `chat:${chatKey}`;
       const line = lines.get(lineKey) ?? { waiting: [] };
       const onAbort = () => {

@@ -220,6 +220,29 @@ describe("createRedisPacing: many chats, one bot-wide budget", () => {
     expect(final! - first!).toBeLessThan(1_000);
   });
 
+  it("a slot granted while its intermediate was being cut short goes to the chat's final, not to waste", async () => {
+    const { a, grants } = twoProcesses({
+      intervalFor: () => 3_000,
+      globalFor: () => ({ key: "telegram", perSecond: 30 }),
+    });
+    const upgrade = new AbortController();
+    // The final comes while the script is deciding the intermediate's slot: the abort lands between the
+    // question and its answer, and the answer is a grant (the budget and the chat are free).
+    const send = a.redis.sendCommand.bind(a.redis);
+    vi.spyOn(a.redis, "sendCommand").mockImplementation((command, stream) => {
+      const sent = send(command, stream);
+      if (/^eval/i.test(command.name) && !upgrade.signal.aborted) upgrade.abort(new Error("the final came"));
+      return sent;
+    });
+    await expect(a.acquire("telegram:x", "intermediate", upgrade.signal)).rejects.toThrow("the final came");
+    await expect.poll(() => grants.length).toBe(1);
+    const askedAt = Date.now();
+    await a.acquire("telegram:x", "final");
+    // The chat's cell says 3 s from that grant; the final takes the grant itself instead of waiting them out.
+    expect(Date.now() - askedAt).toBeLessThan(1_000);
+    expect(grants).toHaveLength(1);
+  });
+
   it("keeps its state in two hashes of one field each, which expire once they hold nothing back", async () => {
     const { a } = twoProcesses({ intervalFor: () => 10_000, globalFor: () => ({ key: "telegram", perSecond: 1 }) });
     await a.acquire("telegram:1", "final");
