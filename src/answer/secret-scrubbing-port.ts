@@ -11,6 +11,7 @@ import { assertNever, type AgentEvent } from "../contracts/agent-events.js";
 import type { RenderedText, ReplyPort, ReplyPortFactory } from "../contracts/reply-port.js";
 import { visibleText } from "../reply/rendered-length.js";
 import { REDACTED, withoutFormatting, type SecretScrubber } from "../security/secret-scrubber.js";
+import { cutText } from "../shared/text-cut.js";
 
 /** How many rendered texts a port remembers as already checked. */
 const VERIFIED_TEXTS = 4;
@@ -90,10 +91,9 @@ function eventScrubber(scrubber: SecretScrubber): (event: AgentEvent) => AgentEv
       return [...flush(), scrubbedEvent(event, scrubber)];
     const out = held && (held.type !== event.type || held.round !== event.round) ? flush() : [];
     const text = scrubber.scrub((held?.text ?? "") + event.text);
-    let cut = Math.max(0, text.length - (scrubber.minFragment - 1));
-    if (/[\ud800-\udbff]/.test(text.charAt(cut - 1))) cut--; // never half an emoji
-    held = { ...event, text: text.slice(cut) };
-    if (cut > 0) out.push({ ...event, text: text.slice(0, cut) });
+    const shown = cutText(text, text.length - (scrubber.minFragment - 1)); // never half an emoji
+    held = { ...event, text: text.slice(shown.length) };
+    if (shown) out.push({ ...event, text: shown });
     return out;
   };
 }

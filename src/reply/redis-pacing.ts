@@ -96,11 +96,10 @@ export function budgetTiming(perSecond: number, windowMs: number, reserve: numbe
 
 /** The gate of every worker and bots process (see the module comment). */
 export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> {
-  const { redis } = opts;
+  const { redis, reserve = 2, marginMs = 250 } = opts;
   const keys = paceKeys(opts.prefix);
   const commands = pacingCommands(redis);
-  const reserve = opts.reserve ?? 2;
-  const windowMs = 1000 + (opts.marginMs ?? 250);
+  const windowMs = 1000 + marginMs;
   const local = createLocalRateGate({ minIntervalMs: (key) => opts.intervalFor(key) });
   const shared = (chatKey: string) => !opts.localOnly?.(chatKey);
   const timeoutMs = opts.commandTimeoutMs ?? 10_000;
@@ -193,7 +192,7 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       const spared = spares.get(chatKey) ?? Number.NEGATIVE_INFINITY;
-      if (spares.delete(chatKey) && Date.now() - spared < (windowMs - 1000) / 2) return resolve();
+      if (spares.delete(chatKey) && Date.now() - spared < marginMs / 2) return resolve();
       const lineKey = opts.globalFor?.(chatKey)?.key ?? `chat:${chatKey}`;
       const line = lines.get(lineKey) ?? { waiting: [] };
       const onAbort = () => {
