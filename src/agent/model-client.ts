@@ -18,6 +18,8 @@ export interface ModelClientOptions {
    * else what `/api/show` says, else 8192); a function is asked per request.
    */
   contextTokens?: number | (() => Promise<number>);
+  /** Ollama's `keep_alive` (MODEL_KEEP_ALIVE). */
+  keepAlive?: string;
 }
 
 /** The budget's own default when neither MODEL_CONTEXT_TOKENS nor the server says (tokens/context-window.ts). */
@@ -35,6 +37,7 @@ export function createModelClient(opts: ModelClientOptions): OpenAI {
           fetch: createOllamaFetch({
             serverRoot: opts.baseURL.replace(/\/+$/, "").replace(/\/v1$/, ""),
             contextTokens: opts.contextTokens ?? OLLAMA_DEFAULT_CONTEXT,
+            ...(opts.keepAlive ? { keepAlive: opts.keepAlive } : {}),
             fetch: opts.fetch ?? fetch,
           }),
         }

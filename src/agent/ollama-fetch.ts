@@ -23,6 +23,7 @@ export interface OllamaFetchOptions {
   /**
    * How long Ollama keeps the model (and its prompt cache) loaded after a request. Its default, 5 minutes,
    * unloads it between a chat's sparser messages, and the next one reads the whole prompt again.
+   * MODEL_KEEP_ALIVE (default "30m"): a Go duration, or whole seconds.
    */
   keepAlive?: string;
   /** The transport for the real requests (the SDK's own fetch by default). */
@@ -34,7 +35,7 @@ type Json = Record<string, any>;
 /** The fetch the SDK gets for an Ollama server. */
 export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
   const doFetch = opts.fetch ?? fetch;
-  const keepAlive = opts.keepAlive ?? "30m";
+  const keepAlive = ollamaKeepAlive(opts.keepAlive ?? "30m");
   // Models that refused `think: true` ("… does not support thinking", HTTP 400): asked without it from then on.
   const cannotThink = new Set<string>();
   return async (input, init) => {
@@ -81,7 +82,7 @@ function authorizationOf(headers: RequestInit["headers"]): Record<string, string
 }
 
 /** An OpenAI chat.completions body as an Ollama `/api/chat` body. */
-export function toOllamaRequest(body: Json, contextTokens: number, keepAlive: string): Json {
+export function toOllamaRequest(body: Json, contextTokens: number, keepAlive: string | number): Json {
   const names = new Map<string, string>();
   const messages = (body.messages as Json[]).map((m) => {
     if (m.role === "assistant" && Array.isArray(m.tool_calls)) {
@@ -122,6 +123,11 @@ export function toOllamaRequest(body: Json, contextTokens: number, keepAlive: st
     keep_alive: keepAlive,
     options,
   };
+}
+
+/** MODEL_KEEP_ALIVE as Ollama reads `keep_alive`: whole seconds as a number ("-1" forever), else a Go duration string. */
+export function ollamaKeepAlive(value: string): string | number {
+  return /^-?\d+$/.test(value) ? Number(value) : value;
 }
 
 function parseArguments(text: unknown): unknown {

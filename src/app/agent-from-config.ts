@@ -45,6 +45,7 @@ export function agentFromConfig(
       timeoutMs: config.MODEL_TIMEOUT_MS,
       server: config.MODEL_SERVER,
       contextTokens: async () => (await contextWindow()).tokens,
+      keepAlive: config.MODEL_KEEP_ALIVE,
     }),
     model: config.MODEL,
     modelServer: config.MODEL_SERVER,

@@ -76,6 +76,7 @@ function compactionMemory(
       timeoutMs: config.MODEL_TIMEOUT_MS,
       server: config.MODEL_SERVER,
       contextTokens: async () => (await contextWindow()).tokens,
+      keepAlive: config.MODEL_KEEP_ALIVE,
     });
     return conversationMemoryFor(config, { ...deps, client, contextWindow });
   };

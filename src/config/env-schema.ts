@@ -137,6 +137,15 @@ export const envSchema = z.object({
   MODEL_MAX_TOKENS: positiveInt().default(4096),
   // Unset: the server's n_ctx from GET /props (Ollama: POST /api/show), else 8192 (resolved on first use).
   MODEL_CONTEXT_TOKENS: positiveInt(10_000_000).optional(),
+  // Ollama only: how long the model (and its prompt cache) stays loaded after a request. Ollama's own syntax:
+  // a Go duration ("30m", "1h30m") or whole seconds ("3600"; "-1" keeps it loaded, "0" unloads at once).
+  MODEL_KEEP_ALIVE: z
+    .string()
+    .trim()
+    .regex(/^(-?\d+|-?(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+)$/, {
+      message: 'expected a duration such as "30m" or "1h", or whole seconds ("-1": keep the model loaded)',
+    })
+    .default("30m"),
   MODEL_TEMPERATURE: z.coerce.number({ message: "expected a number" }).min(0).max(2).optional(),
   MODEL_TOP_P: z.coerce.number({ message: "expected a number" }).gt(0).max(1).optional(),
   MODEL_TIMEOUT_MS: positiveInt().default(120_000),

@@ -32,6 +32,7 @@ export type ModelCheckConfig = Pick<
   | "HISTORY_MAX_TOKENS"
   | "MODEL_TIMEOUT_MS"
   | "MODEL_CONTEXT_TOKENS"
+  | "MODEL_KEEP_ALIVE"
 >;
 
 /** Room the system prompt and the tool schemas take in every request (measured on the built-in tools, rounded up). */
@@ -83,6 +84,7 @@ function target(config: ModelCheckConfig): ChatProbeTarget {
           fetch: createOllamaFetch({
             serverRoot: rootOf(config),
             contextTokens: async () => (await ollamaContextWindow(config)).tokens,
+            keepAlive: config.MODEL_KEEP_ALIVE,
           }),
         }
       : {}),
@@ -444,7 +446,7 @@ export async function checkModelApi(config: ModelCheckConfig): Promise<SetupFind
     const window = await ollamaContextWindow(config);
     return f.pass(
       "api",
-      `Ollama${version ? ` ${version}` : ""}'s native API (${maskedValue(root)}/api/chat), every request with num_ctx ${window.tokens} and keep_alive`,
+      `Ollama${version ? ` ${version}` : ""}'s native API (${maskedValue(root)}/api/chat), every request with num_ctx ${window.tokens} and keep_alive ${config.MODEL_KEEP_ALIVE}`,
     );
   }
   if (version !== undefined)

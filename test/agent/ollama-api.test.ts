@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createModelClient } from "../../src/agent/model-client.js";
 import { ModelError } from "../../src/agent/model-error.js";
+import { loadConfig } from "../../src/config/load-config.js";
 import type { AgentDeps } from "../../src/agent/run-agent.js";
 import { startFakeOllama, type FakeOllama, type OllamaPlan } from "../fakes/ollama-server.js";
 import { agentDeps, collect, finishOf, streamedReasoning, streamedText, user } from "./agent-harness.js";
@@ -194,5 +195,28 @@ describe("Ollama's native API", () => {
     // The refused `think: true` is not recorded (Ollama answered 400 before any chat); the retry and the next turn go without it.
     expect(fake.requests.map((r) => r.body.think)).toEqual([undefined, undefined]);
     expect(fake.requests.every((r) => r.body.options.num_ctx === 6144)).toBe(true);
+  });
+
+  it("MODEL_KEEP_ALIVE reaches every request in Ollama's syntax: whole seconds as a number (-1 keeps the model), durations as text", async () => {
+    fake = await startFakeOllama({ answer: () => ({ content: "Hello." }) });
+    const sent: unknown[] = [];
+    for (const value of ["-1", "0", "1h30m", "45s"]) {
+      const { MODEL_KEEP_ALIVE } = loadConfig({ MODEL_KEEP_ALIVE: value });
+      const client = createModelClient({
+        baseURL: fake.url,
+        apiKey: "ollama",
+        timeoutMs: 5_000,
+        server: "ollama",
+        contextTokens: 6144,
+        keepAlive: MODEL_KEEP_ALIVE,
+      });
+      const deps = ollamaDeps(fake.url, [], { client, enableThinking: false });
+      expect(streamedText(await collect(deps, [user("hi")]))).toBe("Hello.");
+      sent.push(fake.requests.at(-1)?.body.keep_alive);
+    }
+    // Ollama reads a string with Go's time.ParseDuration, which refuses "-1": it must go as the number.
+    expect(sent).toEqual([-1, 0, "1h30m", "45s"]);
+    expect(() => loadConfig({ MODEL_KEEP_ALIVE: "forever" })).toThrow(/MODEL_KEEP_ALIVE.*expected a duration/s);
+    expect(loadConfig({}).MODEL_KEEP_ALIVE).toBe("30m");
   });
 });

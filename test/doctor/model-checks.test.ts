@@ -211,7 +211,7 @@ describe("Ollama's native API (issue 30)", () => {
       ["context", "pass"],
     ]);
     expect(found.get("api")!.detail).toBe(
-      `Ollama 0.12.6's native API (${ollama!.origin}/api/chat), every request with num_ctx 16384 and keep_alive`,
+      `Ollama 0.12.6's native API (${ollama!.origin}/api/chat), every request with num_ctx 16384 and keep_alive 30m`,
     );
     expect(found.get("thinking switch")!.detail).toBe("thinking switches off (think: false on /api/chat)");
     expect(found.get("context")!.detail).toMatch(/^num_ctx 16384 \(\/api\/show: num_ctx in the Modelfile\) holds/);

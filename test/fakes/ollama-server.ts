@@ -133,6 +133,14 @@ export async function startFakeOllama(opts: {
       return json(res, 404, { error: `model "${body.model}" not found, try pulling it first` });
     if (body.think === true && !capabilities.includes("thinking"))
       return json(res, 400, { error: `"${body.model}" does not support thinking` });
+    // api.Duration: a number is seconds (negative: forever), a string must parse as a Go duration ("-1" does not).
+    const keepAlive: unknown = body.keep_alive;
+    if (typeof keepAlive === "string" && !/^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+$|^0$/.test(keepAlive))
+      return json(res, 400, {
+        error: `time: ${/\d$/.test(keepAlive) ? "missing unit in" : "invalid"} duration "${keepAlive}"`,
+      });
+    if (keepAlive !== undefined && typeof keepAlive !== "string" && typeof keepAlive !== "number")
+      return json(res, 400, { error: `Unsupported type: '${typeof keepAlive}'` });
 
     let settle: (o: "completed" | "client-closed") => void = () => undefined;
     const outcome = new Promise<"completed" | "client-closed">((resolve) => (settle = resolve));
