@@ -8,8 +8,9 @@
 -- ARGV[3]  how far ahead of now the budget's schedule may run for this request, in ms:
 --          finals get the whole burst, intermediates that minus the reserve kept for finals
 --
--- Returns {0, now, 0} when the slot is taken (both cells advanced), else {ms to wait before asking again,
--- now, cause}: cause 1 when the chat holds the request back, 2 when the budget does.
+-- Returns {0, now, 0, ahead} when the slot is taken (both cells advanced; `ahead`: ms the budget's schedule now
+-- runs ahead of `now`, so the caller need not ask before it could be granted), else {ms to wait before asking
+-- again, now, cause}: cause 1 when the chat holds the request back, 2 when the budget does.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local interval = tonumber(ARGV[1])
@@ -36,5 +37,6 @@ end
 if T > 0 then
   redis.call('HSET', KEYS[2], 'tat', budget + T)
   redis.call('PEXPIRE', KEYS[2], math.ceil(budget + T - now))
+  return {0, now, 0, math.floor(budget + T - now)}
 end
-return {0, now, 0}
+return {0, now, 0, 0}

@@ -35,7 +35,7 @@ interface PacingCommands {
     intervalMs: number,
     emissionMs: number,
     toleranceMs: number,
-  ): Promise<[number, number, number]>;
+  ): Promise<[number, number, number, number?]>;
   paceBlock(keyCount: number, ...keysThenMs: (string | number)[]): Promise<number>;
 }
 
@@ -46,9 +46,13 @@ function pacingCommands(redis: Redis): PacingCommands {
   return redis as unknown as PacingCommands;
 }
 
-/** A line of requests, finals first; `notBefore`: its chat holds a request back until then; `wake` ends a pause. */
+/**
+ * A line of requests, finals first; `notBefore`: its chat holds a request back until then; `wake` ends a pause;
+ * `budgetHeld`: the pause is the budget's, which the head (a final or an intermediate) has to wait out;
+ * `budgetAt`: when (local time) the budget's schedule reaches now, as of the line's last grant.
+ */
 type Asker = { chatKey: string; final: boolean; notBefore: number; granted(): void };
-type Line = { waiting: Asker[]; wake?: () => void };
+type Line = { waiting: Asker[]; wake?: () => void; budgetHeld?: "final" | "intermediate"; budgetAt: number };
 
 /** Options of the shared gate. */
 export interface RedisPacingOptions {
@@ -117,31 +121,48 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
     opts.logger?.info({}, "shared pacing available again");
   };
 
-  /** One script call: 0 when the slot is granted (or Redis failed: fail open), else the wait and its cause. */
-  const ask = async (chatKey: string, final: boolean): Promise<{ wait: number; chatHeld: boolean }> => {
+  const timingOf = (chatKey: string) => {
+    const budget = opts.globalFor?.(chatKey);
+    return budget ? budgetTiming(budget.perSecond, windowMs, reserve) : undefined;
+  };
+  /** How far ahead of now the budget's schedule may run for this request (finals: the whole burst). */
+  const toleranceOf = (chatKey: string, final: boolean) => {
+    const timing = timingOf(chatKey);
+    return (final ? timing?.finalToleranceMs : timing?.intermediateToleranceMs) ?? 0;
+  };
+
+  /**
+   * One script call: 0 when the slot is granted (or Redis failed: fail open), with the local time by which the
+   * budget's schedule reaches now (a lower bound: counted from when the call was sent); else the wait and its cause.
+   */
+  const ask = async (
+    chatKey: string,
+    final: boolean,
+  ): Promise<{ wait: number; chatHeld: boolean; budgetAt: number }> => {
     if (!usable()) {
       markDown(new Error(`Redis connection is ${redis.status}`));
-      return { wait: 0, chatHeld: false };
+      return { wait: 0, chatHeld: false, budgetAt: 0 };
     }
+    const sentAt = Date.now();
     const budget = opts.globalFor?.(chatKey);
-    const timing = budget ? budgetTiming(budget.perSecond, windowMs, reserve) : undefined;
-    const tolerance = final ? timing?.finalToleranceMs : timing?.intermediateToleranceMs;
+    const timing = timingOf(chatKey);
+    const tolerance = toleranceOf(chatKey, final);
     try {
       const slot = commands.paceSlot(
         keys.chat(chatKey),
         keys.budget(budget?.key ?? "none"),
         opts.intervalFor(chatKey),
         timing?.T ?? 0,
-        tolerance ?? 0,
+        tolerance,
       );
-      const [ms, at, cause] = await within(timeoutMs, slot);
+      const [ms, at, cause, ahead] = await within(timeoutMs, slot);
       markUp();
       const wait = Math.max(0, Number(ms) || 0);
       if (wait === 0) opts.onGrant?.({ chatKey, final, at: Number(at) });
-      return { wait, chatHeld: Number(cause) === 1 };
+      return { wait, chatHeld: Number(cause) === 1, budgetAt: sentAt + Math.max(0, Number(ahead) || 0) };
     } catch (error) {
       markDown(error);
-      return { wait: 0, chatHeld: false };
+      return { wait: 0, chatHeld: false, budgetAt: 0 };
     }
   };
 
@@ -173,16 +194,25 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
         await pause(line, heldUntil - now);
         continue;
       }
-      const { wait, chatHeld } = await ask(next.chatKey, next.final);
+      // The line's last grant said how far ahead the budget runs: no slot for `next` before then (other
+      // processes only push the schedule further), so asking earlier would be a refused call.
+      const early = line.budgetAt - toleranceOf(next.chatKey, next.final) - now;
+      const { wait, chatHeld, budgetAt } =
+        early > 0 ? { wait: early, chatHeld: false, budgetAt: line.budgetAt } : await ask(next.chatKey, next.final);
       if (!line.waiting.includes(next)) {
         if (wait === 0 && spares.size < 1024) spares.set(next.chatKey, Date.now()); // aborted while granted
         continue;
       }
       if (wait === 0) {
         line.waiting.splice(line.waiting.indexOf(next), 1);
+        line.budgetAt = budgetAt;
         next.granted();
       } else if (chatHeld) next.notBefore = Date.now() + wait;
-      else await pause(line, Math.min(wait, heldUntil - Date.now()));
+      else {
+        line.budgetHeld = next.final ? "final" : "intermediate";
+        await pause(line, Math.min(wait, heldUntil - Date.now()));
+        line.budgetHeld = undefined;
+      }
     }
     lines.delete(lineKey);
   };
@@ -194,7 +224,7 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
       const spared = spares.get(chatKey) ?? Number.NEGATIVE_INFINITY;
       if (spares.delete(chatKey) && Date.now() - spared < marginMs / 2) return resolve();
       const lineKey = opts.globalFor?.(chatKey)?.key ?? `chat:${chatKey}`;
-      const line = lines.get(lineKey) ?? { waiting: [] };
+      const line = lines.get(lineKey) ?? { waiting: [], budgetAt: 0 };
       const onAbort = () => {
         if (line.waiting.includes(asker)) line.waiting.splice(line.waiting.indexOf(asker), 1);
         reject(signal?.reason);
@@ -207,7 +237,9 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
       signal?.addEventListener("abort", onAbort, { once: true });
       const at = final ? line.waiting.findIndex((w) => !w.final) : -1;
       line.waiting.splice(at >= 0 ? at : line.waiting.length, 0, asker);
-      line.wake?.();
+      // While the budget holds the line, a newcomer would be refused too, unless it is a final behind an intermediate
+      // (finals may run further ahead): waking the line for it would only cost a script call.
+      if (line.budgetHeld === undefined || (final && line.budgetHeld === "intermediate")) line.wake?.();
       if (lines.has(lineKey)) return;
       lines.set(lineKey, line);
       void runLine(lineKey, line);

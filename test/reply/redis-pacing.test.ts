@@ -200,6 +200,34 @@ describe("createRedisPacing: many chats, one bot-wide budget", () => {
     expect(calls[0]!() + calls[1]!()).toBeLessThanOrEqual(3 * 80);
   });
 
+  it("a request joining a line that waits out the budget does not wake it for a call the budget would refuse", async () => {
+    const { a, grants } = twoProcesses({
+      intervalFor: () => 50,
+      globalFor: () => ({ key: "telegram", perSecond: 30 }),
+    });
+    const requests: Promise<void>[] = [];
+    const arrive = () => requests.push(a.acquire(`telegram:${requests.length}`, "intermediate"));
+    let calls = 0;
+    const send = a.redis.sendCommand.bind(a.redis);
+    vi.spyOn(a.redis, "sendCommand").mockImplementation((command, stream) => {
+      const reply = send(command, stream);
+      if (/^eval/i.test(command.name)) {
+        calls++;
+        // Each answer of the script brings another chat's request, while the line waits out the budget.
+        void Promise.resolve(reply).then(() => setImmediate(() => requests.length < 20 && arrive()));
+      }
+      return reply;
+    });
+    arrive();
+    arrive();
+    await expect.poll(() => requests.length, { timeout: 5_000 }).toBe(20);
+    await Promise.all(requests);
+    expect(grants).toHaveLength(20);
+    // About one call per slot (the script's first load, and a re-ask where the reply took a moment): before, a refused
+    // call followed every grant and every newcomer woke the line for another (40 here).
+    expect(calls).toBeLessThanOrEqual(30);
+  });
+
   it("an intermediate whose wait for the budget is cut short leaves the chat free for the final at once", async () => {
     // T = 1250 ms: one final elsewhere puts the budget a slot ahead, where intermediates must wait and finals need not.
     const { a, grants } = twoProcesses({
