@@ -5,7 +5,7 @@
  */
 import type { ChatMessage } from "../contracts/chat-message.js";
 import type { InboundMessage } from "../contracts/inbound-message.js";
-import { chatPacingKey } from "../reply/rate-gate.js";
+import { chatPacingKey } from "../contracts/platform-pacing.js";
 import { cutText, cutTextWithMarker } from "../shared/text-cut.js";
 
 const QUOTE_CHARS = 300;

@@ -19,7 +19,7 @@ import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
 import { redisOptions } from "../redis/connection.js";
 import { createRedisPacing } from "../reply/redis-pacing.js";
-import { chatPacingKey } from "../reply/rate-gate.js";
+import { chatPacingKey } from "../contracts/platform-pacing.js";
 import { pacingGlobalFor, pacingIntervalFor } from "./pacing.js";
 import { settingsServiceFor } from "./settings-for-config.js";
 import { scheduleBookFor } from "./schedules-for-config.js";

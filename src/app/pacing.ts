@@ -4,7 +4,7 @@
  */
 import type { Platform } from "../contracts/inbound-message.js";
 import type { GlobalBudget, PlatformPacing } from "../contracts/platform-pacing.js";
-import { parsePacingKey } from "../reply/rate-gate.js";
+import { parsePacingKey } from "../contracts/platform-pacing.js";
 import { discordPacing, type ObservedDiscordIntervals } from "../bots/discord/discord-pacing.js";
 import { telegramPacing } from "../bots/telegram/telegram-pacing.js";
 

@@ -4,34 +4,6 @@
  * process; a Redis-backed gate shared by all worker processes
  * implements the same interface, so it stays small.
  */
-import type { PacingLane } from "../contracts/platform-pacing.js";
-
-/**
- * The pacing key of a chat: platform limits apply per chat, so a Telegram group's forum topics share
- * the group's key. Workers (streaming) and adapters (courtesy replies) must build it the same way.
- */
-export function chatPacingKey(platform: string, chatId: string): string {
-  return `${platform}:${chatId}`;
-}
-
-/** Marks the pacing key of a chat's drafts (see `draftPacingKey`). */
-export const DRAFT_KEY_SUFFIX = ":draft";
-
-/**
- * The pacing key of a chat's drafts (Telegram sendMessageDraft): a draft is a preview, not a message, so it
- * is paced apart from the chat's messages and draws on its own bot-wide budget (see each adapter's pacing rules).
- */
-export function draftPacingKey(chatKey: string): string {
-  return `${chatKey}${DRAFT_KEY_SUFFIX}`;
-}
-
-/** The parts of a pacing key, as built by `chatPacingKey` (and `draftPacingKey`). */
-export function parsePacingKey(chatKey: string): { platform: string; chatId: string; lane: PacingLane } {
-  const lane: PacingLane = chatKey.endsWith(DRAFT_KEY_SUFFIX) ? "draft" : "message";
-  const key = lane === "draft" ? chatKey.slice(0, -DRAFT_KEY_SUFFIX.length) : chatKey;
-  const at = key.indexOf(":");
-  return { platform: at < 0 ? key : key.slice(0, at), chatId: at < 0 ? "" : key.slice(at + 1), lane };
-}
 
 /** A request that can wait (streaming progress) or one that must land (the last text of a message). */
 export type RequestKind = "intermediate" | "final";

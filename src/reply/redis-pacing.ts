@@ -121,40 +121,28 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
     opts.logger?.info({}, "shared pacing available again");
   };
 
-  const timingOf = (chatKey: string) => {
+  /** The chat's budget, its emission interval, and how far ahead of now its schedule may run for the request. */
+  const timingOf = (chatKey: string, final: boolean) => {
     const budget = opts.globalFor?.(chatKey);
-    return budget ? budgetTiming(budget.perSecond, windowMs, reserve) : undefined;
-  };
-  /** How far ahead of now the budget's schedule may run for this request (finals: the whole burst). */
-  const toleranceOf = (chatKey: string, final: boolean) => {
-    const timing = timingOf(chatKey);
-    return (final ? timing?.finalToleranceMs : timing?.intermediateToleranceMs) ?? 0;
+    const t = budget && budgetTiming(budget.perSecond, windowMs, reserve);
+    const tolerance = (final ? t?.finalToleranceMs : t?.intermediateToleranceMs) ?? 0;
+    return { key: budget?.key ?? "none", T: t?.T ?? 0, tolerance };
   };
 
   /**
    * One script call: 0 when the slot is granted (or Redis failed: fail open), with the local time by which the
    * budget's schedule reaches now (a lower bound: counted from when the call was sent); else the wait and its cause.
    */
-  const ask = async (
-    chatKey: string,
-    final: boolean,
-  ): Promise<{ wait: number; chatHeld: boolean; budgetAt: number }> => {
+  const ask = async (chatKey: string, final: boolean) => {
+    const open = { wait: 0, chatHeld: false, budgetAt: 0 };
     if (!usable()) {
       markDown(new Error(`Redis connection is ${redis.status}`));
-      return { wait: 0, chatHeld: false, budgetAt: 0 };
+      return open;
     }
     const sentAt = Date.now();
-    const budget = opts.globalFor?.(chatKey);
-    const timing = timingOf(chatKey);
-    const tolerance = toleranceOf(chatKey, final);
+    const { key, T, tolerance } = timingOf(chatKey, final);
     try {
-      const slot = commands.paceSlot(
-        keys.chat(chatKey),
-        keys.budget(budget?.key ?? "none"),
-        opts.intervalFor(chatKey),
-        timing?.T ?? 0,
-        tolerance,
-      );
+      const slot = commands.paceSlot(keys.chat(chatKey), keys.budget(key), opts.intervalFor(chatKey), T, tolerance);
       const [ms, at, cause, ahead] = await within(timeoutMs, slot);
       markUp();
       const wait = Math.max(0, Number(ms) || 0);
@@ -162,7 +150,7 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
       return { wait, chatHeld: Number(cause) === 1, budgetAt: sentAt + Math.max(0, Number(ahead) || 0) };
     } catch (error) {
       markDown(error);
-      return { wait: 0, chatHeld: false, budgetAt: 0 };
+      return open;
     }
   };
 
@@ -196,7 +184,7 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
       }
       // The line's last grant said how far ahead the budget runs: no slot for `next` before then (other
       // processes only push the schedule further), so asking earlier would be a refused call.
-      const early = line.budgetAt - toleranceOf(next.chatKey, next.final) - now;
+      const early = line.budgetAt - timingOf(next.chatKey, next.final).tolerance - now;
       const { wait, chatHeld, budgetAt } =
         early > 0 ? { wait: early, chatHeld: false, budgetAt: line.budgetAt } : await ask(next.chatKey, next.final);
       if (!line.waiting.includes(next)) {

@@ -10,7 +10,8 @@
 import { RateLimitedError, RejectedContentError, type RenderedText, type ReplyPort } from "../contracts/reply-port.js";
 import type { ReplyJournal } from "../contracts/reply-journal.js";
 import { abortableSleep } from "../shared/abortable-sleep.js";
-import { draftPacingKey, type RateGate } from "./rate-gate.js";
+import { draftPacingKey } from "../contracts/platform-pacing.js";
+import type { RateGate } from "./rate-gate.js";
 
 /** What one message should show. */
 export type Wanted = { content: RenderedText; final: boolean };

@@ -7,7 +7,7 @@ import {
   TELEGRAM_GROUP_EDIT_INTERVAL_MS as TELEGRAM_GROUP_INTERVAL_MS,
   TELEGRAM_PRIVATE_EDIT_INTERVAL_MS as TELEGRAM_PRIVATE_INTERVAL_MS,
 } from "../../src/bots/telegram/telegram-pacing.js";
-import { chatPacingKey, draftPacingKey } from "../../src/reply/rate-gate.js";
+import { chatPacingKey, draftPacingKey } from "../../src/contracts/platform-pacing.js";
 import { createTelegramReplyPortFactory } from "../../src/bots/telegram/telegram-reply-port.js";
 import type { InboundMessage } from "../../src/contracts/inbound-message.js";
 import { inboundMessage } from "../support/inbound-message.js";
