@@ -76,13 +76,14 @@ type Delta = Extract<AgentEvent, { type: "text-delta" | "reasoning-delta" }>;
 
 /**
  * The loop's events with every text scrubbed, for a page that draws deltas as they come. The last
- * `minFragment - 1` characters of a stream wait for the next delta (or any other event), so a secret split
- * across deltas is seen whole before any piece of it long enough to count goes out.
+ * `minFragment - 1` characters of a stream wait, unscrubbed, for the next delta (or any other event), and so
+ * does a piece of a secret that reaches into them: a secret split across deltas is seen whole before any piece
+ * of it long enough to count goes out, and is blanked once, as in the final text.
  */
 function eventScrubber(scrubber: SecretScrubber): (event: AgentEvent) => AgentEvent[] {
   let held: Delta | undefined;
   const flush = (): AgentEvent[] => {
-    const out = held?.text ? [held] : [];
+    const out = held?.text ? [{ ...held, text: scrubber.scrub(held.text) }] : [];
     held = undefined;
     return out;
   };
@@ -90,10 +91,12 @@ function eventScrubber(scrubber: SecretScrubber): (event: AgentEvent) => AgentEv
     if (event.type !== "text-delta" && event.type !== "reasoning-delta")
       return [...flush(), scrubbedEvent(event, scrubber)];
     const out = held && (held.type !== event.type || held.round !== event.round) ? flush() : [];
-    const text = scrubber.scrub((held?.text ?? "") + event.text);
-    const shown = cutText(text, text.length - (scrubber.minFragment - 1)); // never half an emoji
+    const text = (held?.text ?? "") + event.text;
+    let cut = text.length - (scrubber.minFragment - 1);
+    for (const [start, end] of scrubber.ranges(text)) if (start < cut && end > cut) cut = start;
+    const shown = cutText(text, Math.max(0, cut)); // never half an emoji
     held = { ...event, text: text.slice(shown.length) };
-    if (shown) out.push({ ...event, text: shown });
+    if (shown) out.push({ ...event, text: scrubber.scrub(shown) });
     return out;
   };
 }

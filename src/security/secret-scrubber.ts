@@ -33,6 +33,8 @@ export interface SecretScrubber {
   scrub(text: string): string;
   /** True when `scrub` would change the text. */
   has(text: string): boolean;
+  /** Where `scrub` would blank the text: [start, end) ranges, in order, none touching another. */
+  ranges(text: string): [number, number][];
   /** True when the text holds a secret once formatting characters are ignored (a looser check than `has`). */
   hasLoosely(text: string): boolean;
   /** The shortest run of a secret's characters that counts as a leak. */
@@ -59,6 +61,7 @@ export function createSecretScrubber(
   return {
     scrub: (text) => replaceRanges(text, exact(foldCase(text))),
     has: (text) => exact(foldCase(text)).length > 0,
+    ranges: (text) => exact(foldCase(text)),
     hasLoosely: (text) => exact(foldCase(text)).length > 0 || relaxed(foldCase(withoutFormatting(text))).length > 0,
     minFragment: k,
   };
