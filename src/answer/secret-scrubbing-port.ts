@@ -75,10 +75,11 @@ export function withSecretsScrubbed(port: ReplyPort, scrubber: SecretScrubber): 
 type Delta = Extract<AgentEvent, { type: "text-delta" | "reasoning-delta" }>;
 
 /**
- * The loop's events with every text scrubbed, for a page that draws deltas as they come. The last
- * `minFragment - 1` characters of a stream wait, unscrubbed, for the next delta (or any other event), and so
- * does a piece of a secret that reaches into them: a secret split across deltas is seen whole before any piece
- * of it long enough to count goes out, and is blanked once, as in the final text.
+ * The loop's events with every text scrubbed, for a page that draws deltas as they come. The end of a stream
+ * that a secret contains (fewer than `minFragment` characters: it may go on into the secret) waits, unscrubbed,
+ * for the next delta (or any other event), and so does a match that reaches the end: a secret split across
+ * deltas is seen whole before any piece of it long enough to count goes out, and is blanked once, as in the
+ * final text. Ordinary words go out at once.
  */
 function eventScrubber(scrubber: SecretScrubber): (event: AgentEvent) => AgentEvent[] {
   let held: Delta | undefined;
@@ -92,7 +93,7 @@ function eventScrubber(scrubber: SecretScrubber): (event: AgentEvent) => AgentEv
       return [...flush(), scrubbedEvent(event, scrubber)];
     const out = held && (held.type !== event.type || held.round !== event.round) ? flush() : [];
     const text = (held?.text ?? "") + event.text;
-    let cut = text.length - (scrubber.minFragment - 1);
+    let cut = text.length - scrubber.secretTail(text);
     for (const [start, end] of scrubber.ranges(text)) if (start < cut && end > cut) cut = start;
     const shown = cutText(text, Math.max(0, cut)); // never half an emoji
     held = { ...event, text: text.slice(shown.length) };

@@ -35,6 +35,8 @@ export interface SecretScrubber {
   has(text: string): boolean;
   /** Where `scrub` would blank the text: [start, end) ranges, in order, none touching another. */
   ranges(text: string): [number, number][];
+  /** How many of the text's last characters (fewer than `minFragment`) a secret contains: the text may go on into it. */
+  secretTail(text: string): number;
   /** True when the text holds a secret once formatting characters are ignored (a looser check than `has`). */
   hasLoosely(text: string): boolean;
   /** The shortest run of a secret's characters that counts as a leak. */
@@ -62,6 +64,11 @@ export function createSecretScrubber(
     scrub: (text) => replaceRanges(text, exact(foldCase(text))),
     has: (text) => exact(foldCase(text)).length > 0,
     ranges: (text) => exact(foldCase(text)),
+    secretTail: (text) => {
+      const end = foldCase(text.slice(-(k - 1)));
+      for (let n = end.length; n > 0; n--) if (secrets.some((s) => s.includes(end.slice(-n)))) return n;
+      return 0;
+    },
     hasLoosely: (text) => exact(foldCase(text)).length > 0 || relaxed(foldCase(withoutFormatting(text))).length > 0,
     minFragment: k,
   };
