@@ -84,6 +84,7 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
       overrides,
       settings: effectiveSettings(store.defaults, overrides),
       isPrivate: asker.isPrivate,
+      speaks: SPEAKING_PLATFORMS.has(asker.platform),
     };
   };
   const toolNames = () => deps.toolCatalogue().flatMap((g) => g.tools.map((t) => t.name));

@@ -249,6 +249,11 @@ describe("settings commands", () => {
     expect(await store.overrides("tg:-100")).toEqual({ toolsOff: [] });
     const terminal: SettingsAsker = { ...bob, platform: "terminal", isPrivate: true };
     expect((await withSpeech.run(terminal, "voice", "")).text).toContain("here they stay text");
+    // Where answers cannot be spoken, /settings offers no /voice (Telegram's view above does).
+    const terminalSettings = (await withSpeech.run(terminal, "settings", "")).text;
+    expect(terminalSettings).not.toMatch(/voice|Spoken/i);
+    expect(terminalSettings).toContain("/persona <text>, /tools. /settings reset restores the defaults.");
+    expect((await withSpeech.run(bob, "settings", "")).text).toContain("/tools, /voice off|on|auto.");
   });
 
   it("completes model and tool names as they are typed", async () => {
