@@ -126,7 +126,7 @@ export function toOllamaRequest(body: Json, contextTokens: number, keepAlive: st
 }
 
 /** MODEL_KEEP_ALIVE as Ollama reads `keep_alive`: whole seconds as a number ("-1" forever), else a Go duration string. */
-export function ollamaKeepAlive(value: string): string | number {
+function ollamaKeepAlive(value: string): string | number {
   return /^-?\d+$/.test(value) ? Number(value) : value;
 }
 

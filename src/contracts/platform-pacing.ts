@@ -16,7 +16,7 @@ export function chatPacingKey(platform: string, chatId: string): string {
 }
 
 /** Marks the pacing key of a chat's drafts (see `draftPacingKey`). */
-export const DRAFT_KEY_SUFFIX = ":draft";
+const DRAFT_KEY_SUFFIX = ":draft";
 
 /**
  * The pacing key of a chat's drafts (Telegram sendMessageDraft): a draft is a preview, not a message, so it

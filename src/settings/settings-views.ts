@@ -29,7 +29,7 @@ export interface SettingsState {
   settings: ConversationSettings;
   isPrivate: boolean;
   /** Answers can be spoken where this conversation lives (Telegram, Discord; not the terminal or the web page). */
-  speaks?: boolean;
+  speaks: boolean;
 }
 
 /** The data of a button that runs `command args`; a long argument is replaced by its position in `list`. */
@@ -66,13 +66,13 @@ export function settingsView(state: SettingsState, tools: readonly ToolCatalogue
       `• Reasoning shown: ${s.reasoning}${defaultNote(o.reasoning === undefined)}`,
       `• Persona: ${persona}`,
       `• Tools: ${counted.on} of ${counted.all} on`,
-      ...(state.speaks === false
-        ? []
-        : [`• Spoken answers: ${s.voice ?? DEFAULT_VOICE_MODE}${defaultNote(o.voice === undefined)}`]),
+      ...(state.speaks
+        ? [`• Spoken answers: ${s.voice ?? DEFAULT_VOICE_MODE}${defaultNote(o.voice === undefined)}`]
+        : []),
       // Only a Discord channel's admins set it (/settings threads); shown once chosen.
       ...(o.threads !== undefined ? [`• A thread per question: ${onOff(o.threads)}`] : []),
       "",
-      `Change: /model, /think on|off, /reasoning off|collapsed|full, /persona <text>, /tools${state.speaks === false ? "" : ", /voice off|on|auto"}. /settings reset restores the defaults.`,
+      `Change: /model, /think on|off, /reasoning off|collapsed|full, /persona <text>, /tools${state.speaks ? ", /voice off|on|auto" : ""}. /settings reset restores the defaults.`,
       ...whoMayChange(state.isPrivate),
     ].join("\n"),
     buttons: [
