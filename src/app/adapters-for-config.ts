@@ -36,13 +36,15 @@ export async function startAdaptersFor(
   const result: StartedAdapters = { started: [], healthChecks: [] };
   try {
     if (config.TELEGRAM_BOT_TOKEN) {
-      const [{ Bot }, { createTelegramAdapter }, { telegramRequestMeter }] = await Promise.all([
-        import("grammy"),
-        import("../bots/telegram/telegram-adapter.js"),
-        import("../bots/telegram/telegram-request-meter.js"),
-      ]);
+      const [{ Bot }, { createTelegramAdapter }, { telegramRequestMeter }, { telegramClientOptions }] =
+        await Promise.all([
+          import("grammy"),
+          import("../bots/telegram/telegram-adapter.js"),
+          import("../bots/telegram/telegram-request-meter.js"),
+          import("../bots/telegram/telegram-client.js"),
+        ]);
       // grammY's own client: typing on receipt, short answers and long polling.
-      const bot = new Bot(config.TELEGRAM_BOT_TOKEN, { client: { apiRoot: config.TELEGRAM_API_ROOT } });
+      const bot = new Bot(config.TELEGRAM_BOT_TOKEN, { client: telegramClientOptions(config.TELEGRAM_API_ROOT) });
       // The adapter's own requests (typing on receipt, short answers, polling) are counted like the worker's.
       if (metrics) bot.api.config.use(telegramRequestMeter(metrics));
       const telegram = createTelegramAdapter({

@@ -242,14 +242,20 @@ async function telegramSide(
   metrics: Metrics,
   statusReactions: boolean,
 ): Promise<{ ports: ReplyPortFactory; files: FileSource }> {
-  const [{ Api }, { createTelegramReplyPortFactory }, { telegramRequestMeter }, { createTelegramFileSource }] =
-    await Promise.all([
-      import("grammy"),
-      import("../bots/telegram/telegram-reply-port.js"),
-      import("../bots/telegram/telegram-request-meter.js"),
-      import("../bots/telegram/telegram-file-source.js"),
-    ]);
-  const api = new Api(token, { apiRoot });
+  const [
+    { Api },
+    { createTelegramReplyPortFactory },
+    { telegramRequestMeter },
+    { createTelegramFileSource },
+    { telegramClientOptions },
+  ] = await Promise.all([
+    import("grammy"),
+    import("../bots/telegram/telegram-reply-port.js"),
+    import("../bots/telegram/telegram-request-meter.js"),
+    import("../bots/telegram/telegram-file-source.js"),
+    import("../bots/telegram/telegram-client.js"),
+  ]);
+  const api = new Api(token, telegramClientOptions(apiRoot));
   api.config.use(telegramRequestMeter(metrics));
   return {
     ports: createTelegramReplyPortFactory({ api, useDrafts: true, statusReactions }),

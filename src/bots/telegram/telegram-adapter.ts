@@ -20,6 +20,7 @@ import { retryAfterTransformer } from "./retry-after-transformer.js";
 import { abortableSleep } from "../../shared/abortable-sleep.js";
 import { STOP_CALLBACK_DATA } from "./telegram-reply-port.js";
 import { createTelegramLifecycle } from "./telegram-lifecycle.js";
+import { telegramClientOptions } from "./telegram-client.js";
 import { isSettingsCommand, type SettingsPort } from "../../contracts/settings-port.js";
 import { createChatAdminCheck } from "./telegram-chat-admins.js";
 import { createTelegramSettingsUi } from "./telegram-settings.js";
@@ -129,7 +130,7 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
     : undefined;
   const stopping = new AbortController();
   // The client is the composition root's to build (discord.js style); a default one for callers that only have a token.
-  const bot = opts.bot ?? new Bot(opts.token, { client: { apiRoot: opts.apiRoot } });
+  const bot = opts.bot ?? new Bot(opts.token, { client: telegramClientOptions(opts.apiRoot) });
 
   // The adapter's own answers wait out short 429s; getUpdates has its own loop in grammY.
   bot.api.config.use(retryAfterTransformer({ maxAttempts: 3, maxDelayMs: 30_000, skipMethods: ["getUpdates"] }));

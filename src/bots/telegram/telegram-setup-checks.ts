@@ -5,6 +5,7 @@
  */
 import { Api, GrammyError, HttpError } from "grammy";
 import { findingsOf, type SetupFinding } from "../../contracts/setup-finding.js";
+import { telegramClientOptions } from "./telegram-client.js";
 
 const f = findingsOf("Telegram");
 
@@ -96,7 +97,7 @@ async function checkWebhook(api: Api, opts: TelegramCheckOptions & { webhookUrl:
 /** Runs the Telegram checks. */
 export async function checkTelegram(opts: TelegramCheckOptions): Promise<SetupFinding[]> {
   // grammY waits up to 500 s by default; a check must say "unreachable" long before that.
-  const api = new Api(opts.token, { apiRoot: opts.apiRoot, timeoutSeconds: 10 });
+  const api = new Api(opts.token, telegramClientOptions(opts.apiRoot, { timeoutSeconds: 10 }));
   const token = await checkToken(api, opts.apiRoot);
   if (token.finding.status === "fail") return [token.finding];
   const findings = [token.finding, statePrivacy(token.canReadAll)];
