@@ -29,6 +29,23 @@ describe("conversationFigures", () => {
     expect(f.firstSignMs).toBe(4);
   });
 
+  it("times the first word from the delivery to the first accepted request that shows a word of the answer", () => {
+    const f = conversationFigures({
+      deliveredAt: 1000,
+      writes: [
+        write(1004, "typing", 0),
+        write(1012, "send", 0), // the placeholder: a sign of life, no word yet
+        write(1300, "edit", 3, { ok: false }), // refused: the user never saw it
+        write(1420, "edit", 5),
+      ],
+      stream: { tokens: 5, answerAt: emitted(5, 1200, 10), finishAt: 1260 },
+      intervalMs: 1000,
+      answerWords: 5,
+    });
+    expect(f.firstSignMs).toBe(4);
+    expect(f.firstWordMs).toBe(420);
+  });
+
   it("measures each word from its emission to the first accepted request that shows it", () => {
     const f = conversationFigures({
       writes: [

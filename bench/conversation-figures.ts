@@ -39,6 +39,11 @@ export interface ModelStream {
 export interface ConversationFigures {
   /** Delivery of the user's message → first typing/draft/placeholder request at the fake. */
   firstSignMs?: number;
+  /**
+   * Delivery of the user's message → the first accepted request that shows a word of the answer: what the user
+   * waits for, the bot's own work before and between the model's rounds included (the fake model's pace is fixed).
+   */
+  firstWordMs?: number;
   /** Per answer word: emitted by the model → first visible on the platform. */
   freshnessMs: number[];
   /** Answer words emitted but never visible in any accepted request. */
@@ -74,6 +79,8 @@ export function conversationFigures(rec: ConversationRecord): ConversationFigure
 
   // Freshness: words in index order, visible requests in time order, a running "shown so far".
   const visible = writes.filter((w) => w.ok && w.kind !== "typing" && w.shows > 0);
+  const firstWordMs =
+    rec.deliveredAt !== undefined && visible[0] ? Math.max(0, visible[0].at - rec.deliveredAt) : undefined;
   const freshnessMs: number[] = [];
   let neverShown = 0;
   let v = 0;
@@ -124,6 +131,7 @@ export function conversationFigures(rec: ConversationRecord): ConversationFigure
 
   return {
     ...(firstSignMs !== undefined ? { firstSignMs } : {}),
+    ...(firstWordMs !== undefined ? { firstWordMs } : {}),
     freshnessMs,
     neverShown,
     ...(finalMs !== undefined ? { finalMs } : {}),

@@ -100,6 +100,8 @@ export interface KindFigures {
   /** Conversations whose complete answer became visible in its final state. */
   finished: number;
   firstSignMs: Spread;
+  /** Question → first word of the answer visible (no target: it includes the fake model's fixed pace). */
+  firstWordMs: Spread;
   freshnessMs: Spread;
   /** Answer words never seen on the platform (should be 0). */
   neverShown: number;
@@ -280,6 +282,7 @@ export function kindFigures(
     conversations: conversations.length,
     finished: finals.length,
     firstSignMs: spread(defined((f) => f.firstSignMs)),
+    firstWordMs: spread(defined((f) => f.firstWordMs)),
     freshnessMs: spread(per.flatMap((f) => f.freshnessMs)),
     neverShown: per.reduce((sum, f) => sum + f.neverShown, 0),
     finalMs: spread(defined((f) => f.finalMs)),

@@ -10,6 +10,7 @@ function kind(overrides: Partial<KindFigures> = {}): KindFigures {
     conversations: 10,
     finished: 10,
     firstSignMs: { n: 10, p50: 8, p95: 15, p99: 20 },
+    firstWordMs: { n: 10, p50: 610, p99: 780 },
     freshnessMs: { n: 3000, p50: 520, p95: 1050, p99: 1090 },
     neverShown: 0,
     finalMs: { n: 10, p50: 400, p99: 990 },
@@ -91,6 +92,7 @@ describe("the report", () => {
   it("marks met targets and says all were met", () => {
     const block = formatLevel(level());
     expect(block).toMatch(/freshness p50\/p95 ms\s+520 \/ 1050 ✓ \(≤ 1100\)/);
+    expect(block).toMatch(/first word visible p50\/p99 ms\s+610 \/ 780\s+— \(question → first answer word shown\)/);
     expect(block).toMatch(/19\.4 µs CPU per token ✓ \(≤ 60\)/);
     expect(block).toMatch(/worker .* peak RSS 140 MB ✓ \(≤ 150\)/);
     expect(block).toMatch(/bots +peak RSS 90 MB ✓ \(≤ 120\)/);

@@ -204,6 +204,13 @@ function kindTable(f: LevelFigures): string[] {
   );
   lines.push(
     row(
+      "first word visible p50/p99 ms",
+      cells((k) => pair(k.firstWordMs.p50, k.firstWordMs.p99)),
+      "— (question → first answer word shown)",
+    ),
+  );
+  lines.push(
+    row(
       "freshness p50/p95 ms",
       cells(
         (k) =>
