@@ -17,10 +17,10 @@ module.exports = {
   forbidden: [
     {
       name: "no-circular",
-      comment: "modules form no import cycle",
+      comment: "modules form no import cycle, not even through type-only imports",
       severity: "error",
       from: { path: "^src/" },
-      to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
+      to: { circular: true },
     },
     // Leaves.
     layer("contracts", []),

@@ -9,7 +9,15 @@
  * operator's, and those are reached through READ_URL_ALLOW_HOSTS with the system resolver.
  */
 import { Resolver } from "node:dns/promises";
-import type { ResolvedAddress, ResolveHost } from "./safe-fetch.js";
+
+/** One address a host name resolved to. */
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Resolves a host name to all of its addresses (injected in tests; defaults to the system resolver). */
+export type ResolveHost = (hostname: string) => Promise<ResolvedAddress[]>;
 
 /** Limits of the resolver. */
 export interface DnsResolveOptions {

@@ -17,17 +17,10 @@ import { networkErrorWords } from "./network-error-words.js";
 import { checkAddress, checkHostName, parseIpLiteral } from "./ip-policy.js";
 import { ToolError } from "./tool-error.js";
 import { collectCapped } from "../shared/read-capped.js";
-import { createDnsResolveHost } from "./dns-resolve.js";
+import { createDnsResolveHost, type ResolvedAddress, type ResolveHost } from "./dns-resolve.js";
 import { cutText } from "../shared/text-cut.js";
 
-/** One address a host name resolved to. */
-export interface ResolvedAddress {
-  address: string;
-  family: 4 | 6;
-}
-
-/** Resolves a host name to all of its addresses (injected in tests; defaults to the system resolver). */
-export type ResolveHost = (hostname: string) => Promise<ResolvedAddress[]>;
+export type { ResolvedAddress, ResolveHost } from "./dns-resolve.js";
 
 /** Where a connection must go: the name (for SNI and Host) and the addresses that passed the check. */
 export interface ConnectTarget {

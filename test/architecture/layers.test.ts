@@ -23,7 +23,7 @@ describe("architecture", () => {
   }, 60_000);
 
   it("the checker refuses a wrong import (it is not vacuous)", () => {
-    // A tiny src/ tree with two wrong imports, cruised with the same rules.
+    // A tiny src/ tree with two wrong imports and a cycle of type imports, cruised with the same rules.
     const run = spawnSync(
       process.execPath,
       [
@@ -40,6 +40,7 @@ describe("architecture", () => {
     const output = run.stdout + run.stderr;
     expect(output).toMatch(/platform-libraries-only-in-adapters: src\/reply\/wrong-import\.ts/);
     expect(output).toMatch(/layer-history: src\/history\/uses-reply\.ts → src\/reply\/wrong-import\.ts/);
+    expect(output).toMatch(/no-circular: src\/tools\/(fetcher|resolver)\.ts → \s*src\/tools\/(resolver|fetcher)\.ts/);
     expect(run.status).not.toBe(0);
   }, 60_000);
 });

@@ -9,7 +9,6 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { Bot, GrammyError, HttpError, type Context } from "grammy";
 import type { Message, UserFromGetMe } from "grammy/types";
 import { sequentialize } from "@grammyjs/runner";
-import type { Logger } from "pino";
 import type { BotGateway, EnqueueResult } from "../../contracts/bot-gateway.js";
 import type { InboundMessage } from "../../contracts/inbound-message.js";
 import { TELEGRAM_STATUS_EMOJI } from "./telegram-status-reactions.js";
@@ -19,26 +18,17 @@ import { toInboundMessage } from "./telegram-inbound.js";
 import { retryAfterTransformer } from "./retry-after-transformer.js";
 import { abortableSleep } from "../../shared/abortable-sleep.js";
 import { STOP_CALLBACK_DATA } from "./telegram-reply-port.js";
-import { createTelegramLifecycle } from "./telegram-lifecycle.js";
+import { createTelegramLifecycle, type TelegramLifecycleOptions, type TelegramLogger } from "./telegram-lifecycle.js";
 import { telegramClientOptions } from "./telegram-client.js";
 import { isSettingsCommand, type SettingsPort } from "../../contracts/settings-port.js";
 import { createChatAdminCheck } from "./telegram-chat-admins.js";
 import { createTelegramSettingsUi } from "./telegram-settings.js";
 import type { InlineKeyboardMarkup } from "grammy/types";
 
-/** The subset of a pino logger the adapter writes to. */
-export type TelegramLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
+export type { TelegramLogger, TelegramWebhookOptions } from "./telegram-lifecycle.js";
 
-/** Webhook mode: Telegram POSTs updates to `url`. */
-export interface TelegramWebhookOptions {
-  /** Public HTTPS URL Telegram calls (setWebhook). */
-  url: string;
-  /** Sent back by Telegram in X-Telegram-Bot-Api-Secret-Token; default: derived from the bot token. */
-  secretToken?: string;
-}
-
-/** Options of the adapter. */
-export interface TelegramAdapterOptions {
+/** Options of the adapter (with how it receives: telegram-lifecycle.ts). */
+export interface TelegramAdapterOptions extends TelegramLifecycleOptions {
   token: string;
   /** The grammY Bot to receive with (built by the composition root); default: one for `token` and `apiRoot`. */
   bot?: Bot;
@@ -56,20 +46,8 @@ export interface TelegramAdapterOptions {
   /** MAX_IMAGE_BYTES: of a photo's sizes, the largest within this is queued. */
   maxImageBytes?: number;
   logger?: TelegramLogger;
-  webhook?: TelegramWebhookOptions;
-  /** getUpdates long-poll timeout; default 30 s. */
-  pollingTimeoutSeconds?: number;
   /** Backoff while the queue refuses to take a message (Redis down); default 250 ms doubling to 5 s. */
   enqueueRetry?: { initialDelayMs?: number; maxDelayMs?: number };
-  /**
-   * Webhook mode: an update still being handled after this long is answered 503 (Telegram delivers it
-   * again; the queue's dedupe keeps a late success from being answered twice); default 10 s.
-   */
-  webhookTimeoutMs?: number;
-  /** How long stop() waits for updates being handled; default 10 s. */
-  stopTimeoutMs?: number;
-  /** Called when polling ends on its own (wrong token, another instance polling: 401/409). */
-  onFatal?: (error: unknown) => void;
   /** STATUS_REACTIONS: 👀 on a question once it is queued (the worker replaces it with 👨‍💻, 👌 or 😢). */
   statusReactions?: boolean;
   now?: () => number;

@@ -8,7 +8,34 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { webhookCallback, type Bot } from "grammy";
 import { startConfirmedPolling, type ConfirmedPolling } from "./confirmed-polling.js";
 import { handleWebhookWithDeadline } from "./webhook-deadline.js";
-import type { TelegramAdapterOptions, TelegramLogger } from "./telegram-adapter.js";
+import type { Logger } from "pino";
+
+/** The subset of a pino logger the adapter writes to. */
+export type TelegramLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
+
+/** Webhook mode: Telegram POSTs updates to `url`. */
+export interface TelegramWebhookOptions {
+  /** Public HTTPS URL Telegram calls (setWebhook). */
+  url: string;
+  /** Sent back by Telegram in X-Telegram-Bot-Api-Secret-Token; default: derived from the bot token. */
+  secretToken?: string;
+}
+
+/** How the adapter receives: the options of its lifecycle. */
+export interface TelegramLifecycleOptions {
+  webhook?: TelegramWebhookOptions;
+  /** getUpdates long-poll timeout; default 30 s. */
+  pollingTimeoutSeconds?: number;
+  /**
+   * Webhook mode: an update still being handled after this long is answered 503 (Telegram delivers it
+   * again; the queue's dedupe keeps a late success from being answered twice); default 10 s.
+   */
+  webhookTimeoutMs?: number;
+  /** How long stop() waits for updates being handled; default 10 s. */
+  stopTimeoutMs?: number;
+  /** Called when polling ends on its own (wrong token, another instance polling: 401/409). */
+  onFatal?: (error: unknown) => void;
+}
 
 /** Updates the bot asks Telegram for. */
 export const TELEGRAM_ALLOWED_UPDATES = ["message", "callback_query", "stopped_message_generation"] as const;
@@ -16,7 +43,7 @@ export const TELEGRAM_ALLOWED_UPDATES = ["message", "callback_query", "stopped_m
 /** What the lifecycle needs from the adapter. */
 export interface TelegramLifecycleDeps {
   bot: Bot;
-  opts: TelegramAdapterOptions;
+  opts: TelegramLifecycleOptions;
   log: TelegramLogger;
   stopping: AbortController;
   commands: readonly { command: string; description: string }[];
