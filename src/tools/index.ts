@@ -8,7 +8,8 @@ import { createGetWeatherTool } from "./get-weather.js";
 import { createReadUrlTool } from "./read-url.js";
 import { createWebSearchTool } from "./web-search.js";
 import type { HtmlExtractor } from "./html-extractor.js";
-import type { Connect, ResolveHost } from "./safe-fetch.js";
+import type { ResolveHost } from "./dns-resolve.js";
+import type { Connect } from "./safe-fetch.js";
 import type { Tool } from "./tool.js";
 
 /** Everything the four tools need from the outside world. */
@@ -76,14 +77,13 @@ export {
   systemResolveHost,
   type Connect,
   type ConnectTarget,
-  type ResolvedAddress,
-  type ResolveHost,
   type SafeFetch,
   type SafeFetchErrorCode,
   type SafeFetchInit,
   type SafeFetchOptions,
   type SafeResponse,
 } from "./safe-fetch.js";
+export type { ResolvedAddress, ResolveHost } from "./dns-resolve.js";
 export { checkAddress, checkHostName, parseIpLiteral, type AddressVerdict } from "./ip-policy.js";
 export { ToolError } from "./tool-error.js";
 export {

@@ -20,8 +20,6 @@ import { collectCapped } from "../shared/read-capped.js";
 import { createDnsResolveHost, type ResolvedAddress, type ResolveHost } from "./dns-resolve.js";
 import { cutText } from "../shared/text-cut.js";
 
-export type { ResolvedAddress, ResolveHost } from "./dns-resolve.js";
-
 /** Where a connection must go: the name (for SNI and Host) and the addresses that passed the check. */
 export interface ConnectTarget {
   hostname: string;

@@ -1,7 +1,8 @@
 import net from "node:net";
 import tls from "node:tls";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { createSafeFetch, SafeFetchError, type ResolvedAddress, type ResolveHost } from "../../src/tools/safe-fetch.js";
+import type { ResolvedAddress, ResolveHost } from "../../src/tools/dns-resolve.js";
+import { createSafeFetch, SafeFetchError } from "../../src/tools/safe-fetch.js";
 import { startFakeWeb, type FakeWeb } from "../fakes/web-server.js";
 
 const v4 = (address: string): ResolvedAddress => ({ address, family: 4 });

@@ -25,8 +25,6 @@ import { createChatAdminCheck } from "./telegram-chat-admins.js";
 import { createTelegramSettingsUi } from "./telegram-settings.js";
 import type { InlineKeyboardMarkup } from "grammy/types";
 
-export type { TelegramLogger, TelegramWebhookOptions } from "./telegram-lifecycle.js";
-
 /** Options of the adapter (with how it receives: telegram-lifecycle.ts). */
 export interface TelegramAdapterOptions extends TelegramLifecycleOptions {
   token: string;

@@ -5,6 +5,7 @@
  */
 import type { ApiClientOptions } from "grammy";
 
+/** `options` (a timeout, say) with the API root and the redirect refusal that every client of the bot must have. */
 export function telegramClientOptions(apiRoot: string, options: ApiClientOptions = {}): ApiClientOptions {
   return { ...options, apiRoot, baseFetchConfig: { ...options.baseFetchConfig, redirect: "error" } };
 }
