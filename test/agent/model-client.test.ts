@@ -1,9 +1,12 @@
 /**
- * The model client (the openai SDK on Node's fetch, its own SSE Stream) through streamRound, over the
+ * The model client (the openai SDK on undici's request(), its own SSE Stream) through streamRound, over the
  * fake llama.cpp server: answers come out whole, faults as a ModelError that says what happened, and
  * aborts and the idle limit end the request.
  */
+import { once } from "node:events";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type OpenAI from "openai";
@@ -228,6 +231,41 @@ describe("aborts and the idle limit", () => {
     expect((await round.next()).value).toEqual({ type: "text", text: "one" });
     await round.return(undefined as never);
     expect(await fake.requests[0]?.outcome).toBe("client-closed");
+  });
+});
+
+describe("the request itself", () => {
+  it("carries the key, the JSON body and the SDK's headers to the server", async () => {
+    fake.script([textAnswer("ok")]);
+    await run(client());
+    const request = fake.requests[0];
+    expect(request?.headers.authorization).toBe("Bearer sk-test");
+    expect(request?.headers["content-type"]).toBe("application/json");
+    expect(request?.body).toMatchObject({ model: "m", stream: true, messages: [{ role: "user", content: "Hi" }] });
+  });
+
+  it("a redirect is not followed: the other host gets nothing, and the round fails as the server's answer", async () => {
+    let otherHostAsked = 0;
+    const other = createServer((_req, res) => {
+      otherHostAsked += 1;
+      res.end();
+    });
+    const redirecting = createServer((_req, res) => {
+      res.writeHead(307, { location: `http://127.0.0.1:${(other.address() as AddressInfo).port}/v1/chat/completions` });
+      res.end();
+    });
+    for (const server of [other, redirecting]) {
+      server.listen(0, "127.0.0.1");
+      await once(server, "listening");
+    }
+    try {
+      const url = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/v1`;
+      const got = await run(createModelClient({ baseURL: url, apiKey: "sk-test", timeoutMs: 5_000 }));
+      expect(seen(got.error)).toMatchObject({ status: 307 });
+      expect(otherHostAsked).toBe(0);
+    } finally {
+      await Promise.all([other, redirecting].map((s) => new Promise((resolve) => s.close(resolve))));
+    }
   });
 });
 
