@@ -17,11 +17,13 @@ type FetchInput = Parameters<typeof fetch>[0];
 
 /** A `fetch` for the OpenAI SDK over undici's `request()`. */
 export async function modelFetch(input: FetchInput, init: RequestInit = {}): Promise<Response> {
-  const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+  // The SDK sends JSON text; anything else (an upload's stream or form) goes through fetch as it is.
+  if (input instanceof Request || (init.body != null && typeof init.body !== "string")) return fetch(input, init);
+  const url = typeof input === "string" ? input : input.href;
   const answer = await request(url, {
     method: (init.method ?? "GET") as "GET",
     headers: Object.fromEntries(new Headers(init.headers)),
-    body: init.body as string | null | undefined,
+    body: init.body,
     ...(init.signal ? { signal: init.signal } : {}),
   });
   const headers = new Headers();
