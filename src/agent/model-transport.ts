@@ -8,8 +8,9 @@
  * 22–27 ms of CPU per stream through `fetch`, 16–19 through this; in `npm run bench` it is the
  * largest share of the worker's CPU per reply (docs/library-defaults.md).
  *
- * The SDK reads `ok`, `status`, `headers`, `url`, `body`, `text()` and `json()` of a response; that is
- * what this gives. Redirects are not followed (undici's default), nothing is retried (the queue owns it).
+ * It serves the chat client only (createModelClient), whose requests are JSON text; the voice clients
+ * upload files and keep Node's `fetch`. The SDK reads `ok`, `status`, `headers`, `url`, `body`, `text()`
+ * and `json()` of a response; that is what this gives. Redirects are not followed (undici's default).
  */
 import { request } from "undici";
 
@@ -17,13 +18,11 @@ type FetchInput = Parameters<typeof fetch>[0];
 
 /** A `fetch` for the OpenAI SDK over undici's `request()`. */
 export async function modelFetch(input: FetchInput, init: RequestInit = {}): Promise<Response> {
-  // The SDK sends JSON text; anything else (an upload's stream or form) goes through fetch as it is.
-  if (input instanceof Request || (init.body != null && typeof init.body !== "string")) return fetch(input, init);
-  const url = typeof input === "string" ? input : input.href;
+  const url = input instanceof Request ? input.url : String(input);
   const answer = await request(url, {
     method: (init.method ?? "GET") as "GET",
     headers: Object.fromEntries(new Headers(init.headers)),
-    body: init.body,
+    body: init.body as string | undefined,
     ...(init.signal ? { signal: init.signal } : {}),
   });
   const headers = new Headers();
@@ -36,14 +35,11 @@ export async function modelFetch(input: FetchInput, init: RequestInit = {}): Pro
   const response = {
     ok: status >= 200 && status < 300,
     status,
-    statusText: "",
     headers,
     url,
-    redirected: false,
     body,
     text: () => body.text(),
     json: () => body.json(),
-    arrayBuffer: () => body.arrayBuffer(),
   };
   return response as unknown as Response;
 }
