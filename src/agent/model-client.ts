@@ -1,7 +1,7 @@
 /** The OpenAI-compatible client every model request goes through. */
 import OpenAI from "openai";
 import type { ModelServer } from "./model-dialect.js";
-import { modelFetch } from "./model-transport.js";
+import { undiciFetch } from "../shared/undici-fetch.js";
 import { createOllamaFetch } from "./ollama-fetch.js";
 
 /** Settings for the model client (OPENAI_BASE_URL, OPENAI_API_KEY, MODEL_TIMEOUT_MS). */
@@ -10,7 +10,7 @@ export interface ModelClientOptions {
   apiKey: string;
   /** Time allowed until the response headers arrive; the agent also uses it as the idle limit between chunks. */
   timeoutMs: number;
-  /** Injected for tests and proxies; by default undici's `request()` behind a `fetch` (model-transport.ts). */
+  /** Injected for tests and proxies; by default undici's `request()` behind a `fetch` (shared/undici-fetch.ts). */
   fetch?: typeof fetch;
   /** MODEL_SERVER: `ollama` talks to Ollama's native `/api/chat` (ollama-fetch.ts) instead of its `/v1`. */
   server?: ModelServer;
@@ -42,6 +42,6 @@ export function createModelClient(opts: ModelClientOptions): OpenAI {
             fetch: opts.fetch ?? fetch,
           }),
         }
-      : { fetch: opts.fetch ?? modelFetch }),
+      : { fetch: opts.fetch ?? undiciFetch }),
   });
 }

@@ -71,11 +71,12 @@ export async function startAdaptersFor(
       );
     }
     if (config.DISCORD_BOT_TOKEN) {
-      const [{ createDiscordAdapter, createDiscordClient }, { meteredDiscordFetch }, shardsModule] = await Promise.all([
-        import("../bots/discord/discord-adapter.js"),
-        import("../bots/discord/discord-request-meter.js"),
-        import("../bots/discord/discord-shards.js"),
-      ]);
+      const [{ createDiscordAdapter, createDiscordClient }, { meteredDiscordRequests }, shardsModule] =
+        await Promise.all([
+          import("../bots/discord/discord-adapter.js"),
+          import("../bots/discord/discord-request-meter.js"),
+          import("../bots/discord/discord-shards.js"),
+        ]);
       const shards = await shardsModule.discordShardPlan({
         token: config.DISCORD_BOT_TOKEN,
         apiBase: config.DISCORD_API_BASE,
@@ -83,7 +84,7 @@ export async function startAdaptersFor(
         ids: config.DISCORD_SHARD_IDS,
       });
       const client = createDiscordClient(config.DISCORD_API_BASE, {
-        ...(metrics ? { fetch: meteredDiscordFetch(metrics) } : {}),
+        ...(metrics ? { makeRequest: meteredDiscordRequests(metrics) } : {}),
         ...(shards ? { shards } : {}),
       });
       result.healthChecks.push(...shardsModule.discordShardHealthChecks(client, shards?.shards ?? [0]));

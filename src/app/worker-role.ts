@@ -224,13 +224,14 @@ async function discordSide(
   metrics: Metrics,
   statusReactions: boolean,
 ): Promise<DiscordReplyPortFactory> {
-  const [{ createDiscordRestClient }, { createDiscordReplyPortFactory }, { meteredDiscordFetch }] = await Promise.all([
-    import("../bots/discord/discord-rest-client.js"),
-    import("../bots/discord/discord-reply-port.js"),
-    import("../bots/discord/discord-request-meter.js"),
-  ]);
+  const [{ createDiscordRestClient }, { createDiscordReplyPortFactory }, { meteredDiscordRequests }] =
+    await Promise.all([
+      import("../bots/discord/discord-rest-client.js"),
+      import("../bots/discord/discord-reply-port.js"),
+      import("../bots/discord/discord-request-meter.js"),
+    ]);
   return createDiscordReplyPortFactory({
-    rest: createDiscordRestClient({ token, apiBase, fetch: meteredDiscordFetch(metrics) }),
+    rest: createDiscordRestClient({ token, apiBase, makeRequest: meteredDiscordRequests(metrics) }),
     statusReactions,
   });
 }

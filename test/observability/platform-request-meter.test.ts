@@ -10,7 +10,7 @@ import { startFakeDiscord, type FakeDiscord } from "../fakes/discord-server.js";
 import { createDiscordRestClient } from "../../src/bots/discord/discord-rest-client.js";
 import { RateLimitedError } from "../../src/contracts/reply-port.js";
 import { createMetrics, type Metrics } from "../../src/observability/metrics.js";
-import { discordRequestKind, meteredDiscordFetch } from "../../src/bots/discord/discord-request-meter.js";
+import { discordRequestKind, meteredDiscordRequests } from "../../src/bots/discord/discord-request-meter.js";
 import { telegramRequestMeter } from "../../src/bots/telegram/telegram-request-meter.js";
 
 let tg: FakeTelegram | undefined;
@@ -77,7 +77,7 @@ describe("Discord request meter (fetch of the REST client)", () => {
     const rest = createDiscordRestClient({
       token: discord.token,
       apiBase: discord.apiBase,
-      fetch: meteredDiscordFetch(metrics),
+      makeRequest: meteredDiscordRequests(metrics),
     });
     const channel = discord.ids.general;
 

@@ -18,7 +18,6 @@ import {
   type Interaction,
   type Message,
   type MessageContextMenuCommandInteraction,
-  type RESTOptions,
   type TextBasedChannel,
 } from "discord.js";
 import { pino, type Logger } from "pino";
@@ -26,6 +25,7 @@ import type { BotGateway, EnqueueResult } from "../../contracts/bot-gateway.js";
 import { inboundMessageSchema, type InboundMessage } from "../../contracts/inbound-message.js";
 import { mentionsBot, referencedMessage, speakerName, textForModel } from "./discord-addressing.js";
 import { cutText } from "../../shared/text-cut.js";
+import type { MakeRequest } from "./discord-rest-client.js";
 import {
   DISCORD_APPLICATION_COMMANDS,
   DISCORD_SETTINGS_COMMANDS,
@@ -100,7 +100,7 @@ const DISCORD_CACHED_MESSAGE_LIFETIME_S = 30 * 60;
 /** The discord.js client the adapter needs: the intents it reads, DMs as partials, replies that ping no one, a small message cache. */
 export function createDiscordClient(
   apiBase: string,
-  opts: { fetch?: typeof fetch; shards?: DiscordShardPlan } = {},
+  opts: { makeRequest?: MakeRequest; shards?: DiscordShardPlan } = {},
 ): Client {
   return new Client({
     // discord.js's own sharding: one session per shard, identifies paced by max_concurrency.
@@ -121,8 +121,8 @@ export function createDiscordClient(
       ...Options.DefaultSweeperSettings,
       messages: { interval: 600, lifetime: DISCORD_CACHED_MESSAGE_LIFETIME_S },
     },
-    // `fetch` (e.g. a metering one) carries every REST call; discord.js's own undici request otherwise.
-    rest: { api: apiBase, ...(opts.fetch ? { makeRequest: opts.fetch as unknown as RESTOptions["makeRequest"] } : {}) },
+    // `makeRequest` (e.g. a metering one around REST's own) carries every REST call.
+    rest: { api: apiBase, ...(opts.makeRequest ? { makeRequest: opts.makeRequest } : {}) },
     // The adapter's own replies (help, refusals) ping no one either.
     allowedMentions: { parse: [], repliedUser: false },
   });

@@ -1,10 +1,12 @@
 /** Counts every Discord REST call of the worker in chatbot_platform_requests_total. */
+import { DefaultRestOptions } from "@discordjs/rest";
 import {
   answeredOutcome,
   failureOutcome,
   type PlatformRequestCounter,
   type PlatformRequestKind,
 } from "../../observability/platform-request-meter.js";
+import type { MakeRequest } from "./discord-rest-client.js";
 
 /** The kind of a Discord REST call, from its method and path (…/channels/{id}/messages[/{id}], …/typing). */
 export function discordRequestKind(method: string, url: string): PlatformRequestKind {
@@ -15,20 +17,23 @@ export function discordRequestKind(method: string, url: string): PlatformRequest
   return "other";
 }
 
-/** Wraps `fetch` for the Discord REST client so every answer (or failure) is counted. */
-export function meteredDiscordFetch(metrics: PlatformRequestCounter, fetchImpl: typeof fetch = fetch): typeof fetch {
-  return async (input, init) => {
-    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-    const kind = discordRequestKind(
-      (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase(),
-      url,
-    );
+/** Wraps REST's HTTP call for the Discord REST client so every answer (or failure) is counted. */
+export function meteredDiscordRequests(
+  metrics: PlatformRequestCounter,
+  makeRequest: MakeRequest = DefaultRestOptions.makeRequest,
+): MakeRequest {
+  return async (url, init) => {
+    const kind = discordRequestKind((init.method ?? "GET").toUpperCase(), url);
     try {
-      const res = await fetchImpl(input, init);
+      const res = await makeRequest(url, init);
       metrics.platformRequests.inc({ platform: "discord", kind, outcome: answeredOutcome(res.ok, res.status) });
       return res;
     } catch (error) {
-      metrics.platformRequests.inc({ platform: "discord", kind, outcome: failureOutcome(init?.signal) });
+      metrics.platformRequests.inc({
+        platform: "discord",
+        kind,
+        outcome: failureOutcome(init.signal as AbortSignal | null | undefined),
+      });
       throw error;
     }
   };

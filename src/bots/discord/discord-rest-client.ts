@@ -7,6 +7,7 @@
  * `retry_after`, not the rounded-up `Retry-After` header.
  */
 import {
+  DefaultRestOptions,
   DiscordAPIError,
   HTTPError,
   RateLimitError,
@@ -45,11 +46,14 @@ export interface DiscordRestClientOptions {
   /** DISCORD_API_BASE, e.g. https://discord.com/api (the /v10 segment is appended). */
   apiBase: string;
   apiVersion?: number;
-  /** The HTTP client under REST (default Node's fetch): the worker meters it. */
-  fetch?: typeof fetch;
+  /** The HTTP call under REST (default REST's own, undici's `request()`): the worker meters it. */
+  makeRequest?: MakeRequest;
   /** Per-request timeout, from queueing to the body read (default 15 s). */
   timeoutMs?: number;
 }
+
+/** REST's HTTP call: a URL and undici's request options in, a fetch-like response out. */
+export type MakeRequest = (typeof DefaultRestOptions)["makeRequest"];
 
 /** The HTTP methods Discord's REST API uses. */
 export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -92,7 +96,7 @@ function describeErrors(errors: unknown, prefix = ""): string[] {
 }
 
 /** A 429's Retry-After set to the body's exact `retry_after` (seconds, fractional), which REST then reads. */
-async function exactRetryAfter(res: Response): Promise<Response> {
+async function exactRetryAfter(res: ResponseLike): Promise<ResponseLike> {
   if (res.status !== 429) return res;
   const text = await res.text();
   const headers = new Headers(res.headers);
@@ -102,12 +106,12 @@ async function exactRetryAfter(res: Response): Promise<Response> {
   } catch {
     // Not JSON: the header stays as Discord sent it.
   }
-  return new Response(text, { status: res.status, statusText: res.statusText, headers });
+  return new Response(text, { status: res.status, statusText: res.statusText, headers }) as ResponseLike;
 }
 
-/** Creates the client; `fetch` and the clock are injectable for tests. */
+/** Creates the client; the HTTP call is injectable (the worker meters it). */
 export function createDiscordRestClient(options: DiscordRestClientOptions): DiscordRestClient {
-  const fetchImpl = options.fetch ?? fetch;
+  const makeRequest = options.makeRequest ?? DefaultRestOptions.makeRequest;
   const timeoutMs = options.timeoutMs ?? 15_000;
   const limits = createRateLimitTracker();
   const api = options.apiBase.replace(/\/+$/, "");
@@ -115,7 +119,7 @@ export function createDiscordRestClient(options: DiscordRestClientOptions): Disc
   // Our pacing spaces a channel's writes by its bucket's window, learned from the same headers REST reads
   // (read here, under REST, rather than from its `response` event, which clones every response).
   const versionPath = `${new URL(api).pathname.replace(/\/+$/, "")}/v${version}`;
-  const observed = (url: string, init: { method?: string | undefined }, res: Response): Response => {
+  const observed = (url: string, init: { method?: string | undefined }, res: ResponseLike): ResponseLike => {
     const path = new URL(url).pathname.slice(versionPath.length);
     limits.observe((init.method ?? "GET").toUpperCase(), path, res.headers);
     return res;
@@ -128,8 +132,7 @@ export function createDiscordRestClient(options: DiscordRestClientOptions): Disc
     retries: 0,
     offset: 0,
     timeout: timeoutMs,
-    makeRequest: async (url, init) =>
-      exactRetryAfter(observed(url, init, await fetchImpl(url, init as RequestInit))) as Promise<ResponseLike>,
+    makeRequest: async (url, init) => exactRetryAfter(observed(url, init, await makeRequest(url, init))),
   }).setToken(options.token);
 
   return {

@@ -6,10 +6,11 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Api, Bot } from "grammy";
+import { Api, Bot, InputFile } from "grammy";
 import { afterEach, describe, expect, it } from "vitest";
 import { telegramClientOptions } from "../../../src/bots/telegram/telegram-client.js";
 import { checkTelegram } from "../../../src/bots/telegram/telegram-setup-checks.js";
+import { privateChat, startFakeTelegram } from "../../fakes/telegram-server.js";
 
 const TOKEN = "123456:AAH-redirect-test-token";
 const servers: Server[] = [];
@@ -45,7 +46,10 @@ describe("Telegram client options", () => {
     });
 
     const refused = { error: expect.objectContaining({ message: expect.stringMatching(/redirect/i) }) };
-    await expect(new Api(TOKEN, telegramClientOptions(root)).getMe()).rejects.toMatchObject(refused);
+    const failure = await new Api(TOKEN, telegramClientOptions(root)).getMe().catch((e: unknown) => e);
+    expect(failure).toMatchObject(refused);
+    expect(JSON.stringify(failure, Object.getOwnPropertyNames(failure))).not.toContain(TOKEN.split(":")[1]);
+    expect(String((failure as { error: Error }).error.message)).not.toContain(TOKEN.split(":")[1]);
     const bot = new Bot(TOKEN, { client: telegramClientOptions(root) });
     await expect(bot.api.getMe()).rejects.toMatchObject(refused); // what bot.init() asks, again and again
     const findings = await checkTelegram({ token: TOKEN, apiRoot: root, httpPort: 9464 });
@@ -65,5 +69,21 @@ describe("Telegram client options", () => {
       baseFetchConfig: { compress: false, redirect: "error" },
     });
     await expect(new Api(TOKEN, options).getMe()).resolves.toMatchObject({ username: "thief_bot" });
+  });
+
+  it("uploads a file whole: grammY's multipart stream goes through the same client", async () => {
+    const tg = await startFakeTelegram();
+    try {
+      const alice = { id: 1001, first_name: "Alice" };
+      tg.userSays(privateChat(alice), alice, "hi");
+      const bytes = Buffer.from(Array.from({ length: 70_000 }, (_, i) => i % 251));
+      const api = new Api(tg.token, telegramClientOptions(tg.apiRoot));
+      const sent = await api.sendVoice(alice.id, new InputFile(bytes, "answer.ogg"), { caption: "read aloud" });
+      expect(sent.caption).toBe("read aloud");
+      expect(tg.files.sentVoices).toEqual([expect.objectContaining({ chatId: alice.id, caption: "read aloud" })]);
+      expect(Buffer.compare(tg.files.sentVoices[0]?.bytes ?? Buffer.alloc(0), bytes)).toBe(0);
+    } finally {
+      await tg.close();
+    }
   });
 });
