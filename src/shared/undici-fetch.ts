@@ -11,11 +11,10 @@
  * (docs/library-defaults.md).
  *
  * Bodies are what these clients send: text (JSON) or bytes, or a Node stream (grammY's multipart
- * upload). A response has what both read: `ok`, `status`, `statusText`, `headers`, `url`, `body`,
- * `text()` and `json()`. A redirect is never followed (undici's default); with `redirect: "error"`
+ * upload). A response has what they read: `ok`, `status`, `headers`, `url`, `body`, `text()` and
+ * `json()` (grammY only `json()`). A redirect is never followed (undici's default); with `redirect: "error"`
  * (grammY's setting, since the bot's token is in the path) it fails the call as `fetch` would.
  */
-import { STATUS_CODES } from "node:http";
 import { Readable } from "node:stream";
 import { request } from "undici";
 
@@ -56,7 +55,6 @@ export async function undiciFetch(input: FetchInput, init: RequestInit = {}): Pr
   const response = {
     ok: status >= 200 && status < 300,
     status,
-    statusText: STATUS_CODES[status] ?? "",
     headers,
     url,
     body,

@@ -70,7 +70,7 @@ describe("Telegram request meter (grammY transformer)", () => {
   });
 });
 
-describe("Discord request meter (fetch of the REST client)", () => {
+describe("Discord request meter (the makeRequest under REST)", () => {
   it("counts message sends, edits and typing by outcome as the fake recorded them", async () => {
     discord = await startFakeDiscord();
     const metrics = createMetrics();
