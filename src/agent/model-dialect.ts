@@ -1,27 +1,13 @@
 /**
- * The request fields that differ between OpenAI-compatible servers (MODEL_SERVER):
- * how Qwen3's thinking is switched, sampling defaults, the token cap's name.
- * What each server accepts, as checked against its docs and behaviour:
- *
- * - llama.cpp `llama-server --jinja`: `chat_template_kwargs: {enable_thinking}` is
- *   passed to the Jinja template (fixtures 08/09: `false` makes Qwen3's template add
- *   an empty `<think></think>`; `true` equals the default). Accepts `top_k`, `min_p`.
- * - vLLM: the same `chat_template_kwargs.enable_thinking` (vLLM's Qwen3 docs);
- *   `top_k`/`min_p` are accepted as sampling extensions.
- * - DashScope (compatible-mode): a top-level `enable_thinking` boolean (Model Studio
- *   "deep thinking" docs pass it through `extra_body`); unknown fields like top_k
- *   are not documented, so none are sent.
- * - Ollama `/v1`: thinking is on by default for thinking models and only
- *   `reasoning_effort: "none"` turns it off; sending `"high"` etc. to a model that
- *   cannot think is rejected, so nothing is sent to turn it on. `chat_template_kwargs`
- *   and `top_k` are ignored there.
- * - LM Studio: no documented per-request thinking switch in its OpenAI-compatible
- *   API (the model's own settings in LM Studio decide); send nothing special.
- * - OpenAI (or another hosted endpoint): nothing special; it rejects unknown fields,
- *   and `max_tokens` is deprecated there in favour of `max_completion_tokens`.
- *
- * Qwen3's text switches (`/think`, `/no_think` in the prompt) are not injected:
- * MODEL may not be a Qwen3.
+ * The request fields that differ between OpenAI-compatible servers (MODEL_SERVER), as each one's docs and behaviour say:
+ * - llama.cpp (`--jinja`) and vLLM: `chat_template_kwargs.enable_thinking` reaches the template (`false` makes
+ *   Qwen3's add an empty `<think></think>`); both accept `top_k` and `min_p`.
+ * - DashScope: a top-level `enable_thinking`; other extra fields are undocumented, so none are sent.
+ * - Ollama `/v1`: thinks by default and only `reasoning_effort: "none"` turns it off; "high" is rejected by a model
+ *   that cannot think, so nothing turns it on. `chat_template_kwargs` and `top_k` are ignored there.
+ * - LM Studio: no per-request thinking switch (the model's settings decide).
+ * - OpenAI: rejects unknown fields; `max_tokens` is deprecated for `max_completion_tokens`.
+ * Qwen3's `/think` and `/no_think` are not injected: MODEL may not be a Qwen3.
  */
 import type { Config } from "../config/env-schema.js";
 
@@ -48,27 +34,17 @@ export function dialectFields(server: ModelServer, settings: SamplingSettings): 
     temperature: settings.temperature ?? defaults.temperature,
     top_p: settings.topP ?? defaults.topP,
   };
+  if (server === "openai") return { ...common, max_completion_tokens: settings.maxTokens };
+  const fields = { ...common, max_tokens: settings.maxTokens };
   switch (server) {
     case "llama.cpp":
     case "vllm":
-      return {
-        ...common,
-        max_tokens: settings.maxTokens,
-        top_k: 20,
-        min_p: 0,
-        chat_template_kwargs: { enable_thinking: settings.enableThinking },
-      };
+      return { ...fields, top_k: 20, min_p: 0, chat_template_kwargs: { enable_thinking: settings.enableThinking } };
     case "dashscope":
-      return { ...common, max_tokens: settings.maxTokens, enable_thinking: settings.enableThinking };
+      return { ...fields, enable_thinking: settings.enableThinking };
     case "ollama":
-      return {
-        ...common,
-        max_tokens: settings.maxTokens,
-        ...(settings.enableThinking ? {} : { reasoning_effort: "none" }),
-      };
+      return settings.enableThinking ? fields : { ...fields, reasoning_effort: "none" };
     case "lmstudio":
-      return { ...common, max_tokens: settings.maxTokens };
-    case "openai":
-      return { ...common, max_completion_tokens: settings.maxTokens };
+      return fields;
   }
 }

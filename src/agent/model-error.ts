@@ -1,7 +1,6 @@
 /**
- * The one typed error the agent loop throws: the model server failed, not a
- * tool and not the user. The queue reads `retryable` to decide whether to try
- * the job again; everything else inside the loop is data, not an exception.
+ * The one error the agent loop throws: the model server failed (not a tool, not the user); the queue reads
+ * `retryable`. Everything else inside the loop is data, not an exception.
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 
@@ -18,6 +17,9 @@ export type ModelErrorCode =
   | "stream-error" // the server sent an error event inside a 200 stream
   | "stream-dropped" // the connection closed before the stream ended
   | "bad-response"; // bytes that are not the protocol (unparseable chunk)
+
+/** Faults no retry fixes: the same request meets the same refusal. */
+const FINAL_CODES = new Set<ModelErrorCode>(["context-exceeded", "images-unsupported", "auth", "bad-request"]);
 
 /** A model-server fault, thrown out of the agent loop so the queue can retry. */
 export class ModelError extends Error {
@@ -46,25 +48,7 @@ export class ModelError extends Error {
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
     this.excessTokens = options.excessTokens;
-    this.retryable = options.retryable ?? defaultRetryable(code);
-  }
-}
-
-function defaultRetryable(code: ModelErrorCode): boolean {
-  switch (code) {
-    case "unavailable":
-    case "timeout":
-    case "server-error":
-    case "rate-limited":
-    case "stream-error":
-    case "stream-dropped":
-    case "bad-response":
-      return true;
-    case "context-exceeded":
-    case "images-unsupported":
-    case "auth":
-    case "bad-request":
-      return false;
+    this.retryable = options.retryable ?? !FINAL_CODES.has(code);
   }
 }
 
@@ -104,31 +88,22 @@ function excessTokensOf(error: APIError): number | undefined {
   return ollama ? Number(ollama[1]) : undefined;
 }
 
-/**
- * Maps whatever the openai SDK (or the fetch under it) threw into a ModelError.
- * A user abort is not a model fault: callers check their signal before calling this.
- */
+/** Maps whatever the openai SDK (or the fetch under it) threw; callers check their own signal first (a user abort is no fault). */
 export function toModelError(error: unknown): ModelError {
   if (error instanceof ModelError) return error;
-  if (error instanceof APIConnectionTimeoutError) {
-    return new ModelError("timeout", "The model server did not answer in time.", { cause: error });
-  }
-  if (error instanceof APIUserAbortError) {
-    // Only reachable when our own idle timer aborted the request.
-    return new ModelError("timeout", "The model server stopped sending data.", { cause: error });
-  }
+  const fault = (code: ModelErrorCode, message: string, extra: ConstructorParameters<typeof ModelError>[2] = {}) =>
+    new ModelError(code, message, { ...extra, cause: error });
+  if (error instanceof APIConnectionTimeoutError) return fault("timeout", "The model server did not answer in time.");
+  // Only reachable when our own idle timer aborted the request.
+  if (error instanceof APIUserAbortError) return fault("timeout", "The model server stopped sending data.");
   if (error instanceof APIConnectionError) {
     const detail = describeCause(error);
-    return new ModelError("unavailable", `Cannot reach the model server${detail ? ` (${detail})` : ""}.`, {
-      cause: error,
-    });
+    return fault("unavailable", `Cannot reach the model server${detail ? ` (${detail})` : ""}.`);
   }
   if (error instanceof APIError) {
     const status = error.status;
-    if (status === undefined) {
-      // The SDK raises a bare APIError for a `data: {"error": …}` event inside a 200 stream.
-      return new ModelError("stream-error", `The model server failed mid-answer: ${error.message}`, { cause: error });
-    }
+    // The SDK raises a bare APIError for a `data: {"error": …}` event inside a 200 stream.
+    if (status === undefined) return fault("stream-error", `The model server failed mid-answer: ${error.message}`);
     const detail = `${status} ${error.message.replace(/^\d{3}\s+/, "")}`;
     // llama.cpp without an mmproj answers 500 "image input is not supported"; hosted servers a 400 in their words.
     if (
@@ -136,47 +111,29 @@ export function toModelError(error: unknown): ModelError {
       /image input is not supported|does not support image|image_url is only supported|vision is not supported/i.test(
         error.message,
       )
-    ) {
-      return new ModelError("images-unsupported", `The model does not take pictures: ${detail}`, {
-        status,
-        cause: error,
-      });
-    }
+    )
+      return fault("images-unsupported", `The model does not take pictures: ${detail}`, { status });
     if (status === 400 && isContextExceeded(error)) {
       const excessTokens = excessTokensOf(error);
-      return new ModelError("context-exceeded", `The conversation is too long for the model: ${detail}`, {
+      return fault("context-exceeded", `The conversation is too long for the model: ${detail}`, {
         status,
-        ...(excessTokens !== undefined ? { excessTokens } : {}),
-        cause: error,
+        excessTokens,
       });
     }
     const retryAfterMs = parseRetryAfter(error.headers?.get("retry-after"));
-    const wait = retryAfterMs === undefined ? {} : { retryAfterMs };
-    if (status === 429)
-      return new ModelError("rate-limited", `The model server is busy: ${detail}`, { status, ...wait, cause: error });
+    if (status === 429) return fault("rate-limited", `The model server is busy: ${detail}`, { status, retryAfterMs });
     if (status === 401 || status === 403)
-      return new ModelError("auth", `The model server refused the key: ${detail}`, { status, cause: error });
-    if (status === 408)
-      return new ModelError("timeout", `The model server timed out: ${detail}`, { status, cause: error });
-    if (status >= 500)
-      return new ModelError("server-error", `The model server failed: ${detail}`, { status, ...wait, cause: error });
-    return new ModelError("bad-request", `The model server rejected the request: ${detail}`, { status, cause: error });
+      return fault("auth", `The model server refused the key: ${detail}`, { status });
+    if (status === 408) return fault("timeout", `The model server timed out: ${detail}`, { status });
+    if (status >= 500) return fault("server-error", `The model server failed: ${detail}`, { status, retryAfterMs });
+    return fault("bad-request", `The model server rejected the request: ${detail}`, { status });
   }
-  if (error instanceof SyntaxError) {
-    return new ModelError("bad-response", `The model server sent something that is not JSON: ${error.message}`, {
-      cause: error,
-    });
-  }
-  // fetch reports a connection closed mid-body as `TypeError: terminated`, the socket's error as its cause
-  // (undici: SocketError "other side closed").
+  if (error instanceof SyntaxError)
+    return fault("bad-response", `The model server sent something that is not JSON: ${error.message}`);
+  // fetch reports a connection closed mid-body as `TypeError: terminated`, the socket's error (undici: "other side
+  // closed") as its cause.
   const detail = describeCause(error);
-  return new ModelError(
-    "stream-dropped",
-    `The connection to the model server broke mid-answer${detail ? ` (${detail})` : ""}.`,
-    {
-      cause: error,
-    },
-  );
+  return fault("stream-dropped", `The connection to the model server broke mid-answer${detail ? ` (${detail})` : ""}.`);
 }
 
 /** The innermost useful message: fetch hides ECONNREFUSED one or two causes deep. */
