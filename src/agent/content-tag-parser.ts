@@ -1,9 +1,7 @@
 /**
- * Splits streamed `content` into answer text, reasoning and textual tool-call
- * blocks. Servers that do not parse the model's markup (llama.cpp with
- * `--reasoning-format none`, LM Studio, raw vLLM) pass `<think>…</think>` and
- * Hermes-style `<tool_call>…</tool_call>` through as content, with tags split
- * across chunks at arbitrary points (`<th` + `ink>`). Pure: no I/O.
+ * Splits streamed `content` into answer text, reasoning and textual tool-call blocks: servers that do not parse the
+ * model's markup (llama.cpp `--reasoning-format none`, LM Studio, raw vLLM) pass `<think>` and Hermes `<tool_call>`
+ * through as content, with tags split across chunks anywhere (`<th` + `ink>`).
  */
 
 /** A piece of content classified as it streams. */
@@ -42,10 +40,7 @@ const TAGS_BY_MODE: Record<Mode, readonly string[]> = {
   tool: [TOOL_CLOSE],
 };
 
-/**
- * Creates a parser. `startInReasoning` is for templates that pre-open `<think>`
- * in the prompt, so the stream begins inside reasoning and only `</think>` appears.
- */
+/** Creates a parser; `startInReasoning`: the template pre-opens `<think>`, so only `</think>` appears. */
 export function createContentTagParser(opts: { startInReasoning?: boolean } = {}): ContentTagParser {
   let mode: Mode = opts.startInReasoning ? "think" : "text";
   let held = ""; // text not yet classified: it may be the start of a tag
@@ -134,7 +129,7 @@ export function createContentTagParser(opts: { startInReasoning?: boolean } = {}
       if (content === "") return out;
       held += content;
       drain(out);
-      return out.filter((p) => p.text !== "");
+      return out;
     },
     end() {
       const out: ContentPiece[] = [];
@@ -143,7 +138,7 @@ export function createContentTagParser(opts: { startInReasoning?: boolean } = {}
       held = "";
       const unclosed = mode === "tool" ? toolBuffer : undefined;
       return {
-        pieces: out.filter((p) => p.text !== ""),
+        pieces: out,
         summary: { text, toolBlocks: [...toolBlocks], unclosedToolBlock: unclosed },
       };
     },

@@ -1,13 +1,8 @@
 /**
- * Ollama's native API behind the OpenAI client (MODEL_SERVER=ollama): a `fetch` for the SDK that
- * sends each `chat/completions` request to Ollama's `POST /api/chat` and turns its NDJSON answer
- * back into the chat.completion chunks (SSE) the rest of the loop reads, so nothing else changes.
- *
- * Why not Ollama's `/v1`: it ignores `num_ctx` and silently cuts a long prompt at the model's
- * default context (2048–4096 tokens), and the tool definitions fall off first; a small model then
- * writes tool calls as text. `/api/chat` takes `options.num_ctx` (set to the context the bot
- * budgets for), `think`, `images` and `keep_alive`. Ollama sends a tool call whole in one line,
- * `done_reason` on the last line, and errors as `{"error": "…"}` (docs/api.md).
+ * Ollama's native API behind the OpenAI client (MODEL_SERVER=ollama): a `fetch` for the SDK that sends each
+ * `chat/completions` request to `POST /api/chat` and turns its NDJSON answer back into chat.completion chunks (SSE).
+ * Not Ollama's `/v1`: it ignores `num_ctx` and silently cuts a long prompt at the model's default context, tool
+ * definitions first. Ollama sends a tool call whole in one line, `done_reason` last, errors as `{"error": "…"}`.
  */
 import { randomBytes } from "node:crypto";
 
@@ -15,15 +10,11 @@ import { randomBytes } from "node:crypto";
 export interface OllamaFetchOptions {
   /** The server root (OPENAI_BASE_URL without `/v1`). */
   serverRoot: string;
-  /**
-   * `options.num_ctx` of every request: the context the bot budgets for (a function is asked per
-   * request, so the figure read from `/api/show` at first use reaches every request).
-   */
+  /** `options.num_ctx`: the context the bot budgets for (a function is asked per request). */
   contextTokens: number | (() => Promise<number>);
   /**
-   * How long Ollama keeps the model (and its prompt cache) loaded after a request. Its default, 5 minutes,
-   * unloads it between a chat's sparser messages, and the next one reads the whole prompt again.
-   * MODEL_KEEP_ALIVE (default "30m"): a Go duration, or whole seconds.
+   * MODEL_KEEP_ALIVE (default "30m": a Go duration, or whole seconds): Ollama's own 5 minutes unload the model and
+   * its prompt cache between a chat's sparser messages.
    */
   keepAlive?: string;
   /** The transport for the real requests (the SDK's own fetch by default). */
@@ -35,7 +26,9 @@ type Json = Record<string, any>;
 /** The fetch the SDK gets for an Ollama server. */
 export function createOllamaFetch(opts: OllamaFetchOptions): typeof fetch {
   const doFetch = opts.fetch ?? fetch;
-  const keepAlive = ollamaKeepAlive(opts.keepAlive ?? "30m");
+  const keepAliveSetting = opts.keepAlive ?? "30m";
+  // Ollama reads whole seconds as a number ("-1": forever), anything else as a Go duration string.
+  const keepAlive = /^-?\d+$/.test(keepAliveSetting) ? Number(keepAliveSetting) : keepAliveSetting;
   // Models that refused `think: true` ("… does not support thinking", HTTP 400): asked without it from then on.
   const cannotThink = new Set<string>();
   return async (input, init) => {
@@ -125,11 +118,6 @@ export function toOllamaRequest(body: Json, contextTokens: number, keepAlive: st
   };
 }
 
-/** MODEL_KEEP_ALIVE as Ollama reads `keep_alive`: whole seconds as a number ("-1" forever), else a Go duration string. */
-function ollamaKeepAlive(value: string): string | number {
-  return /^-?\d+$/.test(value) ? Number(value) : value;
-}
-
 function parseArguments(text: unknown): unknown {
   try {
     return JSON.parse(String(text));
@@ -206,24 +194,13 @@ function sseFromNdjson(upstream: Response, model: string): ReadableStream<Uint8A
     if (line.thinking) delta.reasoning_content = line.thinking;
     if (line.content) delta.content = line.content;
     if (line.toolCalls.length) {
-      delta.tool_calls = line.toolCalls.map((c) => ({
-        index: index++,
-        id: callId(),
-        type: "function",
-        function: { name: c.name, arguments: c.arguments },
-      }));
+      delta.tool_calls = line.toolCalls.map((c) => ({ index: index++, id: callId(), type: "function", function: c }));
     }
     if (Object.keys(delta).length) out.push(chunk([{ index: 0, delta, finish_reason: null }]));
     if (line.done) {
       finished = true;
       out.push(chunk([{ index: 0, delta: {}, finish_reason: finishReason(line, index > 0) }]));
-      const prompt = line.promptTokens ?? 0;
-      const completion = line.completionTokens ?? 0;
-      out.push(
-        chunk([], {
-          usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
-        }),
-      );
+      out.push(chunk([], { usage: usageOf(line) }));
       out.push(encoder.encode("data: [DONE]\n\n"));
     }
     return out;
@@ -261,21 +238,22 @@ function completionResponse(line: OllamaLine, model: unknown): Response {
   const message: Json = { role: "assistant", content: line.content };
   if (line.thinking) message.reasoning_content = line.thinking;
   if (line.toolCalls.length)
-    message.tool_calls = line.toolCalls.map((c) => ({
-      id: callId(),
-      type: "function",
-      function: { name: c.name, arguments: c.arguments },
-    }));
-  const prompt = line.promptTokens ?? 0;
-  const completion = line.completionTokens ?? 0;
+    message.tool_calls = line.toolCalls.map((c) => ({ id: callId(), type: "function", function: c }));
   return Response.json({
     id: `chatcmpl-${randomBytes(8).toString("hex")}`,
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
     model,
     choices: [{ index: 0, message, finish_reason: finishReason(line, line.toolCalls.length > 0) }],
-    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+    usage: usageOf(line),
   });
+}
+
+/** The OpenAI usage of Ollama's last line. */
+function usageOf(line: OllamaLine): Json {
+  const prompt = line.promptTokens ?? 0;
+  const completion = line.completionTokens ?? 0;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
 /** Ollama's `{"error": "…"}` with its status, as the OpenAI error body the SDK and model-error.ts read. */

@@ -1,9 +1,7 @@
 /**
- * The streaming ReAct loop: one streamed request per round, the
- * round's tool calls run concurrently, their results go back paired by
- * `tool_call_id`, until the model answers, the answer is cut, the round fuse
- * blows, or the signal aborts. Output is one AgentEvent stream ending with
- * exactly one `finish`; the loop knows nothing of Telegram or Discord.
+ * The streaming ReAct loop: one streamed request per round, its tool calls run concurrently and answered by
+ * `tool_call_id`, until the model answers, the answer is cut, the round fuse blows or the signal aborts.
+ * Output: AgentEvents ending with exactly one `finish`; the loop knows nothing of Telegram or Discord.
  */
 import type OpenAI from "openai";
 import type {
@@ -38,22 +36,13 @@ export interface AgentDeps {
   tools: readonly AgentTool[];
   /** Clock for the system prompt's date. */
   now?: () => Date;
-  /** Replaces the built-in system prompt. */
-  systemPrompt?: string;
   /** The conversation's persona, added to the built-in system prompt. */
   persona?: string;
   /** Zone the system prompt states the time in (server zone by default). */
   timeZone?: string;
   /** Longest silence between streamed chunks; the client's timeout by default. */
   idleTimeoutMs?: number;
-  /** The chat template pre-opens `<think>` and the server does not parse it (only `</think>` appears). */
-  thinkingPreOpened?: boolean;
-  /** Cap on one tool observation, in characters. */
-  maxToolOutputChars?: number;
-  /**
-   * Calls run at most this many per round (default 8); the rest get an observation saying so. A web page
-   * that talks the model into dozens of fetches must not turn one message into dozens of connections.
-   */
+  /** Calls run per round (default 8; the rest are refused): a web page must not turn one message into dozens of fetches. */
   maxParallelCalls?: number;
 }
 
@@ -61,10 +50,7 @@ export interface AgentDeps {
 export interface AgentInput {
   messages: ChatMessage[];
   signal?: AbortSignal;
-  /**
-   * Asked once when the server says a request exceeds its context: the same conversation cut
-   * harder, to retry that round with (undefined: nothing left to cut, the error stands).
-   */
+  /** Asked once after a context-size refusal: the conversation cut harder to retry with (undefined: the error stands). */
   shrinkHistory?: (messages: ChatMessage[], refusal: { excessTokens?: number }) => Promise<ChatMessage[] | undefined>;
   /** The chat this answer is for, passed to the tools (schedules act on it). */
   conversation?: ToolConversation;
@@ -75,19 +61,16 @@ const DEFAULT_MAX_PARALLEL_CALLS = 8;
 /** Runs the loop; throws ModelError (from `next()`) when the model server fails. */
 export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenerator<AgentEvent, void, undefined> {
   const { signal } = input;
-  const system =
-    deps.systemPrompt ??
-    buildSystemPrompt({
-      now: (deps.now ?? (() => new Date()))(),
-      ...(deps.timeZone ? { timeZone: deps.timeZone } : {}),
-      ...(deps.persona ? { persona: deps.persona } : {}),
-      ...(deps.tools.some((t) => t.name === "web_search") ? { webSearch: true } : {}),
-    });
+  const system = buildSystemPrompt({
+    now: deps.now?.() ?? new Date(),
+    timeZone: deps.timeZone,
+    persona: deps.persona,
+    webSearch: deps.tools.some((t) => t.name === "web_search"),
+  });
   const runner = createToolRunner({
     tools: deps.tools,
     defaultTimeoutMs: deps.toolTimeoutMs,
-    ...(deps.maxToolOutputChars ? { maxOutputChars: deps.maxToolOutputChars } : {}),
-    ...(input.conversation ? { conversation: input.conversation } : {}),
+    conversation: input.conversation,
   });
   const toolSpecs = deps.tools.map(toOpenAiTool);
   const idleTimeoutMs = deps.idleTimeoutMs ?? deps.client.timeout;
@@ -112,39 +95,6 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
   const abandoned = new AbortController();
   const toolSignal = signal ? AbortSignal.any([signal, abandoned.signal]) : abandoned.signal;
   try {
-    yield* loop();
-  } finally {
-    abandoned.abort();
-  }
-
-  /** Opens a round's stream; a refusal for context size gets one retry on a history cut harder. */
-  async function startRound(
-    body: () => ChatCompletionCreateParamsStreaming & Record<string, unknown>,
-  ): Promise<{ stream: ReturnType<typeof streamRound>; first: IteratorResult<StreamDelta, StreamRoundResult> }> {
-    for (;;) {
-      const stream = streamRound(deps.client, body(), {
-        idleTimeoutMs,
-        startInReasoning: deps.enableThinking && deps.thinkingPreOpened === true,
-        ...(signal ? { signal } : {}),
-      });
-      try {
-        return { stream, first: await stream.next() };
-      } catch (error) {
-        await stream.return(undefined as never);
-        if (shrunk || !input.shrinkHistory || !(error instanceof ModelError) || error.code !== "context-exceeded")
-          throw error;
-        shrunk = true;
-        const shorter = await input.shrinkHistory(
-          history,
-          error.excessTokens !== undefined ? { excessTokens: error.excessTokens } : {},
-        );
-        if (!shorter) throw error;
-        history = shorter;
-      }
-    }
-  }
-
-  async function* loop(): AsyncGenerator<AgentEvent, void, undefined> {
     // Bounded by the fuse: every round either returns or runs tools, and tool rounds are capped.
     for (let round = 1; ; round++) {
       if (signal?.aborted) {
@@ -160,8 +110,8 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
         ...dialectFields(deps.modelServer, {
           enableThinking: deps.enableThinking,
           maxTokens: deps.maxTokens,
-          ...(deps.temperature !== undefined ? { temperature: deps.temperature } : {}),
-          ...(deps.topP !== undefined ? { topP: deps.topP } : {}),
+          temperature: deps.temperature,
+          topP: deps.topP,
         }),
       });
 
@@ -222,25 +172,18 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
       }
       const results = new Map<string, ToolOutcome>();
       const cap = deps.maxParallelCalls ?? DEFAULT_MAX_PARALLEL_CALLS;
-      for (const call of calls.slice(cap)) {
-        const output = `Error: not run: at most ${cap} tool calls per round. Call ${call.function.name} again next round if it is still needed.`;
-        results.set(call.id, { id: call.id, name: call.function.name, ok: false, output, durationMs: 0 });
-        yield { type: "tool-result", round, id: call.id, name: call.function.name, ok: false, output, durationMs: 0 };
+      for (const { id, function: fn } of calls.slice(cap)) {
+        const output = `Error: not run: at most ${cap} tool calls per round. Call ${fn.name} again next round if it is still needed.`;
+        const skipped: ToolOutcome = { id, name: fn.name, ok: false, output, durationMs: 0 };
+        results.set(id, skipped);
+        yield { type: "tool-result", round, ...skipped };
       }
       const running = new Map(calls.slice(0, cap).map((call) => [call.id, runner.run(call, toolSignal)]));
       while (running.size > 0) {
         const done = await Promise.race(running.values());
         running.delete(done.id);
         results.set(done.id, done);
-        yield {
-          type: "tool-result",
-          round,
-          id: done.id,
-          name: done.name,
-          ok: done.ok,
-          output: done.output,
-          durationMs: done.durationMs,
-        };
+        yield { type: "tool-result", round, ...done };
       }
       if (signal?.aborted) {
         yield finish("aborted", "", round);
@@ -254,6 +197,28 @@ export async function* runAgent(deps: AgentDeps, input: AgentInput): AsyncGenera
           tool_call_id: call.id,
           content: results.get(call.id)?.output ?? "Error: no result.",
         });
+      }
+    }
+  } finally {
+    abandoned.abort();
+  }
+
+  /** Opens a round's stream; a refusal for context size gets one retry on a history cut harder. */
+  async function startRound(
+    body: () => ChatCompletionCreateParamsStreaming & Record<string, unknown>,
+  ): Promise<{ stream: ReturnType<typeof streamRound>; first: IteratorResult<StreamDelta, StreamRoundResult> }> {
+    for (;;) {
+      const stream = streamRound(deps.client, body(), { idleTimeoutMs, signal });
+      try {
+        return { stream, first: await stream.next() };
+      } catch (error) {
+        await stream.return(undefined as never);
+        if (shrunk || !input.shrinkHistory || !(error instanceof ModelError) || error.code !== "context-exceeded")
+          throw error;
+        shrunk = true;
+        const shorter = await input.shrinkHistory(history, { excessTokens: error.excessTokens });
+        if (!shorter) throw error;
+        history = shorter;
       }
     }
   }

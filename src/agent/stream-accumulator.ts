@@ -1,17 +1,11 @@
 /**
- * Folds one round's `chat.completion.chunk`s into what the loop needs: reasoning
- * and text deltas as they arrive, then the round's tool calls, text and finish
- * reason. Pure (no I/O), so every server quirk is testable without a socket.
- *
- * Quirks handled (each seen in a real server):
- * - tool_call fragments keyed by `index`; `id`/`type`/`name` only in the first
- *   fragment, `arguments` in many pieces, fragments of parallel calls interleaved;
- *   a call without an id gets one (some Ollama/vLLM builds omit it);
- * - reasoning as `delta.reasoning_content` (llama.cpp, DashScope, older vLLM),
- *   `delta.reasoning` (vLLM ≥ 0.10, Ollama, LM Studio), or `<think>` tags in content;
- * - `<tool_call>{…}</tool_call>` written as content by small models;
- * - `finish_reason` `stop` on a tool round, or none at all, or a usage-only chunk
- *   with empty `choices` after the finish chunk.
+ * Folds one round's `chat.completion.chunk`s into deltas as they arrive, then the round's tool calls, text and finish
+ * reason. Pure, so every server quirk (each seen in a real server) is testable without a socket:
+ * - tool_call fragments keyed by `index`, `id`/`name` only in the first, arguments in pieces, parallel calls
+ *   interleaved; a call without an id gets one (some Ollama/vLLM builds);
+ * - reasoning as `reasoning_content` (llama.cpp, DashScope, older vLLM), `reasoning` (vLLM ≥ 0.10, Ollama, LM Studio)
+ *   or `<think>` tags in content; `<tool_call>{…}</tool_call>` written as content by small models;
+ * - `finish_reason` `stop` on a tool round, or none, or a usage-only chunk with no `choices` after the finish.
  */
 import { randomBytes } from "node:crypto";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
@@ -188,17 +182,9 @@ export function createStreamAccumulator(opts: StreamAccumulatorOptions = {}): St
       const named = structured.filter((c) => c.name !== "");
       let dropped = structured.length - named.length;
       let toolCalls: ToolCallRecord[] = [
-        ...named.map((c) => ({
-          id: c.id || makeId(),
-          type: "function" as const,
-          function: { name: c.name, arguments: c.arguments },
-        })),
-        ...textual.map((c) => ({
-          id: makeId(),
-          type: "function" as const,
-          function: { name: c.name, arguments: c.arguments },
-        })),
-      ];
+        ...named.map((c) => ({ ...c, id: c.id || makeId() })),
+        ...textual.map((c) => ({ ...c, id: makeId() })),
+      ].map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } }));
       if (cut) {
         // Cut arguments are never whole: running them would act on half a request.
         dropped += toolCalls.length + (summary.unclosedToolBlock !== undefined ? 1 : 0);
@@ -220,20 +206,16 @@ export function createStreamAccumulator(opts: StreamAccumulatorOptions = {}): St
   };
 }
 
+const FINISH_REASONS = new Map<string | null, RoundFinishReason>([
+  ["stop", "stop"],
+  ["tool_calls", "tool_calls"],
+  ["function_call", "tool_calls"],
+  ["content_filter", "content_filter"],
+]);
+
 function normaliseFinish(server: string | null, hasCalls: boolean): RoundFinishReason {
   if (server === "length") return "length";
-  if (hasCalls) return "tool_calls";
-  switch (server) {
-    case "stop":
-      return "stop";
-    case "tool_calls":
-    case "function_call":
-      return "tool_calls";
-    case "content_filter":
-      return "content_filter";
-    default:
-      return "unknown";
-  }
+  return hasCalls ? "tool_calls" : (FINISH_REASONS.get(server) ?? "unknown");
 }
 
 function isObject<T extends object = Record<string, unknown>>(value: unknown): value is T {

@@ -1,15 +1,8 @@
 /**
- * The system prompt, written for a 1.7B model: short numbered rules in plain
- * words, the group-chat convention so the model can tell speakers apart, and
- * today's date so "today" means something.
- *
- * The prompt is the start of every request, and model servers (llama.cpp's slots and prompt cache,
- * vLLM, Ollama) skip the longest prefix they have already read: it must stay byte-identical across
- * turns and across chats with the same settings. So it states the date, never the time: a minute
- * in the first line made the server read system prompt, tools and history again on every turn. The
- * day changes once a day (one full read per chat per day); the time of day comes from `get_time`,
- * as rule 1 already says for anything real-time. The date is the last line of the rules, so the
- * rules' tokens before it stay cached across a midnight too.
+ * The system prompt, written for a 1.7B model: short numbered rules, the group-chat convention, today's date.
+ * It starts every request, and model servers skip the prefix they have already read, so it must stay byte-identical
+ * across turns: it states the date, never the time (`get_time` has that), and the date comes after the rules so
+ * their tokens stay cached across a midnight.
  */
 import { describeTime } from "../tools/get-time.js";
 
@@ -24,12 +17,12 @@ export interface SystemPromptOptions {
   webSearch?: boolean;
 }
 
-/** The server's zone, read once (building a formatter per prompt costs more than the prompt). */
+/** The server's zone, read once. */
 const SERVER_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
 /** Builds the system message text. */
 export function buildSystemPrompt(opts: SystemPromptOptions): string {
-  const timeZone = opts.timeZone ?? SERVER_ZONE;
+  const timeZone = opts.timeZone || SERVER_ZONE;
   return [
     "You are a helpful assistant in a chat.",
     "",
@@ -52,7 +45,7 @@ export function buildSystemPrompt(opts: SystemPromptOptions): string {
   ].join("\n");
 }
 
-/** The last reading per zone: every request of a quarter hour builds the same text (a formatter per prompt costs more than the prompt). */
+/** The last reading per zone: a formatter per prompt costs more than the prompt. */
 const readings = new Map<string, { quarter: number; text: string }>();
 const MAX_ZONES = 64;
 

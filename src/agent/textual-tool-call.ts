@@ -1,8 +1,6 @@
 /**
- * Reads the inside of a `<tool_call>…</tool_call>` block that a small model
- * wrote into its content (Qwen/Hermes format: `{"name": …, "arguments": {…}}`).
- * A block may hold several calls (a JSON array, or objects one after another,
- * as llama.cpp's parallel grammar allows).
+ * Reads a `<tool_call>` block a small model wrote into its content (`{"name": …, "arguments": {…}}`); a block may
+ * hold several calls (a JSON array, or objects one after another, as llama.cpp's parallel grammar allows).
  */
 
 /** A call read from text, before it gets an id. */

@@ -1,9 +1,7 @@
 /**
- * Runs one tool call the model asked for and always comes back with text for
- * the model: unknown tool, arguments that are not JSON, arguments that fail the
- * zod schema (naming the field and why), a timeout, a thrown error or a
- * cancellation all become an observation the model can correct itself from.
- * Nothing here throws into the loop.
+ * Runs one tool call and always comes back with text for the model: an unknown tool, bad JSON, arguments that fail
+ * the schema (naming the field and why), a timeout, an error or a cancellation all become an observation the model
+ * can correct itself from. Nothing here throws into the loop.
  */
 import type { ToolConversation } from "../contracts/tool-conversation.js";
 import type { z } from "zod";
@@ -28,8 +26,6 @@ export interface ToolRunnerOptions {
   defaultTimeoutMs: number;
   /** Longest observation sent back; a 1.7B model with a 4k context drowns in more. */
   maxOutputChars?: number;
-  /** Monotonic milliseconds, for durations. */
-  clock?: () => number;
   /** The chat of this answer, handed to every tool in its context. */
   conversation?: ToolConversation;
 }
@@ -50,8 +46,7 @@ class ToolTimeout extends Error {
 /** Creates a runner over a fixed set of tools. */
 export function createToolRunner(opts: ToolRunnerOptions): ToolRunner {
   const byName = new Map(opts.tools.map((t) => [t.name, t]));
-  const clock = opts.clock ?? (() => performance.now());
-  const maxChars = opts.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+  const maxChars = opts.maxOutputChars || DEFAULT_MAX_OUTPUT_CHARS;
 
   async function execute(
     tool: AgentTool,
@@ -59,11 +54,9 @@ export function createToolRunner(opts: ToolRunnerOptions): ToolRunner {
     signal: AbortSignal | undefined,
   ): Promise<{ ok: boolean; output: string }> {
     const name = tool.name;
-    let json: unknown;
+    let json: unknown = {}; // servers send "" for a call without arguments
     const text = rawArgs.trim();
-    if (text === "") {
-      json = {}; // servers send "" for a call without arguments
-    } else {
+    if (text !== "") {
       try {
         json = JSON.parse(text);
       } catch (error) {
@@ -120,13 +113,9 @@ export function createToolRunner(opts: ToolRunnerOptions): ToolRunner {
     }
   }
 
-  function cap(output: string): string {
-    return cutTextWithMarker(output, maxChars, "…(truncated)");
-  }
-
   return {
     async run(call, signal) {
-      const started = clock();
+      const started = performance.now();
       const name = call.function.name;
       const tool = byName.get(name);
       let result: { ok: boolean; output: string };
@@ -147,8 +136,8 @@ export function createToolRunner(opts: ToolRunnerOptions): ToolRunner {
         id: call.id,
         name,
         ok: result.ok,
-        output: cap(result.output),
-        durationMs: Math.max(0, Math.round(clock() - started)),
+        output: cutTextWithMarker(result.output, maxChars, "…(truncated)"),
+        durationMs: Math.max(0, Math.round(performance.now() - started)),
       };
     },
   };

@@ -1,8 +1,4 @@
-/**
- * A user message as the OpenAI API takes it: plain text, or, when pictures came with it, content
- * parts (the text first, then one `image_url` data URL per picture), the format llama.cpp, Ollama
- * and vLLM all accept for vision models.
- */
+/** A user message as the OpenAI API takes it: text, or text then one `image_url` data URL per picture (llama.cpp, Ollama and vLLM all accept it). */
 import type { ChatCompletionContentPart, ChatCompletionUserMessageParam } from "openai/resources/chat/completions";
 import type { ChatMessage } from "../contracts/chat-message.js";
 
