@@ -1,12 +1,8 @@
 /**
- * Folds old turns of a conversation into a short running summary, written by the model itself:
- * one non-streamed request, thinking off. The summary is written in the conversation's language
- * and, in a group, keeps who said what.
- *
- * After an answer the request is the conversation's own last request (system prompt, tools, summary
- * note, the turns as sent) with the instruction last: the model server has just read all of it and
- * reads only the instruction again. Without that prefix (`/compact`) it is a short transcript of the
- * turns to fold under a summarising system prompt of its own.
+ * Folds old turns into a short running summary written by the model (one request, thinking off), in the chat's
+ * language and, in a group, saying who said what. After an answer the request is the conversation's own last one
+ * with the instruction appended, so the server reads only the instruction again; without it (`/compact`), a short
+ * transcript under a system prompt of its own.
  */
 import type OpenAI from "openai";
 import type { ChatMessage } from "../contracts/chat-message.js";
@@ -32,10 +28,7 @@ export interface SummaryRequest {
   messages: readonly ChatMessage[];
   /** A group or channel: user messages already start with `Name:`, and the summary must keep the names. */
   shared: boolean;
-  /**
-   * The conversation as its last request carried it (the answer's system prompt and tools, then the summary
-   * note and every kept turn): the summary is asked for at its end, of the whole conversation.
-   */
+  /** The conversation as its last request carried it (system prompt, tools, note, kept turns): asked at its end. */
   conversation?: { prefix: RequestPrefix; messages: readonly ChatMessage[] };
   signal?: AbortSignal;
 }
@@ -71,8 +64,8 @@ function transcriptLine(message: ChatMessage, shared: boolean): string {
   }
 }
 
-/** The prompt sent for a summary (exported for tests that check what the model was asked). */
-export function summaryPrompt(request: SummaryRequest, maxWords: number): { system: string; user: string } {
+/** The prompt of a transcript summary. */
+function summaryPrompt(request: SummaryRequest, maxWords: number): { system: string; user: string } {
   const rules = [...INSTRUCTIONS, `At most ${maxWords} words.`];
   if (request.shared) rules.splice(3, 0, "This is a group chat: say who said or asked what, by name.");
   const transcript = request.messages
@@ -85,8 +78,8 @@ export function summaryPrompt(request: SummaryRequest, maxWords: number): { syst
   return { system: rules.join(" "), user };
 }
 
-/** The instruction that ends a summary request over the conversation's own prefix (exported for tests). */
-export function summaryInstruction(shared: boolean, maxWords: number): string {
+/** The instruction that ends a summary request over the conversation's own prefix. */
+function summaryInstruction(shared: boolean, maxWords: number): string {
   return [
     "Now write a summary of this whole conversation, the earlier summary included, so it can be continued later.",
     ...INSTRUCTIONS.slice(1),

@@ -3,6 +3,7 @@ import OpenAI from "openai";
 import type { ModelServer } from "./model-dialect.js";
 import { undiciFetch } from "../shared/undici-fetch.js";
 import { createOllamaFetch } from "./ollama-fetch.js";
+import { serverRoot } from "./vision-capability.js";
 
 /** Settings for the model client (OPENAI_BASE_URL, OPENAI_API_KEY, MODEL_TIMEOUT_MS). */
 export interface ModelClientOptions {
@@ -14,10 +15,7 @@ export interface ModelClientOptions {
   fetch?: typeof fetch;
   /** MODEL_SERVER: `ollama` talks to Ollama's native `/api/chat` (ollama-fetch.ts) instead of its `/v1`. */
   server?: ModelServer;
-  /**
-   * Ollama's `num_ctx`: the context the budget counts with (app/context-window-for-config.ts: MODEL_CONTEXT_TOKENS,
-   * else what `/api/show` says, else 8192); a function is asked per request.
-   */
+  /** Ollama's `num_ctx`: the context the budget counts with; a function is asked per request. */
   contextTokens?: number | (() => Promise<number>);
   /** Ollama's `keep_alive` (MODEL_KEEP_ALIVE). */
   keepAlive?: string;
@@ -36,7 +34,7 @@ export function createModelClient(opts: ModelClientOptions): OpenAI {
     ...(opts.server === "ollama"
       ? {
           fetch: createOllamaFetch({
-            serverRoot: opts.baseURL.replace(/\/+$/, "").replace(/\/v1$/, ""),
+            serverRoot: serverRoot(opts.baseURL),
             contextTokens: opts.contextTokens ?? OLLAMA_DEFAULT_CONTEXT,
             ...(opts.keepAlive ? { keepAlive: opts.keepAlive } : {}),
             fetch: opts.fetch ?? fetch,

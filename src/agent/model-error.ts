@@ -88,7 +88,7 @@ function excessTokensOf(error: APIError): number | undefined {
   return ollama ? Number(ollama[1]) : undefined;
 }
 
-/** Maps whatever the openai SDK (or the fetch under it) threw; callers check their own signal first (a user abort is no fault). */
+/** Maps what the SDK (or the fetch under it) threw; callers check their signal first: a user abort is no fault. */
 export function toModelError(error: unknown): ModelError {
   if (error instanceof ModelError) return error;
   const fault = (code: ModelErrorCode, message: string, extra: ConstructorParameters<typeof ModelError>[2] = {}) =>

@@ -42,7 +42,7 @@ export interface AgentDeps {
   timeZone?: string;
   /** Longest silence between streamed chunks; the client's timeout by default. */
   idleTimeoutMs?: number;
-  /** Calls run per round (default 8; the rest are refused): a web page must not turn one message into dozens of fetches. */
+  /** Calls run per round (default 8, the rest refused): a web page must not turn a message into dozens of fetches. */
   maxParallelCalls?: number;
 }
 
@@ -50,7 +50,7 @@ export interface AgentDeps {
 export interface AgentInput {
   messages: ChatMessage[];
   signal?: AbortSignal;
-  /** Asked once after a context-size refusal: the conversation cut harder to retry with (undefined: the error stands). */
+  /** Asked once after a context-size refusal: the conversation cut harder (undefined: the error stands). */
   shrinkHistory?: (messages: ChatMessage[], refusal: { excessTokens?: number }) => Promise<ChatMessage[] | undefined>;
   /** The chat this answer is for, passed to the tools (schedules act on it). */
   conversation?: ToolConversation;

@@ -1,4 +1,4 @@
-/** A user message as the OpenAI API takes it: text, or text then one `image_url` data URL per picture (llama.cpp, Ollama and vLLM all accept it). */
+/** A user message as the OpenAI API takes it: text, or text then one `image_url` data URL per picture. */
 import type { ChatCompletionContentPart, ChatCompletionUserMessageParam } from "openai/resources/chat/completions";
 import type { ChatMessage } from "../contracts/chat-message.js";
 

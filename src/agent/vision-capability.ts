@@ -1,12 +1,7 @@
 /**
- * Whether the model takes pictures (MODEL_VISION). `on`/`off` are taken as said; `auto` asks the
- * server the way it can answer: llama.cpp's `GET /props` (`modalities.vision`, or the older
- * `multimodal` flag) says whether an mmproj is loaded; Ollama's `POST /api/show` lists `vision` in
- * the model's capabilities. Any other server has no such question: off.
- *
- * The answer is cached per model name, so a conversation that switches models gets its own answer,
- * and re-asked after a while (the server may have been restarted with another model file). A server
- * that cannot be asked counts as "no vision" for a short time, and the next message asks again.
+ * Whether the model takes pictures (MODEL_VISION). `auto` asks llama.cpp's `GET /props` (is an mmproj loaded) or
+ * Ollama's `POST /api/show` (capabilities); other servers cannot say: off. Answers are kept per model and asked again
+ * after a while (the server may have restarted with another model); a failed probe counts as "no" only briefly.
  */
 import { withDeadline } from "../shared/deadline.js";
 import type { ModelServer } from "./model-dialect.js";

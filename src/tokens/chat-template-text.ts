@@ -1,9 +1,6 @@
 /**
- * The text a Qwen3 chat template (ChatML) makes of messages and tool definitions, so a
- * tokenizer can count exactly what the model is sent: `<|im_start|>role\n…<|im_end|>\n` per
- * message, tool calls as `<tool_call>` blocks, tool results as `<tool_response>` inside a user
- * turn, and the tool list as the template's `# Tools` section of the system turn.
- * Other templates frame messages a little differently; their content is still counted exactly.
+ * The text Qwen3's chat template (ChatML) makes of messages and tool definitions, so a tokenizer counts exactly what
+ * the model is sent. Other templates frame messages a little differently; their content is still counted exactly.
  */
 import type { ChatMessage } from "../contracts/chat-message.js";
 
@@ -23,10 +20,6 @@ export function messageTemplateText(message: ChatMessage): string {
     }
     case "tool":
       return `<|im_start|>user\n<tool_response>\n${message.content}\n</tool_response><|im_end|>\n`;
-    default: {
-      const never: never = message;
-      return never;
-    }
   }
 }
 
@@ -43,11 +36,7 @@ function templateJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-/**
- * The `# Tools` section the template adds to the system turn for these tool definitions
- * (empty without tools). With tools and no system prompt the template opens a system turn of
- * its own; the caller counts the system prompt separately, so this is the addition only.
- */
+/** The `# Tools` section the template adds to the system turn (the caller counts the system prompt itself). */
 export function toolsTemplateText(tools: readonly unknown[]): string {
   if (tools.length === 0) return "";
   return (

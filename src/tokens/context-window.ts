@@ -1,11 +1,7 @@
 /**
- * The context every request must fit: MODEL_CONTEXT_TOKENS when set, else what the server says,
- * else 8192. A llama.cpp server reports it in `GET /props` (`default_generation_settings.n_ctx`, or
- * a top-level `n_ctx` on older builds). Ollama (MODEL_SERVER=ollama) has no fixed context: it
- * allocates what each request's `options.num_ctx` asks for, so the figure is read from
- * `POST /api/show {model}`: the Modelfile's `num_ctx` (the `parameters` text) when it sets one,
- * else the model's trained `<arch>.context_length` capped at 8192 (Qwen3's 40960 would make a
- * small box allocate gigabytes of KV cache for every request).
+ * The context every request must fit: MODEL_CONTEXT_TOKENS, else what the server says (llama.cpp's `GET /props`),
+ * else 8192. Ollama allocates what each request's `num_ctx` asks, so its figure comes from `POST /api/show`: the
+ * Modelfile's `num_ctx`, else the trained context length capped at 8192 (Qwen3's 40960 costs gigabytes of KV cache).
  */
 import { withDeadline } from "../shared/deadline.js";
 
@@ -32,10 +28,7 @@ export function contextTokensFromProps(body: unknown): number | undefined {
   return positiveInteger(props.default_generation_settings?.n_ctx ?? props.n_ctx);
 }
 
-/**
- * Reads Ollama's `/api/show` body: the Modelfile's `num_ctx` (a `num_ctx 16384` line of `parameters`),
- * else `model_info["<arch>.context_length"]` capped at OLLAMA_TRAINED_CONTEXT_CAP; undefined when it says neither.
- */
+/** Reads Ollama's `/api/show` body: `num_ctx` of `parameters`, else the capped `<arch>.context_length`. */
 export function contextWindowFromOllamaShow(body: unknown): Omit<ContextWindow, "source"> | undefined {
   if (typeof body !== "object" || body === null) return undefined;
   const show = body as { parameters?: unknown; model_info?: Record<string, unknown> };
@@ -76,18 +69,19 @@ export async function resolveContextWindow(opts: {
 }): Promise<ContextWindow> {
   if (opts.configured !== undefined) return { tokens: opts.configured, source: "config" };
   const auth: Record<string, string> = opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {};
+  const doFetch = opts.fetch ?? fetch;
   try {
     // The deadline covers the body too, and is held for the whole call (AbortSignal.timeout is not).
     const found = await withDeadline(opts.timeoutMs ?? 5000, async (signal) => {
       const response =
         opts.ollamaModel !== undefined
-          ? await (opts.fetch ?? fetch)(`${opts.serverRoot}/api/show`, {
+          ? await doFetch(`${opts.serverRoot}/api/show`, {
               method: "POST",
               headers: { ...auth, "content-type": "application/json" },
               body: JSON.stringify({ model: opts.ollamaModel }),
               signal,
             })
-          : await (opts.fetch ?? fetch)(`${opts.serverRoot}/props`, { headers: auth, signal });
+          : await doFetch(`${opts.serverRoot}/props`, { headers: auth, signal });
       if (!response.ok) {
         await response.body?.cancel();
         return undefined;
@@ -107,11 +101,7 @@ export async function resolveContextWindow(opts: {
 /** A server that did not say its context size is asked again after this long (it may have been starting). */
 const RETRY_DEFAULT_MS = 60_000;
 
-/**
- * One process's context size, asked once and kept: the token budget and Ollama's `num_ctx` read the
- * same answer, so the bot never budgets for one context and asks Ollama for another. A default
- * answer (the server did not say) is asked again after a minute.
- */
+/** One process's context size (the budget and Ollama's `num_ctx` agree); a default is asked again after a minute. */
 export function cachedContextWindow(
   resolve: () => Promise<ContextWindow>,
   opts: { now?: () => number; retryMs?: number } = {},

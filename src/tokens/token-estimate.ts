@@ -1,7 +1,6 @@
 /**
- * A cheap token estimate for history budgets, no tokenizer needed. CJK and other wide
- * characters are about one token each; Latin text is about four characters a token.
- * It errs on the generous side, so a budget in tokens is kept rather than exceeded.
+ * A cheap token estimate, no tokenizer needed: wide (CJK) characters about one token each, Latin text about four
+ * characters a token. It errs generous, so a budget is kept rather than exceeded.
  */
 import type { ChatMessage } from "../contracts/chat-message.js";
 
@@ -20,24 +19,10 @@ export function estimateTextTokens(text: string): number {
 export function estimateMessageTokens(message: ChatMessage): number {
   // About four tokens of chat-template framing per message.
   let tokens = 4 + estimateTextTokens(message.content);
-  switch (message.role) {
-    case "user":
-      if (message.name) tokens += estimateTextTokens(message.name);
-      break;
-    case "assistant":
-      for (const call of message.tool_calls ?? []) {
-        tokens += 4 + estimateTextTokens(call.function.name) + estimateTextTokens(call.function.arguments);
-      }
-      break;
-    case "tool":
-      tokens += 2;
-      break;
-    case "system":
-      break;
-    default: {
-      const never: never = message;
-      return never;
-    }
-  }
+  if (message.role === "user" && message.name) tokens += estimateTextTokens(message.name);
+  if (message.role === "tool") tokens += 2;
+  if (message.role === "assistant")
+    for (const call of message.tool_calls ?? [])
+      tokens += 4 + estimateTextTokens(call.function.name) + estimateTextTokens(call.function.arguments);
   return tokens;
 }
