@@ -1,14 +1,12 @@
 /**
- * The worker's job, platform-neutral, as one turn in steps: show a sign of life, load what the turn
- * needs (attachments, history, summary, settings), run the agent, deliver its events into the chat
- * through the platform's reply port, store the turn (then fold old turns into the summary). Each step
- * is a function that returns what the next needs. Retries continue the same reply messages (the
- * journal); a failed attempt that will be retried leaves the visible text as it is, the last one says
- * the model is unavailable.
+ * The worker's job, platform-neutral, as one turn in steps: a sign of life, load (attachments, history, summary,
+ * settings), run the agent, deliver its events through the platform's reply port, store the turn, fold old turns.
+ * Retries continue the same reply messages (the journal); only the last attempt writes a failure into them.
  */
 import type { ChatMessage } from "../contracts/chat-message.js";
 import type { AgentEvent, Usage } from "../contracts/agent-events.js";
 import { ModelError } from "../agent/model-error.js";
+import type { AgentInput } from "../agent/run-agent.js";
 import type { HistorySize, HistoryStore } from "../history/history-store.js";
 import type { JobContext } from "../queue/job-context.js";
 import type { RateGate } from "../reply/rate-gate.js";
@@ -31,12 +29,11 @@ import type { SettingsStore } from "../settings/settings-store.js";
 import type { ConversationContext } from "./conversation-context.js";
 import type { ConversationCompactor } from "./conversation-compactor.js";
 
-/** How one answer runs: the conversation's settings, and how to cut its history after a context-size refusal. */
+/** How one answer runs: the conversation's settings, how to cut its history after a refusal, its chat (for tools). */
 export interface AgentRunOptions {
   settings?: ConversationSettings;
-  shrinkHistory?: (messages: ChatMessage[], refusal: { excessTokens?: number }) => Promise<ChatMessage[] | undefined>;
-  /** The chat of this answer, for the tools that act on it (schedules). */
-  conversation?: ToolConversation;
+  shrinkHistory?: AgentInput["shrinkHistory"];
+  conversation?: AgentInput["conversation"];
 }
 
 /** Runs the agent loop on a conversation (bound to the model and tools by the caller). */
@@ -84,7 +81,7 @@ const GENERIC_FAILURE = "⚠️ Something went wrong while answering — please 
 type Delivered = Awaited<ReturnType<typeof streamReply>>;
 
 /** What the turn loaded before the agent runs: the request, and what storing the turn needs. */
-export interface LoadedTurn {
+interface LoadedTurn {
   /** Lines about the attachments, shown above the answer. */
   notices: string[];
   /** False when nothing is left for the model (a voice note nobody could hear): the notices are the answer. */
@@ -101,12 +98,8 @@ export interface LoadedTurn {
   shrinkHistory?: AgentRunOptions["shrinkHistory"];
 }
 
-/**
- * Step 2, load: prepares the attachments, then reads the history (cut to the token budget with the summary
- * note when the conversation context is there, else whole) and the conversation's settings alongside (one
- * round trip with the history where nothing else is read).
- */
-export async function loadTurn(deps: AnswerDeps, message: InboundMessage, signal: AbortSignal): Promise<LoadedTurn> {
+/** Step 2, load: the attachments, then the history (budgeted when there is a context, else whole) and settings. */
+async function loadTurn(deps: AnswerDeps, message: InboundMessage, signal: AbortSignal): Promise<LoadedTurn> {
   const turn = await prepareTurn(message, deps.attachments, signal);
   const ck = message.conversationKey;
   const notices = turn.notices;
@@ -138,25 +131,6 @@ export async function loadTurn(deps: AnswerDeps, message: InboundMessage, signal
   };
 }
 
-/** A step that starts on its first call and keeps its result for the steps after it. */
-interface Once<T> {
-  (): Promise<T>;
-  /** The result, once the step has finished (undefined: never started, still running, or failed). */
-  result(): T | undefined;
-}
-
-function once<T>(start: () => Promise<T>): Once<T> {
-  let promise: Promise<T> | undefined;
-  let value: T | undefined;
-  const run = (() =>
-    (promise ??= start().then((v) => {
-      value = v;
-      return v;
-    }))) as Once<T>;
-  run.result = () => value;
-  return run;
-}
-
 /** The agent's events on their way to the chat, and the answer text the user has seen so far. */
 interface AgentRun {
   events: AsyncIterable<AgentEvent>;
@@ -165,9 +139,8 @@ interface AgentRun {
 }
 
 /**
- * Step 3, run the agent: waits for the load (started by the reply engine's first pull, i.e. after its
- * typing indicator and placeholder: the sign of life comes first), shows the attachments' notices as a
- * block of their own, then streams the loop's events, observed for the metrics.
+ * Step 3, run the agent: waits for the load (started by the reply engine's first pull, after its sign of life),
+ * shows the attachments' notices as a block of their own, then streams the loop's events.
  */
 function runAgent(
   deps: AnswerDeps,
@@ -189,8 +162,8 @@ function runAgent(
     // Round 0 is before the model's first round: never merged into the answer's text.
     if (turn.notices.length > 0) yield { type: "text-delta", round: 0, text: turn.notices.join("\n") };
     const options: AgentRunOptions = {
-      ...(turn.settings ? { settings: turn.settings } : {}),
-      ...(turn.shrinkHistory ? { shrinkHistory: turn.shrinkHistory } : {}),
+      settings: turn.settings,
+      shrinkHistory: turn.shrinkHistory,
       conversation: toolConversationOf(message, turn.settings),
     };
     yield* observed(deps.agent(turn.messages, signal, options), deps, seen, port);
@@ -198,60 +171,47 @@ function runAgent(
   return { events: events(), textSoFar: () => seen.text };
 }
 
-/**
- * Observes events on their way to the reply engine (metrics), without changing them. A round's
- * request starts when the loop is first asked for an event, or when the previous round's last tool
- * result arrived; its first token is its first delta.
- */
+/** Observes events on their way to the reply engine (metrics), without changing them. */
 async function* observed(
   events: AsyncIterable<AgentEvent>,
   deps: AnswerDeps,
   seen: { text: string },
-  port?: ReplyPort,
+  port: ReplyPort,
 ): AsyncGenerator<AgentEvent> {
   const now = deps.now ?? Date.now;
   let roundStart = now();
   let firstTokenAt: number | undefined;
   for await (const event of events) {
-    switch (event.type) {
-      case "reasoning-delta":
-      case "text-delta":
-        if (event.type === "text-delta") seen.text += event.text;
-        if (firstTokenAt === undefined) {
-          firstTokenAt = now();
-          deps.metrics?.modelFirstTokenSeconds.observe((firstTokenAt - roundStart) / 1000);
-        }
-        break;
-      case "tool-result":
-        deps.metrics?.toolCalls.inc({ tool: event.name, outcome: event.ok ? "ok" : "error" });
-        // The next round's request goes out right after the last result.
-        roundStart = now();
-        break;
-      case "round-finish": {
-        // Generation speed: tokens after the first over the time they took (prompt evaluation excluded).
-        const seconds = firstTokenAt === undefined ? 0 : (now() - firstTokenAt) / 1000;
-        const tokens = event.usage?.completionTokens ?? 0;
-        if (event.usage) {
-          deps.metrics?.modelRequestTokens.observe({ kind: "prompt" }, event.usage.promptTokens);
-          deps.metrics?.modelRequestTokens.observe({ kind: "completion" }, tokens);
-          observePromptCache(deps, event.usage);
-        }
-        if (tokens > 1 && seconds > 0) deps.metrics?.modelTokensPerSecond.observe((tokens - 1) / seconds);
-        firstTokenAt = undefined;
-        roundStart = now();
-        // Text before a round of tool calls is a preamble; what the user keeps is the last round's answer.
-        if (event.reason === "tool_calls") seen.text = "";
-        break;
+    if (event.type === "text-delta" || event.type === "reasoning-delta") {
+      if (event.type === "text-delta") seen.text += event.text;
+      if (firstTokenAt === undefined) {
+        firstTokenAt = now();
+        deps.metrics?.modelFirstTokenSeconds.observe((firstTokenAt - roundStart) / 1000);
       }
-      case "tool-call":
-        // Status reactions: one 🔧 when the first tool runs (the port ignores repeats).
-        void port?.status?.("tools");
-        break;
-      case "finish":
-        break;
+    } else if (event.type === "tool-result") {
+      deps.metrics?.toolCalls.inc({ tool: event.name, outcome: event.ok ? "ok" : "error" });
+      // The next round's request goes out right after the last result.
+      roundStart = now();
+    } else if (event.type === "round-finish") {
+      // Generation speed: tokens after the first over the time they took (prompt evaluation excluded).
+      const seconds = firstTokenAt === undefined ? 0 : (now() - firstTokenAt) / 1000;
+      const tokens = event.usage?.completionTokens ?? 0;
+      if (event.usage) {
+        deps.metrics?.modelRequestTokens.observe({ kind: "prompt" }, event.usage.promptTokens);
+        deps.metrics?.modelRequestTokens.observe({ kind: "completion" }, tokens);
+        observePromptCache(deps, event.usage);
+      }
+      if (tokens > 1 && seconds > 0) deps.metrics?.modelTokensPerSecond.observe((tokens - 1) / seconds);
+      firstTokenAt = undefined;
+      roundStart = now();
+      // Text before a round of tool calls is a preamble; what the user keeps is the last round's answer.
+      if (event.reason === "tool_calls") seen.text = "";
+    } else if (event.type === "tool-call") {
+      // Status reactions: one 🔧 when the first tool runs (the port ignores repeats).
+      void port.status?.("tools");
     }
     // A port that draws the loop itself (the web chat) sees each event first.
-    port?.observe?.(event);
+    port.observe?.(event);
     yield event;
   }
 }
@@ -304,14 +264,11 @@ function deliver(
     // A retry continues this message: only the last attempt writes the failure into it.
     failureLine: (error) => (ctx.isFinalAttempt ? failureLineFor(error) : undefined),
     logger: log,
-    ...(deps.transformReply ? { transform: deps.transformReply } : {}),
+    transform: deps.transformReply,
   });
 }
 
-/**
- * Step 5, store: appends the turn to history (a stopped answer keeps what the user saw, so "what were you
- * saying?" still has context), marks the job answered, then folds old turns into the summary.
- */
+/** Step 5, store: appends the turn (a stopped answer keeps what the user saw), marks the job answered, folds. */
 async function storeTurn(
   deps: AnswerDeps,
   message: InboundMessage,
@@ -350,14 +307,13 @@ async function storeTurn(
     wantsSpokenAnswer(turn?.settings?.voice, message)
   )
     await speakAnswer(deps.speech, port, deps.transformReply?.(finish.text) ?? finish.text, ctx.signal);
-  // The answer is delivered and stored: only now may old turns be folded into the summary. Not under the
-  // job's signal: a /stop of this answer must not cancel the fold (a failed fold costs nothing, the model's timeout bounds it).
+  // Only once delivered and stored may old turns be folded; not under the job's signal, which a /stop aborts.
   if (stored) {
     await deps.compactor?.afterAnswer(message.conversationKey, {
       shared: message.chatType !== "private",
-      ...(size ? { stored: size } : {}),
-      ...(turn?.summaryTokens !== undefined ? { summaryTokens: turn.summaryTokens } : {}),
-      ...(finish?.prefix ? { prefix: finish.prefix } : {}),
+      stored: size,
+      summaryTokens: turn?.summaryTokens,
+      prefix: finish?.prefix,
     });
   }
 }
@@ -390,15 +346,17 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
     try {
       // The load starts when the reply engine first asks for an event, after its sign of life. A failed load
       // surfaces as a stream error (retried like a model failure, the placeholder kept in the journal).
-      const load = once(() => loadTurn(deps, message, ctx.signal));
+      let loaded: LoadedTurn | undefined; // undefined until the load has finished
+      let loading: Promise<LoadedTurn> | undefined;
+      const load = () => (loading ??= loadTurn(deps, message, ctx.signal).then((turn) => (loaded = turn)));
       const run = runAgent(deps, message, load, ctx.signal, port);
-      const result = await deliver(deps, message, ctx, port, run, () => load.result()?.settings, log);
+      const result = await deliver(deps, message, ctx, port, run, () => loaded?.settings, log);
       // Handed to another process, which continues this reply: nothing goes into history here.
       if (cancelKindOf(ctx.signal) === "shutdown") return "interrupted";
-      await storeTurn(deps, message, ctx, port, load.result(), result, run.textSoFar(), log);
+      await storeTurn(deps, message, ctx, port, loaded, result, run.textSoFar(), log);
       // Status reactions: cosmetic and paced, the job does not wait for them.
       void port.status?.("done");
-      // The job's outcome line (info) is written where the queue runtime announces outcomes (observability/job-outcomes.ts).
+      // The outcome's info line is the queue runtime's (observability/job-outcomes.ts).
       log.debug(
         {
           finish: result.stopped ? "stopped" : (result.finish?.reason ?? "unknown"),
@@ -410,8 +368,7 @@ export function createAnswerProcessor(deps: AnswerDeps): { process: MessageProce
       );
       return result.stopped ? "stopped" : "answered";
     } catch (error) {
-      // Retrying cannot help (context too long, bad request): the runtime gives up at once (the error says
-      // `retryable: false`) and the give-up handler says why, in the same message.
+      // No retry can help: the runtime gives up at once and the give-up handler says why, in the same message.
       if (error instanceof ModelError && !error.retryable) log.warn({ err: error }, "model refused the request");
       throw error;
     } finally {
