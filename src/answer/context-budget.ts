@@ -1,8 +1,6 @@
 /**
- * How many tokens a request has left for the conversation: the context (MODEL_CONTEXT_TOKENS,
- * or the server's `n_ctx`) minus the system prompt, the tool definitions and the completion
- * reserve (MODEL_MAX_TOKENS). The reserve is capped at half the context, so a small context
- * with a large MODEL_MAX_TOKENS still leaves room for the conversation.
+ * The tokens a request has left for the conversation: the context minus the system prompt, the tools and the
+ * completion reserve (MODEL_MAX_TOKENS, capped at half the context so a small context still leaves room).
  */
 import type { CountOptions, TokenCounter } from "../tokens/token-counter.js";
 import type { ContextWindow } from "../tokens/context-window.js";

@@ -1,9 +1,7 @@
 /**
- * Folds turns that no longer fit into the conversation's running summary, after an answer has
- * been delivered (never on a reply's path) or on `/compact`. When the stored history passes
- * three quarters of what a request can carry (tokens or HISTORY_MAX_MESSAGES), its oldest turns
- * are summarised by the model until half remains; `/compact` folds everything before the
- * newest exchange. A failed summary changes nothing: the turns stay until the next try.
+ * Folds old turns into the conversation's running summary, after an answer is delivered or on `/compact`. Past three
+ * quarters of what a request can carry (tokens or HISTORY_MAX_MESSAGES) the oldest turns are folded until half
+ * remains; `/compact` folds all before the newest exchange. A failed summary changes nothing.
  */
 import type { Summarizer } from "../agent/conversation-summarizer.js";
 import type { RequestPrefix } from "../contracts/agent-events.js";
@@ -24,11 +22,7 @@ export type CompactOutcome =
 
 /** Folds old turns of conversations into their summaries. */
 export interface ConversationCompactor {
-  /** After an answer: folds only when the history has grown past its threshold. Never throws. */
-  /**
-   * `stored`: the history's size as the store told it on the append (HistoryStore `onStored`); when it is well
-   * within the budget the history itself is not read.
-   */
+  /** After an answer, folds past the threshold; `stored` (the size the append told) spares reading it. Never throws. */
   afterAnswer(
     conversationKey: string,
     opts: {
@@ -76,10 +70,7 @@ export function createConversationCompactor(deps: {
   maxMessages: number;
   /** HISTORY_MAX_TOKENS: the same, in tokens. */
   maxTokens: number;
-  /**
-   * The largest summary stored, in tokens (about twice the summary request's completion budget): a model or
-   * server that ignores `max_tokens` must not store a summary that then breaks every later request.
-   */
+  /** The largest summary stored, in tokens: one from a server that ignores `max_tokens` would break every request. */
   maxSummaryTokens?: number;
   logger: Logger;
   metrics?: Metrics;

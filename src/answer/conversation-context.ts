@@ -1,10 +1,6 @@
 /**
- * What one answer's request carries of the conversation: the summary note (when there is
- * one), the newest stored turns that fit the token budget, and the new message. Counting
- * uses the counts stored with each message (made after the answer that added it), so the
- * request path counts only the new message. A context-size refusal gets `shrink`: the kept
- * history cut to half, or by the excess the server named if that is more (or, when that cuts
- * nothing, the summary note left out).
+ * What one request carries of the conversation: the summary note, the newest stored turns that fit the budget (by
+ * the counts stored with them, so only the new message is counted on the reply's way) and the new message.
  */
 import type { ChatMessage } from "../contracts/chat-message.js";
 import type { InboundMessage } from "../contracts/inbound-message.js";
@@ -25,10 +21,7 @@ export interface PreparedConversation {
   messages: ChatMessage[];
   /** Tokens of the conversation's summary the request carries (0: it has none). */
   summaryTokens: number;
-  /**
-   * The same conversation cut harder, for a retry after a context-size refusal (undefined: nothing left
-   * to cut); `excessTokens` is by how much the refused request was over, when the server said.
-   */
+  /** The same conversation cut harder, after a context-size refusal (undefined: nothing left to cut). */
   shrink: (refusal: { excessTokens?: number }) => Promise<ChatMessage[] | undefined>;
 }
 
@@ -53,10 +46,10 @@ function comparable(text: string): string {
 }
 
 /** Whether a quoted message is among the stored messages (then a short quote says which one is meant). */
-export function isRemembered(quoted: string, messages: readonly ChatMessage[]): boolean {
+function isRemembered(quoted: string, stored: readonly CountedMessage[]): boolean {
   const needle = comparable(quoted).slice(0, 80);
   if (needle.length < 8) return false;
-  return messages.some((m) => m.role !== "tool" && comparable(m.content).includes(needle));
+  return stored.some(({ message: m }) => m.role !== "tool" && comparable(m.content).includes(needle));
 }
 
 /** Builds the conversation context over the stores, the counter and the budget. */
@@ -75,12 +68,7 @@ export function createConversationContext(deps: {
       ]);
       const quoted = message.replyTo?.text?.trim();
       // A reply quotes what it answers; a message the stored history lacks (older, or from before the bot joined) at more length.
-      const remembered =
-        quoted === undefined ||
-        isRemembered(
-          quoted,
-          stored.map((m) => m.message),
-        );
+      const remembered = quoted === undefined || isRemembered(quoted, stored);
       const forms = turn ? turn.withQuote(remembered) : undefined;
       const user = forms?.stored ?? toUserMessage(message, { remembered });
       const request = forms?.request ?? user;

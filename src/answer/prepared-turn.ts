@@ -1,7 +1,6 @@
 /**
- * The user's turn once its attachments are prepared: what the model is sent (question, markers,
- * inlined files, image parts) and what the history keeps (question and markers only: never image
- * bytes, never whole files), plus the notices the reply shows above the answer.
+ * The user's turn with its attachments prepared: what the model is sent (with inlined files and images), what the
+ * history keeps (never image bytes or whole files), and the notices shown above the answer.
  */
 import type { ChatMessage } from "../contracts/chat-message.js";
 import type { InboundMessage } from "../contracts/inbound-message.js";

@@ -1,11 +1,7 @@
 /**
- * The last line of defence between the model and the chat: a reply port that
- * never lets the bot's own secrets through. The model never sees a token, but
- * a tool result, an echoed error or a hostile page could still put one in
- * front of it, and whatever it writes goes to the chat. Markdown is scrubbed
- * before rendering; the rendered text is checked again as the user will see
- * it (so a secret pieced together by markup is caught too), and whatever
- * reaches send/edit/draft is scrubbed once more.
+ * The last line of defence: a reply port that never lets the bot's own secrets through (a tool result, an echoed
+ * error or a hostile page could put one before the model). Markdown is scrubbed before rendering, the rendered text
+ * checked again as the user will see it (a secret pieced together by markup), and whatever is sent scrubbed again.
  */
 import { assertNever, type AgentEvent } from "../contracts/agent-events.js";
 import type { RenderedText, ReplyPort, ReplyPortFactory } from "../contracts/reply-port.js";
@@ -53,8 +49,7 @@ export function withSecretsScrubbed(port: ReplyPort, scrubber: SecretScrubber): 
   };
   const draft = port.draft?.bind(port);
   if (draft) wrapped.draft = (draftId, content, opts) => draft(draftId, clean(content), opts);
-  const typing = port.typing?.bind(port);
-  if (typing) wrapped.typing = (opts) => typing(opts);
+  if (port.typing) wrapped.typing = port.typing.bind(port);
   const observe = port.observe?.bind(port);
   if (observe) {
     const scrubbed = eventScrubber(scrubber);
@@ -67,19 +62,16 @@ export function withSecretsScrubbed(port: ReplyPort, scrubber: SecretScrubber): 
   if (sendVoice)
     wrapped.sendVoice = (voice, opts) =>
       sendVoice(voice.caption ? { ...voice, caption: scrubber.scrub(voice.caption) } : voice, opts);
-  const status = port.status?.bind(port);
-  if (status) wrapped.status = (phase) => status(phase);
+  if (port.status) wrapped.status = port.status.bind(port);
   return wrapped;
 }
 
 type Delta = Extract<AgentEvent, { type: "text-delta" | "reasoning-delta" }>;
 
 /**
- * The loop's events with every text scrubbed, for a page that draws deltas as they come. The end of a stream
- * that a secret contains (fewer than `minFragment` characters: it may go on into the secret) waits, unscrubbed,
- * for the next delta (or any other event), and so does a match that reaches the end: a secret split across
- * deltas is seen whole before any piece of it long enough to count goes out, and is blanked once, as in the
- * final text. Ordinary words go out at once.
+ * The loop's events with every text scrubbed, for a page that draws deltas as they come. A delta's end that may be
+ * the start of a secret, or a match reaching the end, waits for the next event, so a secret split across deltas is
+ * seen whole and blanked once; ordinary words go out at once.
  */
 function eventScrubber(scrubber: SecretScrubber): (event: AgentEvent) => AgentEvent[] {
   let held: Delta | undefined;

@@ -1,8 +1,6 @@
 /**
- * The spoken answer: once the text answer is final, it is also sent as a voice message when the chat's
- * /voice mode asks for it (auto, the default: the question was a voice note; on: always; off: never),
- * TTS_BASE_URL is set and the platform's port can send one. Long answers are spoken in part, at a
- * sentence end, and the caption says so. Speech is an extra: a failure is logged, never shown as an error.
+ * The final answer also as a voice message, when the chat's /voice mode asks (auto: the question was a voice note),
+ * TTS is set and the port can send one. Long answers are spoken in part; a failure is logged, never shown.
  */
 import type { InboundMessage } from "../contracts/inbound-message.js";
 import type { ReplyPort } from "../contracts/reply-port.js";
@@ -30,14 +28,8 @@ export function askedByVoice(message: InboundMessage): boolean {
 
 /** Whether an answer to `message` is spoken under the chat's /voice mode (absent: auto). */
 export function wantsSpokenAnswer(mode: VoiceMode | undefined, message: InboundMessage): boolean {
-  switch (mode ?? DEFAULT_VOICE_MODE) {
-    case "off":
-      return false;
-    case "on":
-      return true;
-    case "auto":
-      return askedByVoice(message);
-  }
+  const chosen = mode ?? DEFAULT_VOICE_MODE;
+  return chosen === "auto" ? askedByVoice(message) : chosen === "on";
 }
 
 /** The answer as words to say: Markdown marks, code and link targets left out. */

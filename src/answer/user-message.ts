@@ -1,8 +1,4 @@
-/**
- * How a queued message reads to the model. In shared conversations (groups,
- * channels) every user message carries its speaker, so the model can answer
- * "what did Alice ask?"; a reply carries a short quote of what it replies to.
- */
+/** How a queued message reads to the model: in groups with its speaker's name; a reply with a quote of what it answers. */
 import type { ChatMessage } from "../contracts/chat-message.js";
 import type { InboundMessage } from "../contracts/inbound-message.js";
 import { chatPacingKey } from "../contracts/platform-pacing.js";
@@ -21,11 +17,7 @@ function speaker(name: string): string {
   return clean === "" ? "someone" : cutText(clean, 64);
 }
 
-/**
- * The history entry for an inbound message. `attachmentText` (markers, inlined files) follows the
- * question; `remembered: false` says the message replied to is not in the request's history, so its
- * quote may be longer.
- */
+/** The history entry of a message; `remembered: false`: the quoted message is not in the history, so quote more. */
 export function toUserMessage(
   message: InboundMessage,
   opts: { attachmentText?: string; remembered?: boolean } = {},
@@ -45,10 +37,7 @@ export function toUserMessage(
   return { role: "user", content };
 }
 
-/**
- * The pacing key of a chat: platform limits apply per chat, so the forum topics
- * of a Telegram group share the group's budget.
- */
+/** The pacing key of a chat: limits apply per chat, so a Telegram group's forum topics share its budget. */
 export function pacingKey(message: InboundMessage): string {
   return chatPacingKey(message.platform, message.chatId);
 }
