@@ -126,19 +126,10 @@ function parseArguments(text: unknown): unknown {
   }
 }
 
-/** What one Ollama line says, in OpenAI terms. */
-interface OllamaLine {
-  content: string;
-  thinking: string;
-  toolCalls: Array<{ name: string; arguments: string }>;
-  done: boolean;
-  doneReason?: string;
-  promptTokens?: number;
-  completionTokens?: number;
-  error?: string;
-}
+type OllamaLine = ReturnType<typeof fromOllamaLine>;
 
-function fromOllamaLine(line: Json): OllamaLine {
+/** What one Ollama line says, in OpenAI terms. */
+function fromOllamaLine(line: Json) {
   const message = (line.message ?? {}) as Json;
   return {
     content: typeof message.content === "string" ? message.content : "",
@@ -148,10 +139,10 @@ function fromOllamaLine(line: Json): OllamaLine {
       arguments: JSON.stringify(c.function?.arguments ?? {}),
     })),
     done: line.done === true,
-    ...(typeof line.done_reason === "string" ? { doneReason: line.done_reason } : {}),
-    ...(typeof line.prompt_eval_count === "number" ? { promptTokens: line.prompt_eval_count } : {}),
-    ...(typeof line.eval_count === "number" ? { completionTokens: line.eval_count } : {}),
-    ...(typeof line.error === "string" ? { error: line.error } : {}),
+    doneReason: typeof line.done_reason === "string" ? line.done_reason : undefined,
+    promptTokens: typeof line.prompt_eval_count === "number" ? line.prompt_eval_count : undefined,
+    completionTokens: typeof line.eval_count === "number" ? line.eval_count : undefined,
+    error: typeof line.error === "string" ? line.error : undefined,
   };
 }
 

@@ -1,4 +1,4 @@
-/** How a queued message reads to the model: in groups with its speaker's name; a reply with a quote of what it answers. */
+/** How a queued message reads to the model: in groups with its speaker; a reply with a quote of what it answers. */
 import type { ChatMessage } from "../contracts/chat-message.js";
 import type { InboundMessage } from "../contracts/inbound-message.js";
 import { chatPacingKey } from "../contracts/platform-pacing.js";

@@ -10,11 +10,12 @@ export function serverRootOf(openAiBaseUrl: string): string {
 /** A failure of the server's tokenizer (not offered, down, or an answer that is not one). */
 export class TokenizeError extends Error {
   override readonly name = "TokenizeError";
-  /** True when the server says it has no such endpoint: asking again is pointless. */
-  readonly notOffered: boolean;
-  constructor(message: string, notOffered: boolean) {
+  /** `notOffered`: the server has no such endpoint, so asking again is pointless. */
+  constructor(
+    message: string,
+    readonly notOffered: boolean,
+  ) {
     super(message);
-    this.notOffered = notOffered;
   }
 }
 

@@ -40,13 +40,6 @@ export function plausibleCount(text: string, tokens: number): boolean {
   return tokens <= Buffer.byteLength(text, "utf8") + 2 && tokens * 64 >= text.length;
 }
 
-/** A count that cannot be true of its text: the tokenizer is skipped for a while, like one that failed. */
-class ImplausibleCountError extends TokenizeError {
-  constructor(source: TextTokenizer["source"], tokens: number, chars: number) {
-    super(`${source} tokenizer counted ${tokens} tokens for ${chars} characters; using the next tokenizer`, false);
-  }
-}
-
 /** Builds the counter over tokenizers in order of preference (the estimate is always last). */
 export function createTokenCounter(opts: {
   tokenizers: readonly TextTokenizer[];
@@ -91,8 +84,12 @@ export function createTokenCounter(opts: {
       }
       try {
         const tokens = await tokenizer.count(text, signal);
+        // A count that cannot be true: the tokenizer is skipped for a while, like one that failed.
         if (tokenizer !== ESTIMATE && !plausibleCount(text, tokens))
-          throw new ImplausibleCountError(tokenizer.source, tokens, text.length);
+          throw new TokenizeError(
+            `${tokenizer.source} tokenizer counted ${tokens} tokens for ${text.length} characters; using the next tokenizer`,
+            false,
+          );
         source = tokenizer.source;
         // An estimate stands in for one hurried count only: the real count comes once a tokenizer answers.
         if (tokenizer !== ESTIMATE) {
