@@ -37,19 +37,8 @@ export function serverRoot(baseURL: string): string {
   return baseURL.replace(/\/+$/, "").replace(/\/v1$/, "");
 }
 
-/** Reads llama.cpp's `/props` answer. */
-export function llamaPropsSayVision(props: unknown): boolean {
-  if (typeof props !== "object" || props === null) return false;
-  const p = props as { modalities?: { vision?: unknown }; multimodal?: unknown };
-  return p.modalities?.vision === true || p.multimodal === true;
-}
-
-/** Reads Ollama's `/api/show` answer. */
-export function ollamaShowSaysVision(show: unknown): boolean {
-  if (typeof show !== "object" || show === null) return false;
-  const caps = (show as { capabilities?: unknown }).capabilities;
-  return Array.isArray(caps) && caps.includes("vision");
-}
+/** The part of llama.cpp's `/props` that speaks of pictures. */
+type Props = { modalities?: { vision?: unknown }; multimodal?: unknown };
 
 /** Creates the capability check with its per-model cache. */
 export function createVisionCapability(opts: VisionCapabilityOptions): VisionCapability {
@@ -78,16 +67,19 @@ export function createVisionCapability(opts: VisionCapabilityOptions): VisionCap
 
   const probe = async (model: string): Promise<boolean> => {
     switch (opts.modelServer) {
-      case "llama.cpp":
-        return llamaPropsSayVision(await request("/props", { method: "GET" }));
-      case "ollama":
-        return ollamaShowSaysVision(
-          await request("/api/show", {
-            method: "POST",
-            body: JSON.stringify({ model }),
-            headers: { "content-type": "application/json" },
-          }),
-        );
+      case "llama.cpp": {
+        // `modalities.vision`, or the older `multimodal` flag: an mmproj is loaded.
+        const props = (await request("/props", { method: "GET" })) as Props | null;
+        return props?.modalities?.vision === true || props?.multimodal === true;
+      }
+      case "ollama": {
+        const show = (await request("/api/show", {
+          method: "POST",
+          body: JSON.stringify({ model }),
+          headers: { "content-type": "application/json" },
+        })) as { capabilities?: unknown } | null;
+        return Array.isArray(show?.capabilities) && show.capabilities.includes("vision");
+      }
       default:
         return false;
     }

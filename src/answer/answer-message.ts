@@ -119,16 +119,11 @@ async function loadTurn(deps: AnswerDeps, message: InboundMessage, signal: Abort
       shrinkHistory: (_messages, refusal) => conversation.shrink(refusal),
     };
   }
-  if (!deps.settings)
-    return { notices, answerable: true, messages: [...(await deps.history.load(ck)), turn.request], user: turn.stored };
-  const withSettings = await deps.history.loadWith(ck, deps.settings.readAlong(ck));
-  return {
-    notices,
-    answerable: true,
-    messages: [...withSettings.messages, turn.request],
-    user: turn.stored,
-    settings: withSettings.also,
-  };
+  // The settings in the history's round trip, where nothing else is read.
+  const { messages, also: settings } = deps.settings
+    ? await deps.history.loadWith(ck, deps.settings.readAlong(ck))
+    : { messages: await deps.history.load(ck), also: undefined };
+  return { notices, answerable: true, messages: [...messages, turn.request], user: turn.stored, settings };
 }
 
 /** The agent's events on their way to the chat, and the answer text the user has seen so far. */

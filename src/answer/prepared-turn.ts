@@ -24,22 +24,14 @@ export async function prepareTurn(
   preparer: AttachmentPreparer | undefined,
   signal?: AbortSignal,
 ): Promise<PreparedTurn> {
-  if (!preparer || !message.attachments?.length) {
-    const plainWith = (remembered?: boolean) => {
-      const plain = toUserMessage(message, remembered === undefined ? {} : { remembered });
-      return { request: plain, stored: plain };
-    };
-    return { ...plainWith(), notices: [], answerable: true, withQuote: plainWith };
-  }
-  const prepared = await preparer.prepare(message, signal);
-  const both = (remembered?: boolean) => {
+  const prepared = preparer && message.attachments?.length ? await preparer.prepare(message, signal) : undefined;
+  const withQuote = (remembered?: boolean) => {
     const quote = remembered === undefined ? {} : { remembered };
-    const request = toUserMessage(message, { attachmentText: prepared.forModel, ...quote });
+    const request = toUserMessage(message, { attachmentText: prepared?.forModel, ...quote });
     return {
-      request:
-        request.role === "user" && prepared.images.length > 0 ? { ...request, images: prepared.images } : request,
-      stored: toUserMessage(message, { attachmentText: prepared.forHistory, ...quote }),
+      request: request.role === "user" && prepared?.images.length ? { ...request, images: prepared.images } : request,
+      stored: toUserMessage(message, { attachmentText: prepared?.forHistory, ...quote }),
     };
   };
-  return { ...both(), notices: prepared.notices, answerable: prepared.answerable, withQuote: both };
+  return { ...withQuote(), notices: prepared?.notices ?? [], answerable: prepared?.answerable ?? true, withQuote };
 }
