@@ -52,12 +52,7 @@ export class ModelError extends Error {
   }
 }
 
-/**
- * llama.cpp says `exceed_context_size_error` ("request (5009 tokens) exceeds the available context
- * size (4096 tokens)"); vLLM "This model's maximum context length is 8192 tokens. However, you
- * requested …"; Ollama "prompt too long; exceeded max context length by 540 tokens"; OpenAI and
- * LM Studio `context_length_exceeded` or "context window".
- */
+/** Each server's words for a prompt over the context: llama.cpp, vLLM, Ollama, OpenAI and LM Studio. */
 function isContextExceeded(error: APIError): boolean {
   const type = typeof error.type === "string" ? error.type : "";
   const code = typeof error.code === "string" ? error.code : "";
@@ -70,11 +65,7 @@ function isContextExceeded(error: APIError): boolean {
   );
 }
 
-/**
- * How many tokens a refused request was over, from what the server said: llama.cpp's
- * `n_prompt_tokens` and `n_ctx` fields, vLLM's "maximum context length is N tokens. However,
- * you requested M tokens", Ollama's "exceeded max context length by N tokens".
- */
+/** How many tokens a refused request was over, as llama.cpp's fields or vLLM's and Ollama's words say. */
 function excessTokensOf(error: APIError): number | undefined {
   const body = (typeof error.error === "object" && error.error !== null ? error.error : {}) as {
     n_prompt_tokens?: unknown;

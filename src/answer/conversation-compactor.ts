@@ -142,8 +142,7 @@ export function createConversationCompactor(deps: {
     async afterAnswer(key, opts) {
       try {
         const known = opts.stored;
-        // The summary's size as the answer began (when the caller knows it) is read again only to fold: a
-        // summary written meanwhile is rare, and the next answer's check sees it.
+        // The summary's size as the answer began stands: one written meanwhile is rare, and the next check sees it.
         const [summaryTokens, room] = await Promise.all([
           opts.summaryTokens ?? deps.summaries.read(key).then((summary) => summary?.tokens ?? 0),
           deps.budget.conversationTokens(opts.signal ? { signal: opts.signal } : {}),
@@ -151,7 +150,7 @@ export function createConversationCompactor(deps: {
         const tokenLimit = Math.min(room - summaryTokens, deps.maxTokens);
         const small = (tokens: number, messages: number) =>
           tokens <= tokenLimit * 0.75 && messages <= deps.maxMessages * 0.75;
-        // The store's own total and count: the history read below can only be smaller (the repair of tool pairs drops, never adds).
+        // The store's own total and count: the history read below can only be smaller.
         if (known && small(known.tokens, known.messages))
           return { status: "nothing", keptMessages: known.messages, keptTokens: known.tokens };
         const stored = await deps.history.loadStored(key);
@@ -166,8 +165,7 @@ export function createConversationCompactor(deps: {
           stored.length - Math.floor(deps.maxMessages / 2),
         );
         const start = stored.findIndex((m, i) => i >= keepFrom && m.message.role === "user");
-        // Over the conversation's own prefix only when the conversation as stored fits a request (it then
-        // is the last request, which the server has cached); else the short transcript, which always fits.
+        // Over the conversation's own (cached) prefix only when it fits a request; else the transcript, which fits.
         const prefix = opts.prefix && tokens + summaryTokens <= room ? opts.prefix : undefined;
         return await fold(key, stored, start < 0 ? newestExchange(stored) : start, opts.shared, opts.signal, prefix);
       } catch (error) {

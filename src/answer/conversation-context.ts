@@ -67,7 +67,7 @@ export function createConversationContext(deps: {
         deps.budget.conversationTokens({ hurried: true, ...(signal ? { signal } : {}) }),
       ]);
       const quoted = message.replyTo?.text?.trim();
-      // A reply quotes what it answers; a message the stored history lacks (older, or from before the bot joined) at more length.
+      // A reply quotes what it answers, at more length when the stored history lacks it.
       const remembered = quoted === undefined || isRemembered(quoted, stored);
       const forms = turn ? turn.withQuote(remembered) : undefined;
       const user = forms?.stored ?? toUserMessage(message, { remembered });
@@ -87,8 +87,7 @@ export function createConversationContext(deps: {
         messages: assemble(fitted.kept, true),
         summaryTokens: summary?.tokens ?? 0,
         async shrink(refusal) {
-          // At most half the kept history, and at least the excess the server named (plus slack for its own count);
-          // when that cuts nothing, the summary note goes instead. The new message always stays.
+          // Half the kept history, or the excess the server named if more; when that cuts nothing, the summary note.
           const half = Math.floor(fitted.keptTokens / 2);
           const target =
             refusal.excessTokens === undefined

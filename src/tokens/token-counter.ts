@@ -66,8 +66,7 @@ export function createTokenCounter(opts: {
       cache.set(text, hit);
       return hit;
     }
-    // A tokenizer earlier in the chain may still answer (warming up, or backing off for a moment): a later,
-    // costlier one (Qwen3 in process, ~180 MB) is then not loaded for this count.
+    // While an earlier tokenizer may still answer, a later, costlier one (Qwen3, ~180 MB) is not loaded for this count.
     let earlierMayAnswer = false;
     for (const tokenizer of chain) {
       const skipped = skipUntil.get(tokenizer) ?? 0;
