@@ -1,11 +1,9 @@
 /**
- * One attempt of the caller's processor: its context built from the journal the worker read (the
- * runner claim and the /stop marker set in one pipeline), the processor
- * run under the job's signal, and its end decided once — answered, stopped, interrupted (handed to
- * another process), retry (with backoff) or give-up — then mapped to BullMQ and announced as one
- * outcome event.
+ * One attempt of the caller's processor: its context, the processor run under the job's signal, and its end
+ * decided once (answered, stopped, interrupted, retry or give-up), mapped to BullMQ and announced as one event.
  */
 import { DelayedError, type Job, WaitingError } from "bullmq";
+import { assertNever } from "../contracts/agent-events.js";
 import type { InboundMessage } from "../contracts/inbound-message.js";
 import type { JobOutcomeEvent } from "../contracts/job-outcome.js";
 import { type CancelBus, type CancelKind, JobCancelledError } from "./cancel-bus.js";
@@ -31,10 +29,7 @@ export interface Backoff {
   maxBackoffMs: number;
 }
 
-/**
- * Decides an attempt's end from what the processor did and why its signal was aborted, if it was
- * (read when the processor settled: an abort that comes later does not change the outcome).
- */
+/** Decides an attempt's end from what the processor did and why its signal was aborted when it settled. */
 export function decideEnd(
   settled: Settled,
   cancel: CancelKind | undefined,
@@ -69,11 +64,7 @@ export interface AttemptDeps extends Backoff {
   now(): number;
 }
 
-/**
- * Runs one attempt of `message`'s job and settles it with BullMQ (throws BullMQ's Delayed/Waiting errors to hand it on).
- * `opened` is the job's journal as read before the attempt: its message ids and the failures so far (kept
- * in the journal: BullMQ's own attempts only guard the runtime's calls).
- */
+/** Runs one attempt of `message`'s job and settles it with BullMQ (throws BullMQ's Delayed/Waiting errors to hand it on). */
 export async function runAttempt(
   deps: AttemptDeps,
   job: Job,
@@ -106,8 +97,7 @@ export async function runAttempt(
   let cancelAtSettle: CancelKind | undefined;
   const startedAt = deps.now();
   try {
-    // Independent round trips, issued together so they share one pipeline: the job's first visible request
-    // (typing, placeholder) waits for all of them.
+    // Issued together to share one pipeline: the job's first visible request waits for both.
     const [claimed, tracked] = await Promise.allSettled([
       deps.runners.claim(jobId),
       deps.bus.track(message.conversationKey, jobId, stop),
@@ -198,10 +188,8 @@ async function settleWithBullmq(
     case "stopped":
       announce(end.kind);
       break;
-    default: {
-      const never: never = end;
-      throw new Error(`unknown attempt end ${String(never)}`);
-    }
+    default:
+      assertNever(end);
   }
   if (!a.answered) await deps.journals.markFinal(jobId);
 }
