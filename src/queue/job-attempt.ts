@@ -64,7 +64,7 @@ export interface AttemptDeps extends Backoff {
   now(): number;
 }
 
-/** Runs one attempt of `message`'s job and settles it with BullMQ (throws BullMQ's Delayed/Waiting errors to hand it on). */
+/** Runs one attempt of `message`'s job and settles it with BullMQ (throws its Delayed/Waiting errors to hand it on). */
 export async function runAttempt(
   deps: AttemptDeps,
   job: Job,

@@ -57,7 +57,7 @@ export interface MessageWorker {
   ready(): Promise<void>;
   /** Jobs running in this process right now. */
   running(): number;
-  /** Stops taking jobs, waits up to `graceMs` for in-flight ones, aborts the rest (retried elsewhere), closes connections. */
+  /** Stops taking jobs, waits up to `graceMs` for running ones, aborts the rest (retried elsewhere), disconnects. */
   close(opts?: { graceMs?: number }): Promise<void>;
 }
 
