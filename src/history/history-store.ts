@@ -185,10 +185,7 @@ export function createHistoryStore(opts: {
   maxMessages: number;
   maxTokens: number;
   ttlSeconds: number;
-  /** Token estimate per message; defaults to estimateMessageTokens. */
-  estimateTokens?: (message: ChatMessage) => number;
 }): StoredHistory {
-  const estimate = opts.estimateTokens ?? estimateMessageTokens;
   const listKey = (ck: string): string => historyKeys(opts.prefix, ck).list;
   const decodeAll = (elements: string[]): ChatMessage[] =>
     repairToolPairs(elements.map(decodeHistoryElement).filter((m): m is ChatMessage => m !== undefined));
@@ -221,7 +218,9 @@ export function createHistoryStore(opts: {
 
     async append(conversationKey, messages, appendOpts = {}) {
       if (messages.length === 0) return true;
-      const elements = messages.map((m, i) => encodeHistoryElement(m, appendOpts.tokens?.[i] ?? estimate(m)));
+      const elements = messages.map((m, i) =>
+        encodeHistoryElement(m, appendOpts.tokens?.[i] ?? estimateMessageTokens(m)),
+      );
       const keys = historyKeys(opts.prefix, conversationKey);
       const result = await APPEND.run(
         opts.redis,

@@ -23,18 +23,15 @@ export type AttemptEnd =
 /** What the processor did: returned a result, or threw. */
 export type Settled = { ok: true; result: ProcessResult } | { ok: false; error: unknown };
 
-/** Retry timing: the first delay, doubling per attempt, up to a cap. */
-export interface Backoff {
-  backoffMs: number;
-  maxBackoffMs: number;
-}
+/** Cap of the retry delay, which doubles per attempt from `backoffMs`. */
+const MAX_BACKOFF_MS = 60_000;
 
 /** Decides an attempt's end from what the processor did and why its signal was aborted when it settled. */
 export function decideEnd(
   settled: Settled,
   cancel: CancelKind | undefined,
   ctx: Pick<JobContext, "attempt" | "isFinalAttempt">,
-  backoff: Backoff,
+  backoffMs: number,
 ): AttemptEnd {
   if (cancel === "shutdown" || (settled.ok && settled.result === "interrupted")) return { kind: "interrupted" };
   if (cancel === "stop" || (settled.ok && settled.result === "stopped")) return { kind: "stopped" };
@@ -43,17 +40,19 @@ export function decideEnd(
   return {
     kind: "retry",
     error: settled.error,
-    delayMs: Math.min(backoff.maxBackoffMs, backoff.backoffMs * 2 ** (ctx.attempt - 1)),
+    delayMs: Math.min(MAX_BACKOFF_MS, backoffMs * 2 ** (ctx.attempt - 1)),
   };
 }
 
 /** What an attempt needs from the runtime. */
-export interface AttemptDeps extends Backoff {
+export interface AttemptDeps {
   journals: ReplyJournalStore;
   bus: Pick<CancelBus, "track">;
   runners: Pick<RunnerHeartbeat, "claim">;
   /** Tries per message, including the first. */
   attempts: number;
+  /** First retry delay. */
+  backoffMs: number;
   process: MessageProcessor;
   /** Runs the caller's give-up handler (never throws). */
   giveUp(message: InboundMessage, ctx: JobContext, error: unknown): Promise<void>;
@@ -61,7 +60,6 @@ export interface AttemptDeps extends Backoff {
   cancelJob(jobId: string, kind: CancelKind): boolean;
   onOutcome(event: JobOutcomeEvent): void;
   log: QueueLogger;
-  now(): number;
 }
 
 /** Runs one attempt of `message`'s job and settles it with BullMQ (throws its Delayed/Waiting errors to hand it on). */
@@ -95,7 +93,7 @@ export async function runAttempt(
   let answered = false;
   let settled: Settled;
   let cancelAtSettle: CancelKind | undefined;
-  const startedAt = deps.now();
+  const startedAt = Date.now();
   try {
     // Issued together to share one pipeline: the job's first visible request waits for both.
     const [claimed, tracked] = await Promise.allSettled([
@@ -135,8 +133,8 @@ export async function runAttempt(
         .catch((error: unknown) => deps.log.warn({ jobId, err: errorSummary(error) }, "runner release failed")),
     ]);
   }
-  const end = decideEnd(settled, cancelAtSettle, ctx, deps);
-  await settleWithBullmq(deps, { job, token, message, ctx, end, ms: deps.now() - startedAt, answered });
+  const end = decideEnd(settled, cancelAtSettle, ctx, deps.backoffMs);
+  await settleWithBullmq(deps, { job, token, message, ctx, end, ms: Date.now() - startedAt, answered });
 }
 
 /** Maps an attempt's end to BullMQ and announces it (the outcome event goes out before the job is handed on). */

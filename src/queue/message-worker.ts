@@ -139,13 +139,11 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
     },
     attempts: Math.max(1, opts.attempts ?? 4),
     backoffMs: opts.backoffMs ?? 2000,
-    maxBackoffMs: 60_000,
     process: opts.process,
     giveUp,
     cancelJob: (jobId: string, kind: CancelKind) => worker.cancelJob(jobId, kind),
     onOutcome,
     log,
-    now: Date.now,
   };
 
   async function processJob(job: Job, token: string | undefined, signal?: AbortSignal): Promise<string> {

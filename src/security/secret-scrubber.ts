@@ -34,18 +34,12 @@ export interface SecretScrubber {
   readonly minFragment: number;
 }
 
-/** Options of the scrubber. */
-export interface SecretScrubberOptions {
-  /** The shortest run of a secret's characters that counts as a leak (default 12). */
-  minFragment?: number;
-}
+/** The shortest run of a secret's characters that counts as a leak. */
+const MIN_FRAGMENT = 12;
 
 /** Builds a scrubber for the given values; undefined, empty and placeholder-short values are ignored. */
-export function createSecretScrubber(
-  values: readonly (string | undefined)[],
-  opts: SecretScrubberOptions = {},
-): SecretScrubber {
-  const k = opts.minFragment ?? 12;
+export function createSecretScrubber(values: readonly (string | undefined)[]): SecretScrubber {
+  const k = MIN_FRAGMENT;
   const given = values.filter((v): v is string => typeof v === "string" && v.trim().length >= MIN_SECRET_CHARS);
   const secrets = [...new Set(given.flatMap((s) => [s, encodeURIComponent(s)]).map(foldCase))];
   const loose = [...new Set(secrets.map(withoutFormatting).filter((s) => s.length >= MIN_SECRET_CHARS))];
