@@ -1,26 +1,17 @@
-/**
- * The agent loop's output: one discriminated union, platform-neutral.
- * Consumers switch on `type` exhaustively (see `assertNever`).
- */
+/** The agent loop's output: one platform-neutral union; consumers switch on `type` exhaustively. */
 import type { ChatMessage } from "./chat-message.js";
 
 /** Token counts as the server reported them (summed over rounds in `finish`). */
 export interface Usage {
   promptTokens: number;
   completionTokens: number;
-  /**
-   * Of `promptTokens`, those the server took from its prompt cache instead of reading them (llama.cpp's
-   * `timings.cache_n`, OpenAI's and vLLM's `usage.prompt_tokens_details.cached_tokens`); absent when it did not say.
-   */
+  /** Of `promptTokens`, those read from the server's prompt cache (`timings.cache_n`, `cached_tokens`), if said. */
   cachedTokens?: number;
   /** Milliseconds the server spent reading the prompt (llama.cpp's `timings.prompt_ms`), when it said. */
   promptMs?: number;
 }
 
-/**
- * What every request of a conversation starts with: the system prompt and the tool definitions, exactly as
- * sent. A later request that starts the same way (a summary of the conversation) is read from the server's cache.
- */
+/** What every request of a conversation starts with, exactly as sent (a request starting so hits the cache). */
 export interface RequestPrefix {
   system: string;
   /** The `tools` array as sent (empty: none). */
@@ -50,7 +41,7 @@ export type AgentEvent =
       reason: FinishReason;
       /** The visible answer (no reasoning, no tool-call markup). */
       text: string;
-      /** What to append to the history after the user's message: assistant tool_calls messages, tool results, final answer. */
+      /** What to append to the history after the user's message: tool calls, their results, the answer. */
       messages: ChatMessage[];
       usage?: Usage;
       /** The system prompt and tools the loop's requests started with. */

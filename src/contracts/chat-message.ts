@@ -1,7 +1,4 @@
-/**
- * The messages we keep in history and send to the model: the OpenAI chat
- * format, narrowed to what this bot produces. Reasoning is never stored.
- */
+/** History and model messages: the OpenAI chat format narrowed to what this bot produces (no reasoning). */
 export interface ToolCallRecord {
   id: string;
   type: "function";
@@ -17,8 +14,7 @@ export interface ChatImage {
 
 export type ChatMessage =
   | { role: "system"; content: string }
-  /** `name` is the speaker in shared conversations; the content already carries "Alice: …" for the model. */
-  /** `images` go to the model beside `content`; history keeps only the `[image: name]` markers in `content`. */
+  /** `name`: the speaker in shared chats (content already says "Alice: …"); `images`: request only, never history. */
   | { role: "user"; content: string; name?: string; images?: ChatImage[] }
   | { role: "assistant"; content: string; tool_calls?: ToolCallRecord[] }
   | { role: "tool"; tool_call_id: string; content: string };

@@ -1,8 +1,4 @@
-/**
- * The port through which the worker gets a chat's picture or file: each platform's adapter folder
- * implements it (Telegram: getFile and the Bot API file URL; Discord: its CDN through the safe fetch),
- * the attachment preparation uses it.
- */
+/** The port through which the worker downloads a chat's picture or file; each platform's adapter implements it. */
 import type { AttachmentRef } from "./inbound-message.js";
 
 /** Why a file could not be had; `message` is short and safe to show in the chat. */

@@ -1,16 +1,10 @@
-/**
- * The queue payload: the only thing adapters and the worker share.
- * Adapters normalise a platform event into this and validate it before enqueueing.
- */
+/** The queue payload: the only thing adapters and the worker share, validated before enqueueing. */
 import { z } from "zod";
 
 export const platformSchema = z.enum(["telegram", "discord", "terminal", "web"]);
 export type Platform = z.infer<typeof platformSchema>;
 
-/**
- * A picture or file in the chat, by reference: the worker downloads it (bytes never travel through the
- * queue). `ref` is the Telegram file_id or the Discord attachment URL; `size` is what the platform said.
- */
+/** A picture or file by reference (bytes never travel through the queue): Telegram file_id or Discord URL. */
 export const attachmentRefSchema = z.object({
   ref: z.string().min(1).max(2000),
   name: z.string().min(1).max(200),
@@ -53,10 +47,7 @@ export const inboundMessageSchema = z
       })
       .optional(),
     receivedAt: z.number().int().nonnegative(),
-    /**
-     * The adapter shows the typing indicator as the message is queued (the first sign of life does not
-     * wait for a worker); the worker shows it again only when the job starts after the indicator faded.
-     */
+    /** The adapter showed typing on receipt; the worker shows it again only if it faded before the job started. */
     typingOnReceipt: z.boolean().optional(),
     attachments: z.array(attachmentRefSchema).max(20).optional(),
   })

@@ -1,15 +1,10 @@
-/**
- * How one job attempt ended, decided once by the queue runtime and announced as one event that the
- * logs and metrics subscribe to:
- *   answered     the reply is complete
- *   stopped      /stop ended it (what was written stays)
- *   interrupted  shutdown aborted it; another process continues the reply
- *   failed       this attempt failed and will be retried
- *   given_up     no more attempts; the user was told
- */
+/** How one job attempt ended, decided once by the queue runtime and announced to logs and metrics. */
 import type { InboundMessage } from "./inbound-message.js";
 
-/** What happened to one job attempt. */
+/**
+ * `stopped`: by /stop (what was written stays); `interrupted`: by shutdown, another process continues;
+ * `failed`: will be retried; `given_up`: no more attempts, the user was told.
+ */
 export type JobOutcome = "answered" | "stopped" | "interrupted" | "failed" | "given_up";
 
 /** One job attempt's end. */

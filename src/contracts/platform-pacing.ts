@@ -1,16 +1,9 @@
-/**
- * A platform's pacing rules as its adapter knows them: how far apart requests into one chat must
- * be and which bot-wide budget they draw on. The reply port's limits and the shared rate gate
- * read the same rules, so each platform's figures are written once, in its adapter.
- */
+/** A platform's pacing rules, written once in its adapter and read by its reply port and the shared rate gate. */
 
 /** Which requests a pacing key paces: a chat's messages (sends and edits) or its drafts (previews). */
 export type PacingLane = "message" | "draft";
 
-/**
- * The pacing key of a chat: platform limits apply per chat, so a Telegram group's forum topics share
- * the group's key. Workers (streaming) and adapters (courtesy replies) must build it the same way.
- */
+/** The pacing key of a chat: limits apply per chat, so forum topics share the group's key. */
 export function chatPacingKey(platform: string, chatId: string): string {
   return `${platform}:${chatId}`;
 }
@@ -18,10 +11,7 @@ export function chatPacingKey(platform: string, chatId: string): string {
 /** Marks the pacing key of a chat's drafts (see `draftPacingKey`). */
 const DRAFT_KEY_SUFFIX = ":draft";
 
-/**
- * The pacing key of a chat's drafts (Telegram sendMessageDraft): a draft is a preview, not a message, so it
- * is paced apart from the chat's messages and draws on its own bot-wide budget (see each adapter's pacing rules).
- */
+/** The pacing key of a chat's drafts (Telegram sendMessageDraft): paced apart from its messages, own budget. */
 export function draftPacingKey(chatKey: string): string {
   return `${chatKey}${DRAFT_KEY_SUFFIX}`;
 }

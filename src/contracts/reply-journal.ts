@@ -1,17 +1,8 @@
-/**
- * The ids of the messages one reply has put into the chat, kept with the job
- * (the queue side persists it in Redis). A retried job gets the same journal
- * and edits those messages instead of answering a second time.
- */
-
-/** A reply's message ids, in order, as persisted for the job. */
+/** A reply's message ids, in order, kept with the job: a retry edits those messages instead of answering twice. */
 export interface ReplyJournal {
   /** The ids recorded so far, first message first (empty for a fresh job). */
   messageIds: string[];
-  /**
-   * Persists the FULL ordered list of this reply's message ids (it replaces the previous list, so calling it
-   * again with the same list is harmless). Resolves once it is durable; afterwards `messageIds` equals `ids`.
-   */
+  /** Persists the FULL ordered list (replacing the previous one); resolves once durable. */
   record(ids: string[]): Promise<void>;
 }
 

@@ -1,8 +1,4 @@
-/**
- * A platform as the reply engine sees it: send, edit, a "working" signal and
- * its limits. Adapters implement it; the engine knows nothing else about them.
- * Text given to `send`/`edit` is already rendered for the platform by `format`.
- */
+/** A platform as the reply engine sees it; text given to `send`/`edit` is already rendered by `format`. */
 import type { AgentEvent } from "./agent-events.js";
 
 /** Limits of one chat, in the platform's own terms. */
@@ -26,35 +22,19 @@ export interface ReplyPort {
   readonly limits: ReplyLimits;
   /** Renders Markdown from the model into the platform's format (must never produce text the platform rejects). */
   format(markdown: string): RenderedText;
-  /**
-   * What a user sees of rendered content: its length is what `limits.maxLength` counts (Telegram counts
-   * the text after entity parsing). Absent: the text as sent.
-   */
+  /** What a user sees of rendered content, as `limits.maxLength` counts it (Telegram: after entity parsing). */
   visibleText?(content: RenderedText): string;
-  /**
-   * Posts a new message; returns its id. The first message of a reply (`continuation: false`)
-   * replies to / threads under the user's message. `final: false` lets a port show a Stop button.
-   */
+  /** Posts a new message; returns its id. A reply's first one threads under the user's; not `final`: a Stop button. */
   send(content: RenderedText, opts: SendOptions): Promise<string>;
   /** Replaces the text of a message this job sent before. "Not modified" is not an error. */
   edit(messageId: string, content: RenderedText, opts: SendOptions): Promise<void>;
-  /**
-   * Native streaming preview (Telegram private chats: sendMessageDraft). When present the
-   * engine streams drafts and persists the answer with `send` at the end. Drafts are
-   * ephemeral (about 30 s): the engine refreshes them while tools run.
-   */
+  /** Native streaming preview (Telegram sendMessageDraft), persisted with `send` at the end; expires after ~30 s. */
   draft?(draftId: number, content: RenderedText, opts: { signal?: AbortSignal }): Promise<void>;
   /** Shows that the bot is working (typing indicator); best effort. */
   typing?(opts: { signal?: AbortSignal }): Promise<void>;
-  /**
-   * Sees every agent event, in order, before the reply engine renders it (the web chat draws tool calls,
-   * results and reasoning itself). Must not throw or block: a port queues what it needs and returns.
-   */
+  /** Sees every agent event, in order, before the engine renders it; must not throw or block. */
   observe?(event: AgentEvent): void;
-  /**
-   * Sends a spoken answer as the platform's voice message (Telegram sendVoice), replying to the user's
-   * message; returns its id. Absent: the platform gets no spoken answers.
-   */
+  /** Sends a spoken answer as a voice message replying to the user's; returns its id. */
   sendVoice?(voice: SpokenAudio, opts: { signal?: AbortSignal }): Promise<string>;
   /** Marks the user's message with the answer's phase (STATUS_REACTIONS); best effort, never throws. */
   status?(phase: ReplyPhase): Promise<void>;
@@ -96,7 +76,7 @@ export class RateLimitedError extends Error {
   }
 }
 
-/** The platform refused the content itself (e.g. Telegram "can't parse entities"): retrying the same text will not help. */
+/** The platform refused the content itself (Telegram "can't parse entities"): retrying the same text will not help. */
 export class RejectedContentError extends Error {
   override readonly name = "RejectedContentError";
 }

@@ -1,8 +1,4 @@
-/**
- * `/remind` and `/schedules` behind the settings port: the settings service routes them here (with the
- * asker and the chat's zone), the schedules layer implements them. Answers are settings answers, so every
- * adapter draws them, buttons included, the way it draws the other commands.
- */
+/** `/remind` and `/schedules`, routed here by the settings service; answers are settings answers. */
 import type { SettingsAnswer, SettingsAsker } from "./settings-port.js";
 
 /** The schedule commands. */

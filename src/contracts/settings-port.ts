@@ -1,11 +1,4 @@
-/**
- * What an adapter may do with a conversation's settings: run a settings command
- * (`/settings`, `/model`, `/think`, `/reasoning`, `/persona`, `/tools`, `/timezone`, `/voice`, and the schedule
- * commands `/remind`, `/schedules`), press one of
- * the buttons its answer carried, and ask for completions. The logic (arguments,
- * permission, the answer's text, the change) lives behind this port; adapters only
- * draw the answer in their platform's UI and say who is asking.
- */
+/** Settings commands, button presses and completions; the logic lives behind this port, adapters only draw answers. */
 import type { Platform } from "./inbound-message.js";
 
 /** The settings commands, as typed after the slash. */
@@ -69,6 +62,6 @@ export interface SettingsPort {
   press(asker: SettingsAsker, action: string): Promise<SettingsAnswer | undefined>;
   /** Completions for an argument being typed (Discord autocomplete): model names, tool names. */
   complete(command: SettingsCommand, typed: string): Promise<string[]>;
-  /** A Discord channel's own choice of a thread per question (`/settings threads on|off`); undefined: the deployment's default. */
+  /** A Discord channel's own choice of a thread per question (`/settings threads`); undefined: the default. */
   threads?(conversationKey: string): Promise<boolean | undefined>;
 }

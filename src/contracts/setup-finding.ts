@@ -1,16 +1,7 @@
-/**
- * One result of a set-up check (`doctor`): what was looked at, whether it is
- * right, and when it is not, what to do about it. Platform adapters and the
- * doctor both speak it, so a platform's own checks can live with the adapter.
- */
-
-/**
- * pass: as it should be; fail: a mistake the bot will suffer from; warn: works, but a risk worth
- * knowing (does not fail the run); skip: not configured, nothing to check.
- */
+/** fail: a mistake the bot will suffer from; warn: a risk worth knowing (run still passes); skip: not configured. */
 export type SetupStatus = "pass" | "fail" | "warn" | "skip";
 
-/** One line of the doctor's report. */
+/** One result of a set-up check (`doctor`), spoken by the doctor and the platform adapters alike. */
 export interface SetupFinding {
   /** The group the check belongs to ("Redis", "Model server", "Telegram", …). */
   group: string;

@@ -1,10 +1,6 @@
-/**
- * The chat a tool call comes from, for the tools that act on it (schedules): handed to the tool through
- * its execution context, per answer, never through a global.
- */
 import type { Platform } from "./inbound-message.js";
 
-/** Where the answer goes and who asked. */
+/** The chat a tool call comes from (for schedules), handed over per answer, never through a global. */
 export interface ToolConversation {
   platform: Platform;
   conversationKey: string;

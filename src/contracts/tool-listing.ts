@@ -1,7 +1,4 @@
-/**
- * The tools the bot has, grouped by source, as the workers publish them for `/tools`. The
- * worker holds the MCP connections; the bots role, in another process, only reads this.
- */
+/** The tools by source, as the workers (which hold the MCP connections) publish them for `/tools`. */
 
 /** One tool as listed. */
 export interface ListedTool {

@@ -1,8 +1,6 @@
 /**
- * Which stored messages a request can carry: the newest ones whose tokens fit the budget,
- * starting where history may start. The same rule as the store's trimming: preferably at a
- * user message (a whole exchange), else at an assistant message, never at a `tool` message
- * (so an assistant `tool_calls` message is never separated from its results).
+ * Which stored messages a request can carry: the newest that fit the budget, starting where the store's
+ * trimming would (a user message, else an assistant one, never a `tool` message).
  */
 import type { ChatMessage } from "../contracts/chat-message.js";
 

@@ -1,21 +1,11 @@
 /**
- * Conversation history in Redis: one list per conversation (`P:history:<key>`), one
- * element per message, plus a running token total (`P:history:<key>:tokens`).
+ * Conversation history in Redis: a list `P:history:<key>` of `<role code><tokens>|<message JSON>` elements
+ * (so the script budgets without decoding JSON) and a token total `P:history:<key>:tokens`.
  *
- * Appending a turn is one Lua script: RPUSH the turn's messages, add their token
- * estimates to the total, and only when the budget (HISTORY_MAX_MESSAGES and a token
- * estimate) is exceeded, walk from the head to the first place the history may start
- * and LTRIM there. Cost is O(turn + trimmed), never a rewrite of the whole history.
- *
- * Where history may start: preferably at a user message (a whole exchange), else at an
- * assistant message. Never at a `tool` message, and as an assistant `tool_calls`
- * message is always directly followed by its results, cutting only before user or
- * assistant messages can never separate a call from its results. If not even the last
- * assistant message fits, the history is emptied rather than over budget.
- *
- * Each element is `<role code><tokens>|<message JSON>` so the script can budget without
- * decoding JSON. Both keys, and the conversation's summary (summary-store.ts), get the TTL
- * (HISTORY_TTL_SECONDS) again on every append.
+ * Appending is one script: RPUSH the turn and, only over budget, LTRIM at the first place history may start,
+ * so the cost is O(turn + trimmed). History starts preferably at a user message, else an assistant one, never
+ * at a `tool` message (so a call is never cut from its results); if nothing fits, it is emptied. Every append
+ * renews the TTL of both keys and of the summary (summary-store.ts).
  */
 import type { Redis } from "ioredis";
 import type { ChatMessage } from "../contracts/chat-message.js";
@@ -40,12 +30,9 @@ export interface AppendOptions {
   askedAt?: number;
   /** Token counts of the messages (default: estimates). */
   tokens?: readonly number[];
-  /** Told the history's size once the turn is stored (and trimmed): its token total and its number of messages. */
+  /** Told the history's size once the turn is stored and trimmed. */
   onStored?(size: HistorySize): void;
-  /**
-   * False when the conversation had no summary as the answer began: the summary key's lifetime is then left
-   * alone (a summary written since was given its own). Default true: the summary lives as long as the history.
-   */
+  /** False when there was no summary as the answer began: its lifetime is left alone (a new one has its own). */
   summary?: boolean;
 }
 
@@ -61,11 +48,7 @@ export interface HistoryStore {
   load(conversationKey: string): Promise<ChatMessage[]>;
   /** The same messages plus another store's read, in one round trip (the worker reads the settings this way). */
   loadWith<T>(conversationKey: string, also: PipelinedRead<T>): Promise<{ messages: ChatMessage[]; also: T }>;
-  /**
-   * Appends one turn's messages (user message, assistant/tool messages, answer) and trims to the budget.
-   * With `askedAt`, a turn whose question is older than the conversation's last `/reset` is dropped
-   * (the answer was still streaming when the user reset: it must not come back). Returns whether it was stored.
-   */
+  /** Appends one turn and trims to the budget; false when dropped for being asked before the last `/reset`. */
   append(conversationKey: string, messages: readonly ChatMessage[], opts?: AppendOptions): Promise<boolean>;
   /** Forgets the conversation (`/reset`); `at` (ms, default now) is when the user asked for it. */
   reset(conversationKey: string, at?: number): Promise<void>;
@@ -156,20 +139,8 @@ return {total, len}
 
 /** One-letter role codes the trimming script understands (c = assistant with tool calls). */
 function roleCode(message: ChatMessage): string {
-  switch (message.role) {
-    case "user":
-      return "u";
-    case "system":
-      return "s";
-    case "assistant":
-      return message.tool_calls?.length ? "c" : "a";
-    case "tool":
-      return "t";
-    default: {
-      const never: never = message;
-      return never;
-    }
-  }
+  if (message.role === "assistant") return message.tool_calls?.length ? "c" : "a";
+  return { user: "u", system: "s", tool: "t" }[message.role];
 }
 
 /** Encodes a message as a list element: `<role code><tokens>|<json>`. */
@@ -214,10 +185,7 @@ export function createHistoryStore(opts: {
   maxMessages: number;
   maxTokens: number;
   ttlSeconds: number;
-  /** Token estimate per message; defaults to estimateMessageTokens. */
-  estimateTokens?: (message: ChatMessage) => number;
 }): StoredHistory {
-  const estimate = opts.estimateTokens ?? estimateMessageTokens;
   const listKey = (ck: string): string => historyKeys(opts.prefix, ck).list;
   const decodeAll = (elements: string[]): ChatMessage[] =>
     repairToolPairs(elements.map(decodeHistoryElement).filter((m): m is ChatMessage => m !== undefined));
@@ -250,7 +218,9 @@ export function createHistoryStore(opts: {
 
     async append(conversationKey, messages, appendOpts = {}) {
       if (messages.length === 0) return true;
-      const elements = messages.map((m, i) => encodeHistoryElement(m, appendOpts.tokens?.[i] ?? estimate(m)));
+      const elements = messages.map((m, i) =>
+        encodeHistoryElement(m, appendOpts.tokens?.[i] ?? estimateMessageTokens(m)),
+      );
       const keys = historyKeys(opts.prefix, conversationKey);
       const result = await APPEND.run(
         opts.redis,

@@ -1,13 +1,7 @@
 /**
- * A conversation's running summary, kept with its history in Redis (`P:history:<key>:summary`,
- * same TTL): the turns folded out of the history live on as this text, which requests carry as
- * a system note before the kept turns.
- *
- * Folding is one Lua script: it checks that the last summarised message is still where it was
- * (another worker may have folded or trimmed meanwhile), and that the user did not send /reset
- * after the summary was asked for, then LTRIMs them away, lowers the token total and
- * stores the new summary, all at once. If the check fails nothing changes: a summary written
- * from stale turns is never stored, and no turn is lost without being summarised.
+ * A conversation's running summary (`P:history:<key>:summary`, the history's TTL): turns folded out of the
+ * history live on as this text. Folding is one script that first checks the last summarised message is still
+ * where it was and no /reset came since; otherwise nothing changes, so no turn is lost unsummarised.
  */
 import type { Redis } from "ioredis";
 import { redisScript } from "../redis/script.js";

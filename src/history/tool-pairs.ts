@@ -1,8 +1,6 @@
 /**
- * The OpenAI tools protocol requires every assistant `tool_calls` message to be followed by one
- * `tool` message per call, and no `tool` message without its call. History trimming keeps groups
- * whole; this is the defensive check on load, so a damaged history (a half-written turn, a key
- * edited by hand) costs a group of messages instead of a 400 from the model server.
+ * The tools protocol wants every `tool_calls` message followed by one `tool` message per call, and no stray
+ * `tool` message: checked on load, so a damaged history costs a group of messages, not a 400 from the server.
  */
 import type { ChatMessage } from "../contracts/chat-message.js";
 

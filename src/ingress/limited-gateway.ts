@@ -1,8 +1,4 @@
-/**
- * Policies every adapter shares, applied where messages enter the queue:
- * the per-user rate limit (USER_RATE_LIMIT messages a minute, counted in
- * Redis so every adapter process shares it) and inbound metrics.
- */
+/** Where messages enter the queue: the per-user rate limit (counted in Redis, shared by all adapters) and metrics. */
 import type { Redis } from "ioredis";
 import { redisScript } from "../redis/script.js";
 import type { BotGateway, EnqueueResult } from "../contracts/bot-gateway.js";
@@ -12,14 +8,13 @@ import { outsiderRefusalKey, userRateKey } from "../redis/keys.js";
 /** Refusals an outsider (not on the allow lists) is told per minute. */
 const OUTSIDER_REFUSALS_PER_MINUTE = 1;
 
-/** Options of the limiting gateway. */
-// KEYS: the user's counter for this minute. ARGV: its lifetime (s). The key names its minute, so it is
-// given its lifetime once, when the first message creates it (one SET then, rather than INCR and EXPIRE).
+// KEYS: the user's counter for this minute. ARGV: its lifetime (s), given once by the SET that creates it.
 const COUNT = redisScript(`
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then return 1 end
 return redis.call('INCR', KEYS[1])
 `);
 
+/** Options of the limiting gateway. */
 export interface LimitedGatewayOptions {
   inner: BotGateway;
   redis: Redis;
@@ -33,7 +28,7 @@ export interface LimitedGatewayOptions {
 /** Wraps a gateway with the per-user rate limit; refusals carry a polite text for the user. */
 export function createLimitedGateway(opts: LimitedGatewayOptions): BotGateway {
   const now = opts.now ?? Date.now;
-  // A fixed one-minute window: cheap (one round trip, two commands) and shared by every adapter process.
+  // A fixed one-minute window: one round trip.
   const countOf = async (key: string): Promise<number> => Number(await COUNT.run(opts.redis, [key], [120]));
   return {
     async enqueue(message): Promise<EnqueueResult> {

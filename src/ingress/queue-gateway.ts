@@ -1,7 +1,4 @@
-/**
- * The BotGateway adapters get: enqueue through the message queue, /reset through
- * the history store, /stop through the cancel bus. Neither command waits in the queue.
- */
+/** The BotGateway adapters get: neither /reset nor /stop waits in the queue. */
 import type { BotGateway } from "../contracts/bot-gateway.js";
 import type { CancelBus } from "../queue/cancel-bus.js";
 import type { MessageQueue } from "../queue/message-queue.js";

@@ -1,9 +1,7 @@
 /**
- * /stop across processes. The process answering a conversation marks it in Redis
- * (`P:running:<key>` = job id, short TTL, refreshed while the job runs) and listens
- * on the pub/sub channel `P:cancel`; `stop(key)` checks the marker and publishes, and
- * whichever process runs that job aborts it. The TTL means a killed worker's marker
- * disappears by itself.
+ * /stop across processes: the process answering a conversation sets `P:running:<key>` = job id (short TTL,
+ * refreshed, so a killed worker's marker vanishes) and listens on `P:cancel`; `stop(key)` checks the marker
+ * and publishes, and whichever process runs that job aborts it.
  */
 import type { Redis } from "ioredis";
 import { queueKeys } from "../redis/keys.js";
@@ -57,11 +55,7 @@ interface Tracked {
   refresh?: NodeJS.Timeout;
 }
 
-/**
- * Creates the bus. `redis` is used for commands and publishing; the subscriber
- * connection is created on first `track` (from `subscriber()`, else `redis.duplicate()`)
- * and closed by `close`.
- */
+/** Creates the bus over `redis`; its subscriber (`subscriber()`, else a duplicate) opens on first `track`. */
 export function createCancelBus(opts: {
   redis: Redis;
   prefix: string;
@@ -144,9 +138,7 @@ export function createCancelBus(opts: {
       for (const t of tracked) clearInterval(t.refresh);
       tracked.clear();
       if (subscribed) await subscribed.catch(() => undefined);
-      if (sub) {
-        await sub.quit().catch(() => sub?.disconnect());
-      }
+      await sub?.quit().catch(() => sub?.disconnect());
     },
   };
 }

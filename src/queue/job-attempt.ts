@@ -1,11 +1,9 @@
 /**
- * One attempt of the caller's processor: its context built from the journal the worker read (the
- * runner claim and the /stop marker set in one pipeline), the processor
- * run under the job's signal, and its end decided once — answered, stopped, interrupted (handed to
- * another process), retry (with backoff) or give-up — then mapped to BullMQ and announced as one
- * outcome event.
+ * One attempt of the caller's processor: its context, the processor run under the job's signal, and its end
+ * decided once (answered, stopped, interrupted, retry or give-up), mapped to BullMQ and announced as one event.
  */
 import { DelayedError, type Job, WaitingError } from "bullmq";
+import { assertNever } from "../contracts/agent-events.js";
 import type { InboundMessage } from "../contracts/inbound-message.js";
 import type { JobOutcomeEvent } from "../contracts/job-outcome.js";
 import { type CancelBus, type CancelKind, JobCancelledError } from "./cancel-bus.js";
@@ -25,21 +23,15 @@ export type AttemptEnd =
 /** What the processor did: returned a result, or threw. */
 export type Settled = { ok: true; result: ProcessResult } | { ok: false; error: unknown };
 
-/** Retry timing: the first delay, doubling per attempt, up to a cap. */
-export interface Backoff {
-  backoffMs: number;
-  maxBackoffMs: number;
-}
+/** Cap of the retry delay, which doubles per attempt from `backoffMs`. */
+const MAX_BACKOFF_MS = 60_000;
 
-/**
- * Decides an attempt's end from what the processor did and why its signal was aborted, if it was
- * (read when the processor settled: an abort that comes later does not change the outcome).
- */
+/** Decides an attempt's end from what the processor did and why its signal was aborted when it settled. */
 export function decideEnd(
   settled: Settled,
   cancel: CancelKind | undefined,
   ctx: Pick<JobContext, "attempt" | "isFinalAttempt">,
-  backoff: Backoff,
+  backoffMs: number,
 ): AttemptEnd {
   if (cancel === "shutdown" || (settled.ok && settled.result === "interrupted")) return { kind: "interrupted" };
   if (cancel === "stop" || (settled.ok && settled.result === "stopped")) return { kind: "stopped" };
@@ -48,17 +40,19 @@ export function decideEnd(
   return {
     kind: "retry",
     error: settled.error,
-    delayMs: Math.min(backoff.maxBackoffMs, backoff.backoffMs * 2 ** (ctx.attempt - 1)),
+    delayMs: Math.min(MAX_BACKOFF_MS, backoffMs * 2 ** (ctx.attempt - 1)),
   };
 }
 
 /** What an attempt needs from the runtime. */
-export interface AttemptDeps extends Backoff {
+export interface AttemptDeps {
   journals: ReplyJournalStore;
   bus: Pick<CancelBus, "track">;
   runners: Pick<RunnerHeartbeat, "claim">;
   /** Tries per message, including the first. */
   attempts: number;
+  /** First retry delay. */
+  backoffMs: number;
   process: MessageProcessor;
   /** Runs the caller's give-up handler (never throws). */
   giveUp(message: InboundMessage, ctx: JobContext, error: unknown): Promise<void>;
@@ -66,14 +60,9 @@ export interface AttemptDeps extends Backoff {
   cancelJob(jobId: string, kind: CancelKind): boolean;
   onOutcome(event: JobOutcomeEvent): void;
   log: QueueLogger;
-  now(): number;
 }
 
-/**
- * Runs one attempt of `message`'s job and settles it with BullMQ (throws BullMQ's Delayed/Waiting errors to hand it on).
- * `opened` is the job's journal as read before the attempt: its message ids and the failures so far (kept
- * in the journal: BullMQ's own attempts only guard the runtime's calls).
- */
+/** Runs one attempt of `message`'s job and settles it with BullMQ (throws its Delayed/Waiting errors to hand it on). */
 export async function runAttempt(
   deps: AttemptDeps,
   job: Job,
@@ -104,10 +93,9 @@ export async function runAttempt(
   let answered = false;
   let settled: Settled;
   let cancelAtSettle: CancelKind | undefined;
-  const startedAt = deps.now();
+  const startedAt = Date.now();
   try {
-    // Independent round trips, issued together so they share one pipeline: the job's first visible request
-    // (typing, placeholder) waits for all of them.
+    // Issued together to share one pipeline: the job's first visible request waits for both.
     const [claimed, tracked] = await Promise.allSettled([
       deps.runners.claim(jobId),
       deps.bus.track(message.conversationKey, jobId, stop),
@@ -145,8 +133,8 @@ export async function runAttempt(
         .catch((error: unknown) => deps.log.warn({ jobId, err: errorSummary(error) }, "runner release failed")),
     ]);
   }
-  const end = decideEnd(settled, cancelAtSettle, ctx, deps);
-  await settleWithBullmq(deps, { job, token, message, ctx, end, ms: deps.now() - startedAt, answered });
+  const end = decideEnd(settled, cancelAtSettle, ctx, deps.backoffMs);
+  await settleWithBullmq(deps, { job, token, message, ctx, end, ms: Date.now() - startedAt, answered });
 }
 
 /** Maps an attempt's end to BullMQ and announces it (the outcome event goes out before the job is handed on). */
@@ -198,10 +186,8 @@ async function settleWithBullmq(
     case "stopped":
       announce(end.kind);
       break;
-    default: {
-      const never: never = end;
-      throw new Error(`unknown attempt end ${String(never)}`);
-    }
+    default:
+      assertNever(end);
   }
   if (!a.answered) await deps.journals.markFinal(jobId);
 }

@@ -1,7 +1,6 @@
 /**
- * What the queue runtime hands the caller's processor, and what the processor hands back: the
- * processor reports how the reply ended (or throws a failure), and the runtime alone decides what
- * that means for the job (retry, give up, hand over) and maps it to BullMQ.
+ * What the queue runtime hands the caller's processor and what it hands back: the processor reports how the
+ * reply ended (or throws), and the runtime alone decides what that means for the job.
  */
 import { UnrecoverableError } from "bullmq";
 import type { InboundMessage } from "../contracts/inbound-message.js";
@@ -18,24 +17,14 @@ export interface JobContext {
   signal: AbortSignal;
   /** Message ids this job's reply already sent (from earlier attempts), persisted in Redis. */
   journal: ReplyJournal;
-  /**
-   * Marks the reply complete: retries must not answer again. Call it right after the turn is in history,
-   * so a crash between the two cannot append it twice (the runtime calls it itself when the processor did not).
-   */
+  /** Marks the reply complete; call it right after the turn is in history, so a crash cannot append it twice. */
   markAnswered(): Promise<void>;
 }
 
-/**
- * How the processor's reply ended: complete, ended by /stop, or interrupted by shutdown (another process
- * continues it). Nothing returned counts as `answered`.
- */
+/** How the reply ended; `interrupted`: by shutdown, another process continues it. Nothing returned: `answered`. */
 export type ProcessResult = "answered" | "stopped" | "interrupted";
 
-/**
- * Answers one message. Throw for failures: they are retried with backoff unless the error says
- * `retryable: false` (e.g. a ModelError for a request the server will never accept), which gives up at once
- * and reaches `onGiveUp` as it was thrown, code and all.
- */
+/** Answers one message; a thrown error is retried with backoff unless it says `retryable: false` (then given up on). */
 export type MessageProcessor = (message: InboundMessage, ctx: JobContext) => Promise<ProcessResult | void>;
 
 /** Runs once when a message is given up on (e.g. shows "model unavailable" in the reply). */

@@ -1,8 +1,6 @@
 /**
- * The adapters' side of the queue: validate, put the message in its conversation's
- * order (see conversation-order.ts for the design) and make sure the conversation's
- * head is in BullMQ. Resolves only when Redis has the message, so the adapter may
- * acknowledge the platform update; rejects when Redis cannot be reached, so it must not.
+ * The adapters' side of the queue (design: conversation-order.ts). Resolves only when Redis has the message,
+ * so the adapter may acknowledge the platform update; rejects when Redis cannot be reached, so it must not.
  */
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
@@ -10,11 +8,6 @@ import type { EnqueueResult } from "../contracts/bot-gateway.js";
 import { createConversationOrder } from "./conversation-order.js";
 import { inboundMessageSchema, jobIdFor } from "../contracts/inbound-message.js";
 import { QUEUE_NAME, queueKeys } from "../redis/keys.js";
-
-/** Default lifetime of the dedupe marker: a redelivery within a day is recognised. */
-export const DEFAULT_DEDUPE_TTL_SECONDS = 24 * 3600;
-/** Default lifetime of a queued, not yet answered payload. */
-export const DEFAULT_PAYLOAD_TTL_SECONDS = 7 * 24 * 3600;
 
 /** What adapters (through the BotGateway) use to queue messages. */
 export interface MessageQueue {
@@ -25,23 +18,11 @@ export interface MessageQueue {
 }
 
 /** Creates the enqueue side over a caller-owned ioredis connection. */
-export function createMessageQueue(opts: {
-  connection: Redis;
-  prefix: string;
-  dedupeTtlSeconds?: number;
-  payloadTtlSeconds?: number;
-}): MessageQueue {
-  const keys = queueKeys(opts.prefix);
+export function createMessageQueue(opts: { connection: Redis; prefix: string }): MessageQueue {
   const queue = new Queue(QUEUE_NAME, { connection: opts.connection, prefix: opts.prefix });
   // Errors surface through the rejected enqueue call; the listener keeps EventEmitter from throwing.
   queue.on("error", () => undefined);
-  const order = createConversationOrder({
-    redis: opts.connection,
-    keys,
-    queue,
-    dedupeTtlSeconds: opts.dedupeTtlSeconds ?? DEFAULT_DEDUPE_TTL_SECONDS,
-    payloadTtlSeconds: opts.payloadTtlSeconds ?? DEFAULT_PAYLOAD_TTL_SECONDS,
-  });
+  const order = createConversationOrder({ redis: opts.connection, keys: queueKeys(opts.prefix), queue });
 
   return {
     async enqueue(raw) {

@@ -1,22 +1,10 @@
 /**
- * The worker runtime: takes message jobs from BullMQ and runs the caller's
- * processor for each, keeping the guarantees of conversation-order.ts (one job per
- * conversation at a time, in order), retrying transient failures with backoff,
- * giving up cleanly (onGiveUp, then the conversation advances), honouring /stop
- * from any process, and shutting down gracefully.
- *
- * Retries: the processor throws → the job is moved to BullMQ's delayed set for
- * backoffMs·2^(attempt-1) (capped) without consuming BullMQ attempts; BullMQ's own
- * attempts only guard the runtime's Redis calls. Stalled jobs (a worker died) come
- * back with the same attempt number and the same reply journal.
- *
- * Shutdown: `close()` stops taking jobs, lets in-flight jobs finish for `graceMs`,
- * then aborts them through BullMQ's job signals (our reason: JobCancelledError("shutdown"));
- * an aborted job is moved back to wait at once, not marked final, and another process
- * continues it with the same journal, so the user sees one answer.
- *
- * The pieces: job-attempt.ts (one attempt and how it ends), repair-sweep.ts (stuck
- * conversations), this file (connections, BullMQ wiring, ordering checks, close).
+ * The worker runtime: runs the caller's processor for each BullMQ job, one job per conversation at a time in
+ * order (conversation-order.ts), with retries, give-up, /stop from any process and graceful close.
+ * A failed attempt is moved to the delayed set with our own backoff (BullMQ's attempts only guard the runtime's
+ * Redis calls); a stalled job comes back with the same attempt number and reply journal. On close, jobs still
+ * running after `graceMs` are aborted (JobCancelledError("shutdown")) and moved back to wait at once, so another
+ * process continues them with the same journal and the user sees one answer.
  */
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from "bullmq";
 import { Redis } from "ioredis";
@@ -27,10 +15,9 @@ import { type CancelKind, createCancelBus } from "./cancel-bus.js";
 import { createConversationOrder } from "./conversation-order.js";
 import { runAttempt, type AttemptDeps } from "./job-attempt.js";
 import type { GiveUpHandler, JobContext, MessageProcessor } from "./job-context.js";
-import { DEFAULT_DEDUPE_TTL_SECONDS, DEFAULT_PAYLOAD_TTL_SECONDS } from "./message-queue.js";
 import { errorSummary, silentLogger, type QueueLogger } from "./queue-logger.js";
 import { createRepairSweep } from "./repair-sweep.js";
-import { createReplyJournalStore, DEFAULT_JOURNAL_TTL_SECONDS, type ReplyJournalStore } from "./reply-journal-store.js";
+import { createReplyJournalStore, DEFAULT_JOURNAL_TTL_SECONDS } from "./reply-journal-store.js";
 import { createRunnerHeartbeat } from "./runner-heartbeat.js";
 
 export type { GiveUpHandler, JobContext, MessageProcessor, ProcessResult } from "./job-context.js";
@@ -47,20 +34,12 @@ export interface MessageWorkerOptions {
   lockDurationMs?: number;
   /** How often stalled jobs are looked for. Default 30 s. */
   stalledIntervalMs?: number;
-  /** Stalls tolerated before BullMQ fails the job (then it is given up on). Default 2. */
-  maxStalledCount?: number;
   /** Tries per message, including the first. Default 4. */
   attempts?: number;
-  /** First retry delay; doubles per retry. Default 2000 ms. */
+  /** First retry delay; doubles per retry, up to 60 s. Default 2000 ms. */
   backoffMs?: number;
-  /** Cap of the retry delay. Default 60 s. */
-  maxBackoffMs?: number;
-  /** Lifetime of reply journals. Default 1 day. */
-  journalTtlSeconds?: number;
   /** Lifetime of the /stop "running" marker (refreshed while running). Default 15 s. */
   runningTtlMs?: number;
-  /** How often a running attempt proves it is alive to other processes. Default a quarter of the lock, at most 1 s. */
-  heartbeatMs?: number;
   /** Period of the repair sweep over conversations with queued messages; 0 = only at start. Default 30 s. */
   repairIntervalMs?: number;
   /** Grace period of close() when none is given. Default 10 s. */
@@ -78,7 +57,7 @@ export interface MessageWorker {
   ready(): Promise<void>;
   /** Jobs running in this process right now. */
   running(): number;
-  /** Stops taking jobs, waits up to `graceMs` for in-flight ones, aborts the rest (retried elsewhere), closes connections. */
+  /** Stops taking jobs, waits up to `graceMs` for running ones, aborts the rest (retried elsewhere), disconnects. */
   close(opts?: { graceMs?: number }): Promise<void>;
 }
 
@@ -93,46 +72,15 @@ async function quit(connection: Redis): Promise<void> {
   }
 }
 
-/**
- * The runner heartbeat of a worker, its records kept in the jobs' journals: the journal's one HMGET before
- * an attempt reads the record too, and a claim gives the journal its lifetime (the reply's first journal
- * write is then a plain HSET).
- */
-function journalRunners(
-  redis: Redis,
-  opts: MessageWorkerOptions,
-  beatMs: number,
-  journals: ReplyJournalStore,
-  log: QueueLogger,
-) {
-  const runners = createRunnerHeartbeat({
-    redis,
-    prefix: opts.prefix,
-    beatMs,
-    sharedRecord: {
-      key: queueKeys(opts.prefix).journal,
-      ttlMs: (opts.journalTtlSeconds ?? DEFAULT_JOURNAL_TTL_SECONDS) * 1000,
-    },
-    onError: (error) => log.warn({ err: errorSummary(error) }, "runner heartbeat failed"),
-  });
-  const claimRunner = async (jobId: string) => {
-    const claim = await runners.claim(jobId);
-    journals.lives(jobId);
-    return claim;
-  };
-  return { runners, claimRunner };
-}
-
 /** Starts a worker on the message queue of `prefix`. */
 export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
   const log = opts.logger ?? silentLogger;
   const keys = queueKeys(opts.prefix);
-  const makeConnection =
+  // Workers wait out Redis restarts instead of failing jobs half-way.
+  const commands =
     typeof opts.connection === "string"
-      ? // Workers wait out Redis restarts instead of failing jobs half-way.
-        () => new Redis(opts.connection as string, { maxRetriesPerRequest: null })
-      : opts.connection;
-  const commands = makeConnection();
+      ? new Redis(opts.connection, { maxRetriesPerRequest: null })
+      : opts.connection();
   commands.on("error", (error: unknown) => log.warn({ err: errorSummary(error) }, "redis connection error"));
   // BullMQ insists on maxRetriesPerRequest: null for the connection it blocks on.
   const workerConnection = commands.duplicate({ maxRetriesPerRequest: null });
@@ -140,18 +88,8 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
 
   const queue = new Queue(QUEUE_NAME, { connection: commands, prefix: opts.prefix });
   queue.on("error", (error: Error) => log.warn({ err: errorSummary(error) }, "queue error"));
-  const order = createConversationOrder({
-    redis: commands,
-    keys,
-    queue,
-    dedupeTtlSeconds: DEFAULT_DEDUPE_TTL_SECONDS,
-    payloadTtlSeconds: DEFAULT_PAYLOAD_TTL_SECONDS,
-  });
-  const journals = createReplyJournalStore({
-    redis: commands,
-    prefix: opts.prefix,
-    ttlSeconds: opts.journalTtlSeconds,
-  });
+  const order = createConversationOrder({ redis: commands, keys, queue });
+  const journals = createReplyJournalStore({ redis: commands, prefix: opts.prefix });
   const bus = createCancelBus({
     redis: commands,
     prefix: opts.prefix,
@@ -159,8 +97,17 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
     onError: (error) => log.warn({ err: errorSummary(error) }, "cancel bus error"),
   });
   const lockDurationMs = opts.lockDurationMs ?? 30_000;
-  const heartbeatMs = opts.heartbeatMs ?? Math.max(50, Math.min(1000, Math.floor(lockDurationMs / 4)));
-  const { runners, claimRunner } = journalRunners(commands, opts, heartbeatMs, journals, log);
+  // How often a running attempt proves it is alive to other processes.
+  const heartbeatMs = Math.max(50, Math.min(1000, Math.floor(lockDurationMs / 4)));
+  // Runner records live in the jobs' journals: the journal's one HMGET before an attempt reads the record too,
+  // and a claim gives the journal its lifetime (the reply's first journal write is then a plain HSET).
+  const runners = createRunnerHeartbeat({
+    redis: commands,
+    prefix: opts.prefix,
+    beatMs: heartbeatMs,
+    sharedRecord: { key: keys.journal, ttlMs: DEFAULT_JOURNAL_TTL_SECONDS * 1000 },
+    onError: (error) => log.warn({ err: errorSummary(error) }, "runner heartbeat failed"),
+  });
   const running = new Set<string>();
   let closing: Promise<void> | undefined;
   const onOutcome = (event: JobOutcomeEvent) => {
@@ -183,16 +130,20 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
   const attemptDeps: AttemptDeps = {
     journals,
     bus,
-    runners: { claim: claimRunner },
+    runners: {
+      async claim(jobId) {
+        const claim = await runners.claim(jobId);
+        journals.lives(jobId);
+        return claim;
+      },
+    },
     attempts: Math.max(1, opts.attempts ?? 4),
     backoffMs: opts.backoffMs ?? 2000,
-    maxBackoffMs: opts.maxBackoffMs ?? 60_000,
     process: opts.process,
     giveUp,
     cancelJob: (jobId: string, kind: CancelKind) => worker.cancelJob(jobId, kind),
     onOutcome,
     log,
-    now: Date.now,
   };
 
   async function processJob(job: Job, token: string | undefined, signal?: AbortSignal): Promise<string> {
@@ -206,9 +157,7 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
     }
     const message = parsed.data;
     const ck = message.conversationKey;
-    // Read together (one pipeline) rather than one after the other: they delay the first visible request.
-    // The journal's read brings the runner record: othersAlive looks further only when one is there (rare: an
-    // earlier run alive or killed).
+    // One pipeline: these delay the first visible request. The journal brings the runner record too.
     const [head, opened] = await Promise.all([order.isHead(ck, jobId), journals.open(jobId)]);
     if (!head) {
       // Already answered (a retry after advancing, or a stale re-add): only make sure the conversation moves on.
@@ -217,9 +166,8 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
     }
     if (!opened.final) {
       if (await runners.othersAlive(jobId, opened.runner)) {
-        // An earlier run (in this process or another) still answers it: its lock expired, e.g. while Redis was
-        // away, and BullMQ handed the job out again. A second run would answer twice. Look again later; by then
-        // it has finished (not the head any more) or stopped beating (died: this process takes over).
+        // An earlier run still answers it (its lock expired, e.g. while Redis was away): a second run would
+        // answer twice. Look again later, when it has finished or stopped beating (died: we take over).
         log.warn({ jobId }, "job handed out again while an earlier run still answers it; looking again later");
         await job.moveToDelayed(Date.now() + heartbeatMs * 4, token);
         throw new DelayedError();
@@ -231,7 +179,7 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
         running.delete(jobId);
       }
     }
-    // The failure count goes with the journal (final now: a later hand-out of this job only advances it).
+    // The journal is final now: a later hand-out of this job only advances it.
     await order.advance(ck, jobId);
     return "answered";
   }
@@ -242,7 +190,8 @@ export function createMessageWorker(opts: MessageWorkerOptions): MessageWorker {
     concurrency: opts.concurrency,
     lockDuration: lockDurationMs,
     stalledInterval: opts.stalledIntervalMs ?? 30_000,
-    maxStalledCount: opts.maxStalledCount ?? 2,
+    // Stalls tolerated before BullMQ fails the job (then it is given up on).
+    maxStalledCount: 2,
   });
   worker.on("error", (error: Error) => log.warn({ err: errorSummary(error) }, "worker error"));
   worker.on("stalled", (jobId: string) => log.warn({ jobId }, "stalled job recovered"));

@@ -1,8 +1,6 @@
 /**
- * The repair sweep: puts every stuck conversation back in motion. A head job that never reached
- * BullMQ (a crash between the order script and `queue.add`) is re-added; one BullMQ failed by itself
- * (stalled too often, runtime errors) is given up on, so the conversation advances; a completed head
- * is popped.
+ * The repair sweep puts stuck conversations back in motion: a head that never reached BullMQ is re-added,
+ * one BullMQ failed by itself (stalled too often) is given up on, a completed one is popped.
  */
 import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";

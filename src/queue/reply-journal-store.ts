@@ -1,8 +1,6 @@
 /**
- * Reply journals persisted in Redis, keyed by job id: the ids of the messages a
- * reply has sent, and whether the reply is complete. A retried job (after a crash,
- * a stall or a transient fault) loads the same journal and edits those messages
- * instead of answering twice; a job whose journal is final is only advanced.
+ * Reply journals in Redis, by job id: the ids of the messages a reply has sent and whether it is complete.
+ * A retried job edits those messages instead of answering twice; a job whose journal is final is only advanced.
  */
 import type { Redis } from "ioredis";
 import type { ReplyJournal } from "../contracts/reply-journal.js";
@@ -44,7 +42,7 @@ export interface ReplyJournalStore {
   recordFailure(jobId: string, attempt: number): Promise<void>;
   /** Marks the job's reply as complete: retries must not answer again. */
   markFinal(jobId: string): Promise<void>;
-  /** Something else just gave the job's journal a whole lifetime (its runner's claim): its next field is a plain HSET. */
+  /** Something else (the runner's claim) just gave the job's journal a whole lifetime. */
   lives(jobId: string): void;
   /** Whether the job's reply was completed by some attempt. */
   isFinal(jobId: string): Promise<boolean>;
@@ -60,10 +58,7 @@ function parseIds(raw: string | null | undefined): string[] {
   }
 }
 
-/**
- * Creates the Redis-backed journal store (hash `P:journal:<jobId>` with fields `ids`, `final`, `failures`, and
- * the job's runner record `id` and `proc`, which the worker's heartbeat keeps there).
- */
+/** Creates the store: hash `P:journal:<jobId>` with `ids`, `final`, `failures` and the runner record (`id`, `proc`). */
 export function createReplyJournalStore(opts: {
   redis: Redis;
   prefix: string;
@@ -72,10 +67,7 @@ export function createReplyJournalStore(opts: {
   const keys = queueKeys(opts.prefix);
   const ttl = opts.ttlSeconds ?? DEFAULT_JOURNAL_TTL_SECONDS;
   const { redis } = opts;
-  /**
-   * Journals this process gave their lifetime lately (job id → when): a later field of the same job is a
-   * plain HSET, since the key already lives a whole lifetime (a reply records its ids, then marks them final).
-   */
+  // Journals this process gave their lifetime lately (job id → when): a later field is then a plain HSET.
   const expirySet = new Map<string, number>();
   const markFresh = (jobId: string, at: number) => {
     if (expirySet.size >= MAX_FRESH_JOURNALS) expirySet.clear();

@@ -1,20 +1,12 @@
 /**
- * Proof of life of the attempt answering a job, shared by every worker process
- * (the job's record: `id` of the run and `proc`, the process running it, in a hash `P:runner:J` of its own
- * or in a hash the caller names, such as the job's journal; `P:beat:PROC`, that process's beat counter).
+ * Proof of life of the attempt answering a job, shared by every worker process: the job's record (`id` of the
+ * run, `proc` its process's beat key) and each process's beat counter `P:beat:PROC`.
  *
- * Why BullMQ's lock is not enough: when Redis is away for longer than the lock (or a
- * process stalls), the lock expires while the attempt keeps streaming (the model and
- * the platform do not need Redis). BullMQ then hands the job to another process, whose
- * journal is still empty, and both send a message: the user gets two answers. A process
- * with runs beats every `beatMs` (commands issued while Redis is away are sent when it is back),
- * so a process about to run a job first looks whether the beat of the process named in the job's
- * record still moves; only a run whose process stopped beating (killed) or that finished (its
- * record gone) is taken over.
- *
- * One beat is one INCR of the process's own counter, whatever the number of runs (its expiry pushed
- * out about once a minute): a run beats exactly when its process does, since beats come from a timer,
- * not from the run's progress.
+ * Why BullMQ's lock is not enough: when Redis is away longer than the lock, the lock expires while the attempt
+ * keeps streaming, BullMQ hands the job to another process with an empty journal, and the user gets two answers.
+ * So a process with runs beats (one INCR per `beatMs`, from a timer, whatever its number of runs), and a process
+ * about to run a job first checks whether the beat named in its record still moves; only a run whose process
+ * stopped beating (killed) or that finished (record gone) is taken over.
  */
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
@@ -52,10 +44,7 @@ export interface RunnerClaim {
 
 /** Liveness of job runs across processes. */
 export interface RunnerHeartbeat {
-  /**
-   * Whether another run of `jobId` is (or was, until a moment ago) alive: its record moved within ~2.5 beats.
-   * `record`, when the caller read it already, saves reading it first.
-   */
+  /** Whether another run of `jobId` is (or was a moment ago) alive: its beat moved within ~2.5 beats. */
   othersAlive(jobId: string, record?: RunnerRecord): Promise<boolean>;
   /** Makes this run the job's runner and beats until `release`. */
   claim(jobId: string): Promise<RunnerClaim>;
@@ -66,25 +55,19 @@ export function createRunnerHeartbeat(opts: {
   redis: Redis;
   prefix: string;
   beatMs: number;
-  /** Lifetime of a record without beats: longer than any Redis outage worth riding out. Default 1 h. */
-  ttlMs?: number;
-  /**
-   * Keep each job's record in a hash shared with other fields (the job's journal: its HMGET then reads the
-   * record too) instead of `P:runner:J`: the claim gives that hash `ttlMs` of life (its own lifetime), and a
-   * release blanks `id` rather than deleting the hash.
-   */
+  /** Keep records in a hash shared with other fields (the journal): a claim gives it `ttlMs`, a release blanks `id`. */
   sharedRecord?: { key(jobId: string): string; ttlMs: number };
   onError?: (error: unknown) => void;
 }): RunnerHeartbeat {
   const keys = queueKeys(opts.prefix);
   const recordKey = opts.sharedRecord?.key ?? keys.runner;
   const shared = opts.sharedRecord ? "1" : "0";
-  const ttlMs = opts.ttlMs ?? 3_600_000;
+  // Lifetime of a record without beats: longer than any Redis outage worth riding out.
+  const ttlMs = 3_600_000;
   const recordTtlMs = opts.sharedRecord?.ttlMs ?? ttlMs;
   const onError = opts.onError ?? (() => undefined);
   const { redis } = opts;
 
-  /** This process's beat counter, and its runs (run ids). */
   const beatKey = keys.processBeat(randomUUID());
   const running = new Set<string>();
   const refreshEvery = Math.max(1, Math.floor(Math.min(60_000, ttlMs / 4) / opts.beatMs));

@@ -1,7 +1,6 @@
 /**
- * The tool listing in Redis: each worker writes what it has (built-in and MCP tools, by source)
- * with a short expiry and refreshes it; `/tools`, answered by the adapters' process, reads it.
- * Every worker of a deployment runs the same configuration, so the last write is as good as any.
+ * The tool listing in Redis: each worker publishes its tools with a short expiry and `/tools` (adapters' process)
+ * reads it. Every worker of a deployment runs the same configuration, so the last write is as good as any.
  */
 import type { Redis } from "ioredis";
 import type { ToolListing } from "../contracts/tool-listing.js";

@@ -1,33 +1,28 @@
 /**
- * Every Redis key and channel of the bot, in one place, all under KEY_PREFIX.
- *
- * Layout (P = KEY_PREFIX, CK = conversation key with `%`, `{`, `}` escaped, J = job id):
+ * Every Redis key and channel of the bot (P = KEY_PREFIX, CK = conversation key escaped by `keyPart`, J = job id):
  *   P:inbound:*            BullMQ's own keys (BullMQ `prefix` = P, queue name "inbound")
  *   P:seen:J               dedupe marker, SET NX EX (about a day)
  *   P:conv:CK:order        list of job ids of one conversation, arrival order; the head is the one in BullMQ
  *   P:conv:CK:msgs         hash job id → payload JSON for the queued messages of that conversation
  *   P:pending              set of conversation keys whose order list is not empty (repair sweep)
  *   P:giveup:J             claim so only one process gives up on a job
- *   P:journal:J            reply journal: message ids, final flag, failed attempts so far (our retry counter),
- *                          and the runner record of the run answering job J right now (fields id, proc)
- *   P:runner:J             a runner record of its own (runner-heartbeat.ts, when not told to keep it elsewhere)
- *   P:runner:J:R           the heartbeat counter of run R of job J
+ *   P:journal:J            reply journal: message ids, final flag, failures so far, runner record (id, proc)
+ *   P:runner:J             a runner record of its own (runner-heartbeat.ts, when not kept in the journal)
+ *   P:beat:PROC            the heartbeat counter of worker process PROC
  *   P:running:CK           job id answering in that conversation right now (short TTL, refreshed)
  *   P:cancel               pub/sub channel of /stop requests
  *   P:tools                the tool listing the workers publish for /tools (JSON, short TTL)
- *   P:history:CK[:tokens|:reset]  conversation history, its token total and its last reset (history-store.ts)
- *   P:pace:c:K, P:pace:g:G  GCRA cells (hash, field `tat`) of pacing key K and bot-wide budget G
- *                          (reply/redis-pacing.ts, pace-slot.lua)
+ *   P:history:CK[:tokens|:reset|:summary]  history, its token total, last reset and running summary
+ *   P:pace:c:K, P:pace:g:G  GCRA cells (field `tat`) of pacing key K and bot-wide budget G (reply/redis-pacing.ts)
  *   P:ratelimit:PL:U:M     messages (and courtesy replies) of user U on platform PL in minute M (the per-user limit)
  *   P:outsider:PL:U:M      refusals told to a user not on the allow lists in minute M
  *   P:settings:CK          hash of a conversation's settings that differ from the defaults (no expiry)
- *   P:history:CK:summary   running summary of the turns folded out of that history (src/history/summary-store.ts)
- *   P:web:events:CK        Redis Stream of a web chat conversation's events (user turns, agent events, finals), capped
+ *   P:web:events:CK        capped Redis Stream of a web chat conversation's events
  *   P:web:session:S        a web chat sign-in session (JSON: name, admin, CSRF token), expiring
+ *   P:schedule-book:CK, P:schedule-fired:R  a chat's schedules; the marker that run R was delivered
  *
- * Hash tags: the conversation key is escaped so it can never contribute a `{…}` hash tag of its own.
- * With a prefix such as `{chatbot}` every key above (BullMQ's included) lands in one Redis Cluster slot,
- * so the multi-key Lua scripts stay valid on a cluster; on a single Redis any prefix works.
+ * Keys carry no `{…}` hash tag of their own, so with a prefix such as `{chatbot}` every key (BullMQ's too)
+ * lands in one Redis Cluster slot and the multi-key scripts stay valid.
  */
 
 /** BullMQ queue name; its keys are `${prefix}:inbound:*`. */
@@ -43,7 +38,6 @@ export function keyPart(value: string): string {
 
 /** The key names of one deployment (one KEY_PREFIX). */
 export interface QueueKeys {
-  readonly prefix: string;
   seen(jobId: string): string;
   order(conversationKey: string): string;
   messages(conversationKey: string): string;
@@ -61,7 +55,6 @@ export interface QueueKeys {
 /** Builds the key names for a KEY_PREFIX. */
 export function queueKeys(prefix: string): QueueKeys {
   return {
-    prefix,
     seen: (jobId) => `${prefix}:seen:${keyPart(jobId)}`,
     order: (ck) => `${prefix}:conv:${keyPart(ck)}:order`,
     messages: (ck) => `${prefix}:conv:${keyPart(ck)}:msgs`,

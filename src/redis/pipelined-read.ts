@@ -1,8 +1,6 @@
 /**
- * A read that rides along in someone else's pipeline: the owner of a key queues its
- * command and decodes the reply, without the pipeline's owner knowing the key's layout.
- * That is how the worker reads a conversation's settings in the same round trip as its
- * history, each store keeping its own keys and encoding.
+ * A read that rides along in someone else's pipeline: the key's owner queues its command and decodes the reply
+ * (the worker reads settings in the same round trip as history, each store keeping its own keys).
  */
 import type { ChainableCommander } from "ioredis";
 

@@ -1,7 +1,6 @@
 /**
- * A Lua script run with EVALSHA, falling back to EVAL when Redis does not know it
- * (first use, or after a Redis restart flushed the script cache). Unlike
- * ioredis' defineCommand it does not mutate a connection the caller owns.
+ * A Lua script run with EVALSHA, falling back to EVAL when Redis does not know it (first use, after a restart).
+ * Unlike ioredis' defineCommand it does not mutate a connection the caller owns.
  */
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";

@@ -1,22 +1,13 @@
 /**
- * Finds the bot's own secrets (platform tokens, API keys) in text and blanks
- * them out. Not only whole secrets: any run of at least `minFragment`
- * characters copied from a secret counts, so a token cut short by an
- * ellipsis ("bot123:AAH…") or split in two by Markdown markers is still
- * caught. A second, looser pass ignores formatting characters and zero-width
- * marks on both sides, for secrets chopped into short pieces by markup.
- * Matching ignores ASCII case (an upper-cased token is as good as the token)
- * and also looks for each secret's URL-encoded form (a password with special
- * characters appears so in a connection URL).
+ * Blanks the bot's own secrets out of text: any run of `minFragment` characters of one counts (a token cut by
+ * an ellipsis or split by Markdown is still caught), ignoring ASCII case, in plain and URL-encoded form. A looser
+ * check also ignores formatting and zero-width marks, for secrets chopped into short pieces by markup.
  */
 
 /** Text shown in place of a secret. */
 export const REDACTED = "[redacted]";
 
-/**
- * Shorter values are placeholders, not secrets ("ollama", "sk-local", "EMPTY",
- * "lm-studio"): blanking them would mangle ordinary answers that mention them.
- */
+/** Shorter values are placeholders ("ollama", "sk-local", "EMPTY"): blanking them would mangle ordinary answers. */
 export const MIN_SECRET_CHARS = 10;
 
 /** Characters markup can slip between the characters of a secret without changing what a reader copies. */
@@ -43,18 +34,12 @@ export interface SecretScrubber {
   readonly minFragment: number;
 }
 
-/** Options of the scrubber. */
-export interface SecretScrubberOptions {
-  /** The shortest run of a secret's characters that counts as a leak (default 12). */
-  minFragment?: number;
-}
+/** The shortest run of a secret's characters that counts as a leak. */
+const MIN_FRAGMENT = 12;
 
 /** Builds a scrubber for the given values; undefined, empty and placeholder-short values are ignored. */
-export function createSecretScrubber(
-  values: readonly (string | undefined)[],
-  opts: SecretScrubberOptions = {},
-): SecretScrubber {
-  const k = opts.minFragment ?? 12;
+export function createSecretScrubber(values: readonly (string | undefined)[]): SecretScrubber {
+  const k = MIN_FRAGMENT;
   const given = values.filter((v): v is string => typeof v === "string" && v.trim().length >= MIN_SECRET_CHARS);
   const secrets = [...new Set(given.flatMap((s) => [s, encodeURIComponent(s)]).map(foldCase))];
   const loose = [...new Set(secrets.map(withoutFormatting).filter((s) => s.length >= MIN_SECRET_CHARS))];
@@ -110,13 +95,9 @@ function hashFilter(): { add(h: number): void; has(h: number): boolean } {
 
 /**
  * Every k-gram of every secret, mapped to where it occurs, so one pass over the text finds any fragment.
- *
- * It runs on every render of a whole reply, so the common case (no secret anywhere) must be cheap. Any
- * run of k secret characters covers a text position that is a multiple of `step` together with the
- * `anchor` characters after it, and those form an anchor-gram of the secret. So a first pass only looks
- * at every step-th position (a hash filter, then a set of the secrets' anchor-grams); only when one of
- * them is a piece of a secret does the full pass run: a rolling hash of every k-gram against a filter,
- * a map lookup on a filter hit, and the match grown both ways.
+ * It runs on every render of a reply, so the no-secret case must be cheap: any k secret characters include
+ * an `anchor`-gram starting at a multiple of `step`, so a first pass checks only those; only a hit there runs
+ * the full pass (a rolling hash of every k-gram, a map lookup on a filter hit, the match grown both ways).
  */
 function createMatcher(secrets: readonly string[], k: number): Matcher {
   const step = Math.max(1, k >> 1);

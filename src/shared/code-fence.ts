@@ -1,8 +1,4 @@
-/**
- * Fenced code blocks as CommonMark reads them (a line of ``` or ~~~, closed by a
- * line of the same character at least as long). The renderer, the splitter and
- * the Discord formatter share this so they agree on where code starts and ends.
- */
+/** Fenced code blocks as CommonMark reads them, shared so the renderer, splitter and formatters agree on them. */
 
 /** An open fenced code block: its marker (e.g. "```"), info string and language. */
 export interface OpenFence {

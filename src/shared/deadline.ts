@@ -1,8 +1,6 @@
 /**
- * A deadline for one call, held for the whole call. `AbortSignal.timeout()` is only weakly held: once
- * garbage collection drops its signal (undici keeps its listener weakly) the timer never fires, and a
- * Telegram file served at 1 byte/s held an answer for 123 s past its 30 s deadline. Here the timer
- * holds the controller, and the timer is cleared when the call ends.
+ * Deadlines held for the whole call: once GC drops an `AbortSignal.timeout()` signal (undici holds its listener
+ * weakly) its timer never fires; a Telegram file served at 1 byte/s once ran 123 s past a 30 s deadline.
  */
 
 /** The reason a deadline aborts with: a DOMException named "TimeoutError", as `AbortSignal.timeout` uses. */
@@ -10,10 +8,7 @@ export function timeoutReason(ms: number): DOMException {
   return new DOMException(`The operation timed out after ${ms} ms`, "TimeoutError");
 }
 
-/**
- * Runs `work` with a signal that aborts after `ms`, or as soon as `parent` does (with the parent's
- * reason). The timer is cleared when `work` settles, so nothing outlives the call.
- */
+/** Runs `work` with a signal that aborts after `ms` or with `parent`; the timer is cleared when `work` settles. */
 export async function withDeadline<T>(
   ms: number,
   work: (signal: AbortSignal) => Promise<T>,
@@ -32,11 +27,7 @@ export async function withDeadline<T>(
   }
 }
 
-/**
- * A drop-in for `AbortSignal.timeout(ms)` that is held strongly until it fires: the (unref'd) timer
- * holds its controller. For short one-off calls (the doctor, a health probe); a call that can end
- * early uses withDeadline, which clears its timer.
- */
+/** A drop-in for `AbortSignal.timeout(ms)` held strongly until it fires, for short one-off calls (doctor, probes). */
 export function timeoutSignal(ms: number): AbortSignal {
   const controller = new AbortController();
   setTimeout(() => controller.abort(timeoutReason(ms)), ms).unref();

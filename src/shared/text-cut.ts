@@ -1,11 +1,6 @@
 /**
- * Cutting user, page or model text to a length without breaking a character.
- *
- * JavaScript strings are UTF-16: an emoji is two code units, and a cut by index can keep the first half
- * alone. That lone half is not text: JSON.stringify writes it as `\ud83d`, and strict JSON parsers (the
- * model server's among them) refuse the whole request, so one long emoji name would break every answer
- * in a group. Limits stay in UTF-16 units (what zod's `.max()` and the platforms count); a cut that would
- * split a pair drops the whole pair instead.
+ * Cutting text to a length (in UTF-16 units, as zod and the platforms count) without splitting a surrogate pair:
+ * a lone half is written as `\ud83d` by JSON.stringify, and strict parsers (the model server's) refuse the request.
  */
 
 const LONE_HALF_SOURCE = "[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]";

@@ -1,19 +1,8 @@
 /**
- * A `fetch` over undici's `request()`, for the clients whose library takes a `fetch`: the OpenAI SDK
- * (the model's stream) and grammY (the Bot API). Discord's REST already uses `request()` by default.
- *
- * Why not Node's `fetch` (or node-fetch, grammY's default): a model answers one token per SSE event and
- * a reply makes about thirty Bot API calls, each small. `fetch` carries every body through a web
- * `ReadableStream`; undici's `request()` (the library under Node's `fetch`) gives a Node stream, which
- * the SDK's `Stream` iterates as it is and grammY reads with `json()`. Measured on loopback, 100 streams
- * of 300 events at 40 per second: 22–27 ms of CPU per stream through `fetch`, 16–19 through this; in
- * `npm run bench` the model's stream is the largest share of the worker's CPU per reply
- * (docs/library-defaults.md).
- *
- * Bodies are what these clients send: text (JSON) or bytes, or a Node stream (grammY's multipart
- * upload). A response has what they read: `ok`, `status`, `headers`, `url`, `body`, `text()` and
- * `json()` (grammY only `json()`). A redirect is never followed (undici's default); with `redirect: "error"`
- * (grammY's setting, since the bot's token is in the path) it fails the call as `fetch` would.
+ * A `fetch` over undici's `request()` for the OpenAI SDK and grammY: `fetch` carries every body through a web
+ * `ReadableStream`, 22–27 ms of CPU per model stream against 16–19 here (docs/library-defaults.md). Only what
+ * these clients send and read is supported. A redirect is never followed; with `redirect: "error"` (grammY's:
+ * the bot's token is in the path) it fails the call as `fetch` would.
  */
 import { Readable } from "node:stream";
 import { request } from "undici";
