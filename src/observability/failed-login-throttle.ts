@@ -1,7 +1,6 @@
 /**
- * Slows down guessing of the admin token: an address that sent too many wrong tokens within a
- * window is refused (429) until the window ends, right token or not, so a guesser gets a handful
- * of tries a minute instead of thousands. Kept in memory: the dashboard is one process's page.
+ * Slows down guessing of the admin token: an address with too many wrong tokens in a window is refused (429)
+ * until the window ends, right token or not. In memory: the dashboard is one process's page.
  */
 
 /** Counts wrong tokens per client address. */
