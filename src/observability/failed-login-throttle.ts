@@ -11,22 +11,13 @@ export interface FailedLoginThrottle {
   failed(address: string): void;
 }
 
-/** Options of the throttle. */
-export interface FailedLoginThrottleOptions {
-  /** Wrong tokens allowed per window (default 5). */
-  maxFailures?: number;
-  /** Window length (default 60 s). */
-  windowMs?: number;
-  /** Addresses remembered at most; the oldest is forgotten first (default 10 000). */
-  maxAddresses?: number;
-  now?: () => number;
-}
+/** Wrong tokens allowed per address and window; addresses remembered at most (the oldest is forgotten first). */
+const maxFailures = 5;
+const windowMs = 60_000;
+const maxAddresses = 10_000;
 
-/** Builds a throttle with a fixed window per address. */
-export function createFailedLoginThrottle(opts: FailedLoginThrottleOptions = {}): FailedLoginThrottle {
-  const maxFailures = opts.maxFailures ?? 5;
-  const windowMs = opts.windowMs ?? 60_000;
-  const maxAddresses = opts.maxAddresses ?? 10_000;
+/** Builds a throttle with a fixed window per address; `now` is injectable for tests. */
+export function createFailedLoginThrottle(opts: { now?: () => number } = {}): FailedLoginThrottle {
   const now = opts.now ?? Date.now;
   const windows = new Map<string, { since: number; failures: number }>();
   const current = (address: string) => {

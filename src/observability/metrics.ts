@@ -32,7 +32,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
   const registry = new Registry();
   if (opts.defaults) collectDefaultMetrics({ register: registry });
   const registers = [registry];
-  let depthSource: { read: QueueDepthReader; timeoutMs: number } | undefined;
+  let depthSource: { read: QueueDepthReader } | undefined;
   // The read of the scrape in progress: the error counter waits for it (prom-client collects metrics concurrently).
   let depthRead: Promise<void> = Promise.resolve();
 
@@ -40,7 +40,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
     const source = depthSource;
     if (!source) return;
     try {
-      const depth = await withTimeout(source.read(), source.timeoutMs);
+      const depth = await withTimeout(source.read(), 1000);
       for (const [state, value] of Object.entries(depth)) gauge.set({ state }, value);
     } catch {
       // A scrape must still answer when Redis does not: drop the stale figures and count the miss.
@@ -139,8 +139,8 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       registers,
     }),
     /** Makes every scrape read chatbot_queue_depth from `read` (the worker role calls it); returns the undo. */
-    readQueueDepthFrom(read: QueueDepthReader, readOpts: { timeoutMs?: number } = {}): () => void {
-      const source = { read, timeoutMs: readOpts.timeoutMs ?? 1000 };
+    readQueueDepthFrom(read: QueueDepthReader): () => void {
+      const source = { read };
       depthSource = source;
       return () => {
         if (depthSource === source) depthSource = undefined;
