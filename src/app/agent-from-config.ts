@@ -23,6 +23,18 @@ export interface ConfiguredAgent {
   run(messages: ChatMessage[], signal: AbortSignal, opts?: AgentRunOptions): AsyncIterable<AgentEvent>;
 }
 
+/** The configured model client; `contextWindow` gives Ollama's `num_ctx`. */
+export function modelClientFor(config: Config, contextWindow: () => Promise<ContextWindow>): AgentDeps["client"] {
+  return createModelClient({
+    baseURL: config.OPENAI_BASE_URL,
+    apiKey: config.OPENAI_API_KEY,
+    timeoutMs: config.MODEL_TIMEOUT_MS,
+    server: config.MODEL_SERVER,
+    contextTokens: async () => (await contextWindow()).tokens,
+    keepAlive: config.MODEL_KEEP_ALIVE,
+  });
+}
+
 /** Builds the agent; `contextWindow` is shared with the token budget, so Ollama's `num_ctx` is the figure it counts with. */
 export function agentFromConfig(
   config: Config,
@@ -30,14 +42,7 @@ export function agentFromConfig(
   contextWindow: () => Promise<ContextWindow> = contextWindowFor(config),
 ): ConfiguredAgent {
   const deps: AgentDeps = {
-    client: createModelClient({
-      baseURL: config.OPENAI_BASE_URL,
-      apiKey: config.OPENAI_API_KEY,
-      timeoutMs: config.MODEL_TIMEOUT_MS,
-      server: config.MODEL_SERVER,
-      contextTokens: async () => (await contextWindow()).tokens,
-      keepAlive: config.MODEL_KEEP_ALIVE,
-    }),
+    client: modelClientFor(config, contextWindow),
     model: config.MODEL,
     modelServer: config.MODEL_SERVER,
     enableThinking: config.ENABLE_THINKING,

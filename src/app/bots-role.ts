@@ -61,21 +61,13 @@ function compactionMemory(
 ): () => Promise<ConversationMemory> {
   let memory: Promise<ConversationMemory> | undefined;
   const build = async (): Promise<ConversationMemory> => {
-    const [{ createModelClient }, { conversationMemoryFor }, { contextWindowFor }] = await Promise.all([
-      import("../agent/model-client.js"),
+    const [{ modelClientFor }, { conversationMemoryFor }, { contextWindowFor }] = await Promise.all([
+      import("./agent-from-config.js"),
       import("./conversation-memory.js"),
       import("./context-window-for-config.js"),
     ]);
     const contextWindow = contextWindowFor(config);
-    const client = createModelClient({
-      baseURL: config.OPENAI_BASE_URL,
-      apiKey: config.OPENAI_API_KEY,
-      timeoutMs: config.MODEL_TIMEOUT_MS,
-      server: config.MODEL_SERVER,
-      contextTokens: async () => (await contextWindow()).tokens,
-      keepAlive: config.MODEL_KEEP_ALIVE,
-    });
-    return conversationMemoryFor(config, { ...deps, client, contextWindow });
+    return conversationMemoryFor(config, { ...deps, client: modelClientFor(config, contextWindow), contextWindow });
   };
   return () =>
     (memory ??= build().catch((error: unknown) => {

@@ -149,8 +149,7 @@ export async function chatCommand(config: Config, args: readonly string[]): Prom
       if (args.includes("--wait-for-model")) await waitForModelServer(config, screen);
       else modelAnswers = await announceModelServer(config);
       await runTerminalChat(
-        // A server already known to be down is not retried for seconds per message: the answer
-        // gives up at once and the line under it says why and how to start one.
+        // A server known to be down is not retried per message: the answer gives up at once, the line under it says why.
         { ...config, REDIS_URL: session.url, ...(modelAnswers ? {} : { QUEUE_ATTEMPTS: 1 }) },
         session.redis,
         { logger, metrics: createMetrics({ defaults: false }) },

@@ -154,7 +154,6 @@ export async function startWorkerRole(
     concurrency: config.WORKER_CONCURRENCY,
     process,
     onGiveUp,
-    // One log line and one chatbot_jobs_total count per job outcome.
     onOutcome: createJobOutcomes({ logger, metrics }),
     logger,
     lockDurationMs: config.QUEUE_LOCK_MS,
