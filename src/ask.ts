@@ -1,13 +1,10 @@
 /**
- * `npm run ask -- "question"`: one question through the real agent loop and
- * tools against OPENAI_BASE_URL, streamed to the terminal (reasoning dimmed,
- * tool calls and results shown). No queue, no Redis, no platform: the quickest
- * way to watch a model server behave.
+ * `npm run ask -- "question"`: one question through the real agent loop and tools, streamed to the terminal.
+ * No queue, no Redis, no platform: the quickest way to watch a model server behave.
  */
-import { ConfigError, loadConfig } from "./config/load-config.js";
+import { loadConfigOrExit } from "./config/load-config.js";
 import type { Config } from "./config/env-schema.js";
 import type { ToolInventory } from "./tools/tool-catalogue.js";
-import { EnvFileError, loadEnvFile } from "./config/env-file.js";
 import { checkModelAnswers } from "./doctor/model-checks.js";
 import { assertNever, type AgentEvent } from "./contracts/agent-events.js";
 import { ModelError } from "./agent/model-error.js";
@@ -110,17 +107,7 @@ async function main(): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
-  let config;
-  try {
-    loadEnvFile();
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError || error instanceof EnvFileError) {
-      process.stderr.write(`${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
+  const config = loadConfigOrExit();
 
   // One line naming the server and how to start one, instead of a stack of retries.
   const { finding } = await checkModelAnswers(config, 3000);

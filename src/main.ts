@@ -1,20 +1,13 @@
 /**
- * Entry point: `node dist/main.js [all|bots|worker|chat|doctor|--help]`.
- *   all (default, `npm start`): adapters, worker and the operator HTTP server in one process
- *   bots: the platform adapters only;  worker: the answering worker only
- *   chat (`npm run chat`): a terminal conversation through the same queue and worker
- *   doctor (`npm run doctor`): set-up checks, one line each, exit code 0 when all pass
- * Settings come from the environment, after `./.env` (or ENV_FILE) is read.
- * Each role and command is imported only when it runs: the bots role must not carry the
- * worker's model client, tools and MCP SDK, nor the worker discord.js, nor either the
- * dashboard's Express without ADMIN_TOKEN (each costs megabytes of resident memory).
+ * Entry point: `node dist/main.js [all|bots|worker|chat|doctor|--help]` (app/cli-usage.ts says what each does).
+ * Each role and command is imported only when it runs: the bots role must not carry the worker's model client,
+ * tools and MCP SDK, nor the worker discord.js, nor either Express without ADMIN_TOKEN (megabytes each).
  */
 import type { Server } from "node:http";
-import { ConfigError, loadConfig } from "./config/load-config.js";
+import { loadConfigOrExit } from "./config/load-config.js";
 import type { Config } from "./config/env-schema.js";
 import { connectRedis, RedisUnavailableError } from "./redis/connection.js";
 import { usage } from "./app/cli-usage.js";
-import { EnvFileError, loadEnvFile } from "./config/env-file.js";
 import { createLogger, logFormatFor, type Logger } from "./observability/logger.js";
 import { configuredSecrets } from "./security/configured-secrets.js";
 import { createMetrics } from "./observability/metrics.js";
@@ -51,17 +44,6 @@ function modelCheck(config: Config): HealthCheck {
 const NOTHING_TO_DO =
   "no platform token is set (TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN) and WEB_CHAT is off: this process has nothing to do. Put a token in .env and restart; npm run chat needs none";
 
-/** /healthz of a bots role with no platform: 503 naming why, so `docker compose ps` shows it unhealthy. */
-function nothingToDoCheck(): HealthCheck {
-  return {
-    name: "platforms",
-    detail: "no platform token set: nothing to do",
-    async check() {
-      throw new Error(NOTHING_TO_DO);
-    },
-  };
-}
-
 async function main(): Promise<void> {
   const [first, ...rest] = process.argv.slice(2);
   if (first === "--help" || first === "-h" || first === "help") {
@@ -72,14 +54,7 @@ async function main(): Promise<void> {
   if (!ROLES.includes(role as Role) && !COMMANDS.includes(role as (typeof COMMANDS)[number])) {
     fail(`Unknown role "${first}".\n\n${usage(ROLES, COMMANDS)}`);
   }
-  let config: Config;
-  try {
-    loadEnvFile();
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError || error instanceof EnvFileError) fail(error.message, 1);
-    throw error;
-  }
+  const config = loadConfigOrExit();
   // A bad MCP servers file stops the process here, naming the server and the field, before anything starts.
   let mcpSecrets: string[] = [];
   if (config.MCP_CONFIG && role !== "bots" && role !== "doctor") {
@@ -159,7 +134,15 @@ async function main(): Promise<void> {
     if (bots && bots.platforms === 0 && !bots.web) {
       // Nothing will ever arrive: say so, rather than idle looking healthy.
       logger.warn(NOTHING_TO_DO);
-      if (role === "bots") checks.push(nothingToDoCheck());
+      // A 503 naming why, so `docker compose ps` shows it unhealthy.
+      if (role === "bots")
+        checks.push({
+          name: "platforms",
+          detail: "no platform token set: nothing to do",
+          check: async () => {
+            throw new Error(NOTHING_TO_DO);
+          },
+        });
     }
     const server: Server = await startOpsServer({
       port: config.HTTP_PORT,

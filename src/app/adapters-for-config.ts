@@ -1,13 +1,10 @@
 /**
- * The platform adapters of the bots role, built from the configuration: each adapter gets its
- * platform client from here (a grammY Bot, a discord.js Client), so the adapters never decide how
- * their clients are made. A platform's adapter and library are loaded only when its token is
- * configured: discord.js alone is some 40 MB of resident memory a Telegram-only bot has no use for.
+ * The bots role's platform adapters and their clients (a grammY Bot, a discord.js Client), built from the
+ * configuration. Each is loaded only when its token is set: discord.js alone is some 40 MB of resident memory.
  */
 import type { Config } from "../config/env-schema.js";
 import type { BotGateway } from "../contracts/bot-gateway.js";
 import type { SettingsPort } from "../contracts/settings-port.js";
-import type { DiscordAdapter } from "../bots/discord/discord-adapter.js";
 import type { TelegramAdapter } from "../bots/telegram/telegram-adapter.js";
 import type { Logger } from "../observability/logger.js";
 import type { PlatformRequestCounter } from "../observability/platform-request-meter.js";
@@ -15,7 +12,6 @@ import type { PlatformRequestCounter } from "../observability/platform-request-m
 /** The adapters that started, in start order. */
 export interface StartedAdapters {
   telegram?: TelegramAdapter;
-  discord?: DiscordAdapter;
   started: { stop(): Promise<void> }[];
   /** For `/healthz`: one per Discord shard (degraded while it reconnects). */
   healthChecks: { name: string; degraded: boolean; check(): Promise<void> }[];
@@ -43,7 +39,6 @@ export async function startAdaptersFor(
           import("../bots/telegram/telegram-request-meter.js"),
           import("../bots/telegram/telegram-client.js"),
         ]);
-      // grammY's own client: typing on receipt, short answers and long polling.
       const bot = new Bot(config.TELEGRAM_BOT_TOKEN, { client: telegramClientOptions(config.TELEGRAM_API_ROOT) });
       // The adapter's own requests (typing on receipt, short answers, polling) are counted like the worker's.
       if (metrics) bot.api.config.use(telegramRequestMeter(metrics));
@@ -102,7 +97,6 @@ export async function startAdaptersFor(
         logger: logger.child({ adapter: "discord" }),
       });
       await discord.start();
-      result.discord = discord;
       result.started.push(discord);
       logger.info("discord adapter started");
     }

@@ -1,8 +1,4 @@
-/**
- * The one place configuration becomes the agent: the model client, the tools and the loop's
- * settings. Every role that answers (worker, terminal chat, `npm run ask`) gets its agent here, so
- * they cannot drift apart.
- */
+/** The one place configuration becomes the agent, so the worker, the terminal chat and `npm run ask` cannot drift apart. */
 import type { Config } from "../config/env-schema.js";
 import type { ChatMessage } from "../contracts/chat-message.js";
 import type { AgentEvent } from "../contracts/agent-events.js";
@@ -12,7 +8,6 @@ import type { AgentTool } from "../tools/tool.js";
 import type { ConversationSettings } from "../settings/conversation-settings.js";
 import type { ContextWindow } from "../tokens/context-window.js";
 import { contextWindowFor } from "./context-window-for-config.js";
-import { agentDepsFor } from "./settings-for-config.js";
 
 /** How one answer runs: the conversation's settings, and how to cut its history after a context-size refusal. */
 export interface AgentRunOptions {
@@ -28,25 +23,26 @@ export interface ConfiguredAgent {
   run(messages: ChatMessage[], signal: AbortSignal, opts?: AgentRunOptions): AsyncIterable<AgentEvent>;
 }
 
-/**
- * Builds the agent from the configuration and the process's tools (tools-for-config.ts). `contextWindow` is the
- * process's context size (context-window-for-config.ts), shared with the token budget so Ollama's `num_ctx` is the
- * figure the budget counts with; without it the agent asks on its own.
- */
+/** The configured model client; `contextWindow` gives Ollama's `num_ctx`. */
+export function modelClientFor(config: Config, contextWindow: () => Promise<ContextWindow>): AgentDeps["client"] {
+  return createModelClient({
+    baseURL: config.OPENAI_BASE_URL,
+    apiKey: config.OPENAI_API_KEY,
+    timeoutMs: config.MODEL_TIMEOUT_MS,
+    server: config.MODEL_SERVER,
+    contextTokens: async () => (await contextWindow()).tokens,
+    keepAlive: config.MODEL_KEEP_ALIVE,
+  });
+}
+
+/** Builds the agent; `contextWindow` is shared with the token budget, so Ollama's `num_ctx` is the figure it counts with. */
 export function agentFromConfig(
   config: Config,
   tools: { forRequest(isEnabled?: (name: string) => boolean): AgentTool[] },
   contextWindow: () => Promise<ContextWindow> = contextWindowFor(config),
 ): ConfiguredAgent {
   const deps: AgentDeps = {
-    client: createModelClient({
-      baseURL: config.OPENAI_BASE_URL,
-      apiKey: config.OPENAI_API_KEY,
-      timeoutMs: config.MODEL_TIMEOUT_MS,
-      server: config.MODEL_SERVER,
-      contextTokens: async () => (await contextWindow()).tokens,
-      keepAlive: config.MODEL_KEEP_ALIVE,
-    }),
+    client: modelClientFor(config, contextWindow),
     model: config.MODEL,
     modelServer: config.MODEL_SERVER,
     enableThinking: config.ENABLE_THINKING,
@@ -59,12 +55,23 @@ export function agentFromConfig(
   };
   return {
     deps,
-    run: (messages, signal, opts = {}) => {
-      const { settings, shrinkHistory, conversation } = opts;
-      // Read per answer: MCP servers come, go and change their lists while a worker runs. The
-      // conversation's switched-off tools are taken out before the per-request cap, not after.
+    run: (messages, signal, { settings, shrinkHistory, conversation } = {}) => {
+      // Tools are read per answer: MCP servers come and go while a worker runs. The conversation's
+      // switched-off tools are taken out before the per-request cap, not after.
       const off = new Set(settings?.toolsOff ?? []);
-      return runAgent(agentDepsFor({ ...deps, tools: tools.forRequest((name) => !off.has(name)) }, settings), {
+      const answerDeps: AgentDeps = {
+        ...deps,
+        tools: tools.forRequest((name) => !off.has(name)),
+        ...(settings
+          ? {
+              model: settings.model,
+              enableThinking: settings.thinking,
+              ...(settings.persona ? { persona: settings.persona } : {}),
+              ...(settings.timeZone ? { timeZone: settings.timeZone } : {}),
+            }
+          : {}),
+      };
+      return runAgent(answerDeps, {
         messages,
         signal,
         ...(shrinkHistory ? { shrinkHistory } : {}),

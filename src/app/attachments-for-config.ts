@@ -1,8 +1,4 @@
-/**
- * Pictures and files from the chat, as configured: a file source per platform the worker serves,
- * the vision check (MODEL_VISION, per model), the transcriber (STT_*) and the limits (MAX_IMAGE_BYTES,
- * MAX_IMAGES_PER_MESSAGE, MAX_AUDIO_SECONDS).
- */
+/** Pictures, files and voice from the chat as configured: file sources, the vision check, the transcriber, the limits. */
 import type { Config } from "../config/env-schema.js";
 import type { InboundMessage, Platform } from "../contracts/inbound-message.js";
 import type { FileSource } from "../contracts/file-source.js";
@@ -11,7 +7,7 @@ import { createVisionCapability } from "../agent/vision-capability.js";
 import { createDiscordFileSource, type GuardedDownload } from "../bots/discord/discord-file-source.js";
 import { createSafeFetch, type SafeFetchOptions } from "../tools/safe-fetch.js";
 import type { Logger } from "../observability/logger.js";
-import { createTranscriber, type Transcriber } from "../voice/transcriber.js";
+import { createTranscriber } from "../voice/transcriber.js";
 import { createSpeechSynthesiser } from "../voice/speech-synthesiser.js";
 import type { SpokenAnswers } from "../answer/spoken-answer.js";
 
@@ -19,16 +15,6 @@ import type { SpokenAnswers } from "../answer/spoken-answer.js";
 export function spokenAnswersFor(config: Config, logger: Logger): SpokenAnswers | undefined {
   if (!config.TTS_BASE_URL) return undefined;
   return { synthesiser: createSpeechSynthesiser({ baseURL: config.TTS_BASE_URL, voice: config.TTS_VOICE }), logger };
-}
-
-/** The transcriber STT_BASE_URL names, or undefined when voice is not set up. */
-export function transcriberFor(config: Config): Transcriber | undefined {
-  if (!config.STT_BASE_URL) return undefined;
-  return createTranscriber({
-    baseURL: config.STT_BASE_URL,
-    model: config.STT_MODEL,
-    ...(config.STT_API_KEY ? { apiKey: config.STT_API_KEY } : {}),
-  });
 }
 
 /** The Discord file source's download through the project's safe fetch (the same guard as read_url). */
@@ -46,12 +32,13 @@ export function safeDownload(opts: Pick<SafeFetchOptions, "lookup" | "connect" |
   };
 }
 
-/** Builds the worker's attachment preparer; `telegramFiles` downloads through the worker's Telegram REST client when Telegram is configured. */
+/** Builds the worker's attachment preparer; `telegramFiles` downloads through the worker's Telegram REST client. */
 export function attachmentPreparerFor(
   config: Config,
   deps: {
     logger: Logger;
-    telegramFiles?: FileSource /** The model answering this conversation (its /model choice); MODEL by default. */;
+    telegramFiles?: FileSource;
+    /** The model answering this conversation (its /model choice); MODEL by default. */
     modelFor?: (message: InboundMessage) => Promise<string>;
   },
 ): AttachmentPreparer {
@@ -70,7 +57,14 @@ export function attachmentPreparerFor(
         "could not ask the model server whether the model takes images; answering without them",
       ),
   });
-  const transcriber = transcriberFor(config);
+  // Unset STT_BASE_URL: voice notes get a line saying voice is not set up.
+  const transcriber = config.STT_BASE_URL
+    ? createTranscriber({
+        baseURL: config.STT_BASE_URL,
+        model: config.STT_MODEL,
+        ...(config.STT_API_KEY ? { apiKey: config.STT_API_KEY } : {}),
+      })
+    : undefined;
   return createAttachmentPreparer({
     sources,
     // The conversation may have switched models (/model): ask about the one that will answer (cached per model).

@@ -1,7 +1,6 @@
 /**
- * The bots role: the platform adapters. They only validate, enqueue and
- * acknowledge; answering is the workers' job. Commands that must not wait in
- * the queue (/reset, /stop) go straight to Redis.
+ * The bots role: the platform adapters validate, enqueue and acknowledge; the workers answer.
+ * Commands that must not wait in the queue (/reset, /stop) go straight to Redis.
  */
 import type { Redis } from "ioredis";
 import { Redis as RedisClient } from "ioredis";
@@ -53,10 +52,8 @@ export interface BotsRole {
 }
 
 /**
- * `/compact` asks the model for a summary right here: it must not wait behind the conversation's queue.
- * Its model client and token counter are built (and `openai` loaded) on the first `/compact`, not at
- * start-up: the bots role otherwise never talks to the model, and most bots processes never compact.
- * A failed load is not kept, so the next `/compact` tries again (the adapter tells the user it failed).
+ * `/compact` summarises right here, not behind the conversation's queue. Its model client (and `openai`) is
+ * loaded on the first `/compact`: the bots role otherwise never talks to the model. A failed load is not kept.
  */
 function compactionMemory(
   config: Config,
@@ -64,21 +61,13 @@ function compactionMemory(
 ): () => Promise<ConversationMemory> {
   let memory: Promise<ConversationMemory> | undefined;
   const build = async (): Promise<ConversationMemory> => {
-    const [{ createModelClient }, { conversationMemoryFor }, { contextWindowFor }] = await Promise.all([
-      import("../agent/model-client.js"),
+    const [{ modelClientFor }, { conversationMemoryFor }, { contextWindowFor }] = await Promise.all([
+      import("./agent-from-config.js"),
       import("./conversation-memory.js"),
       import("./context-window-for-config.js"),
     ]);
     const contextWindow = contextWindowFor(config);
-    const client = createModelClient({
-      baseURL: config.OPENAI_BASE_URL,
-      apiKey: config.OPENAI_API_KEY,
-      timeoutMs: config.MODEL_TIMEOUT_MS,
-      server: config.MODEL_SERVER,
-      contextTokens: async () => (await contextWindow()).tokens,
-      keepAlive: config.MODEL_KEEP_ALIVE,
-    });
-    return conversationMemoryFor(config, { ...deps, client, contextWindow });
+    return conversationMemoryFor(config, { ...deps, client: modelClientFor(config, contextWindow), contextWindow });
   };
   return () =>
     (memory ??= build().catch((error: unknown) => {
@@ -152,6 +141,12 @@ export async function startBotsRole(
     }),
   );
 
+  const closeOwn = async () => {
+    published?.close();
+    await cancelBus.close();
+    await queue.close();
+    await scheduleBook.close();
+  };
   const adapters: StartedAdapters =
     options.adapters === false
       ? { started: [], healthChecks: [] }
@@ -162,10 +157,7 @@ export async function startBotsRole(
           metrics,
           ...(deps.onFatal ? { onFatal: deps.onFatal } : {}),
         }).catch(async (error: unknown) => {
-          published?.close();
-          await cancelBus.close();
-          await queue.close();
-          await scheduleBook.close();
+          await closeOwn();
           throw error;
         });
   const web =
@@ -180,14 +172,6 @@ export async function startBotsRole(
           ...(options.webAssetsDir ? { assetsDir: options.webAssetsDir } : {}),
         })
       : undefined;
-  const closeAll = async () => {
-    web?.close();
-    published?.close();
-    await Promise.allSettled(adapters.started.map((a) => a.stop()));
-    await cancelBus.close();
-    await queue.close();
-    await scheduleBook.close();
-  };
   const webhookTelegram = adapters.telegram;
   return {
     gateway,
@@ -204,6 +188,10 @@ export async function startBotsRole(
         }
       : {}),
     platforms: adapters.started.length,
-    close: closeAll,
+    async close() {
+      web?.close();
+      await Promise.allSettled(adapters.started.map((a) => a.stop()));
+      await closeOwn();
+    },
   };
 }

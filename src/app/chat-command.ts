@@ -1,9 +1,6 @@
 /**
- * `npm run chat` (`node dist/main.js chat [--wait-for-model]`): everything the
- * terminal chat needs before the first prompt, each problem said in one line:
- * a Redis (a private redis-server for the session when none answers), the model
- * server (a line with the command that starts one, or a wait shown in place),
- * and logs kept off the conversation (a file, retries as one status line).
+ * `npm run chat [-- --wait-for-model]`: what the terminal chat needs before the first prompt, each problem in
+ * one line: a Redis (a private one when none answers), the model server, and logs kept off the conversation.
  */
 import type { Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
@@ -52,7 +49,7 @@ async function redisForSession(
   return { redis: await connectRedis(owned.url, 2000), url: owned.url, owned };
 }
 
-/** Says in one line when the model server does not answer (with the command that starts one); the prompt stays usable. True when it answers. */
+/** Says in one line when the model server does not answer, and how to start one; true when it answers. */
 async function announceModelServer(config: Config): Promise<boolean> {
   const { finding } = await checkModelAnswers(config, 2000);
   if (finding.status !== "fail") return true;
@@ -152,8 +149,7 @@ export async function chatCommand(config: Config, args: readonly string[]): Prom
       if (args.includes("--wait-for-model")) await waitForModelServer(config, screen);
       else modelAnswers = await announceModelServer(config);
       await runTerminalChat(
-        // A server already known to be down is not retried for seconds per message: the answer
-        // gives up at once and the line under it says why and how to start one.
+        // A server known to be down is not retried per message: the answer gives up at once, the line under it says why.
         { ...config, REDIS_URL: session.url, ...(modelAnswers ? {} : { QUEUE_ATTEMPTS: 1 }) },
         session.redis,
         { logger, metrics: createMetrics({ defaults: false }) },

@@ -1,7 +1,6 @@
 /**
- * Where the terminal chat's logs go: JSON lines would bury the conversation, so
- * every line goes to a log file (its path is printed once), a retry becomes one
- * status line in place, and an error shows as one short human line.
+ * The terminal chat's logs: JSON lines would bury the conversation, so they go to a file, a retry
+ * becomes one status line in place, and an error one short human line.
  */
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
@@ -26,8 +25,8 @@ export interface ChatLogSink {
   close(): void;
 }
 
-/** The default log file: one per user in the temp directory. */
-export function defaultChatLogPath(): string {
+/** The log file: one per user in the temp directory. */
+function chatLogPath(): string {
   const user = (() => {
     try {
       return userInfo().username;
@@ -48,8 +47,8 @@ function reasonOf(entry: { err?: { message?: string }; msg?: string }): string {
 }
 
 /** Creates the sink; `attempts` is QUEUE_ATTEMPTS (for "retry 2 of 4"). */
-export function createChatLogSink(opts: { path?: string; attempts: number; listener: ChatLogListener }): ChatLogSink {
-  const path = opts.path ?? defaultChatLogPath();
+export function createChatLogSink(opts: { attempts: number; listener: ChatLogListener }): ChatLogSink {
+  const path = chatLogPath();
   let fd: number | undefined;
   try {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });

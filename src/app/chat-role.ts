@@ -1,8 +1,4 @@
-/**
- * `npm run chat`: the terminal as a chat platform. The same gateway, queue and
- * worker as Discord and Telegram run in this process; the reply is redrawn in
- * place as it streams. No platform token needed.
- */
+/** `npm run chat`: the terminal as a chat platform, with the same gateway, queue and worker in this process. */
 import { userInfo } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { queueKeys } from "../redis/keys.js";
@@ -20,12 +16,12 @@ import type { Metrics } from "../observability/metrics.js";
 import { startBotsRole } from "./bots-role.js";
 import { startWorkerRole } from "./worker-role.js";
 
-/** Runs a terminal conversation until end of input or /quit, waiting for the last answer; `screen` defaults to stdout. */
+/** Runs a terminal conversation until end of input or /quit, waiting for the last answer. */
 export async function runTerminalChat(
   config: Config,
   redis: Redis,
   deps: { logger: Logger; metrics: Metrics },
-  screen: TerminalScreen = stdoutScreen(),
+  screen: TerminalScreen,
 ): Promise<void> {
   const out = process.stdout;
   const user = userInfo().username || "you";
@@ -76,10 +72,8 @@ export async function runTerminalChat(
 }
 
 /**
- * The conversation of this session: the user's own (history and settings carry over), unless an
- * earlier session was killed while answering in it. Its unfinished job still holds that
- * conversation until BullMQ counts it as stalled (about a minute), so this session starts a new
- * conversation at once instead of answering nothing meanwhile; the old answer is dropped unseen.
+ * The user's own conversation, unless an earlier session was killed while answering in it: its job holds
+ * the conversation until BullMQ counts it as stalled (about a minute), so this session starts a new one.
  */
 async function sessionFor(redis: Redis, prefix: string, user: string, screen: TerminalScreen): Promise<string> {
   const unfinished = await redis.llen(queueKeys(prefix).order(`term:${user}`));
@@ -102,20 +96,6 @@ function silentPort(): ReplyPort {
     format: (markdown) => ({ text: markdown }),
     send: async () => `dropped-${next++}`,
     edit: async () => undefined,
-  };
-}
-
-function stdoutScreen(): TerminalScreen {
-  const out = process.stdout;
-  return {
-    out: {
-      write: (text) => void out.write(text),
-      isTTY: out.isTTY === true,
-      get columns() {
-        return out.columns;
-      },
-    },
-    nextId: 1,
   };
 }
 

@@ -1,8 +1,4 @@
-/**
- * The context size of a deployment's model (tokens/context-window.ts), asked once per process and
- * shared: the token budget counts with it, and with MODEL_SERVER=ollama every `/api/chat` request
- * carries it as `options.num_ctx`.
- */
+/** The model's context size, asked once per process: the token budget counts with it, Ollama requests carry it as `num_ctx`. */
 import type { Config } from "../config/env-schema.js";
 import { cachedContextWindow, resolveContextWindow, type ContextWindow } from "../tokens/context-window.js";
 import { serverRootOf } from "../tokens/server-tokenizer.js";

@@ -1,8 +1,6 @@
 /**
- * The conversation memory of a deployment, built once per role from its settings: the token
- * counter (the server's `/tokenize`, else Qwen3's tokenizer in process, else the estimate), the
- * request budget (MODEL_CONTEXT_TOKENS, the server's `n_ctx` or Ollama's `/api/show`), the summary store and the
- * compactor that folds old turns into it.
+ * A role's conversation memory: the token counter (the server's `/tokenize`, else Qwen3's tokenizer in process,
+ * else the estimate), the request budget, the summary store and the compactor that folds old turns into it.
  */
 import type OpenAI from "openai";
 import type { Redis } from "ioredis";
@@ -11,7 +9,7 @@ import { createSummarizer } from "../agent/conversation-summarizer.js";
 import { buildSystemPrompt } from "../agent/system-prompt.js";
 import type { StoredHistory } from "../history/history-store.js";
 import { createSummaryStore } from "../history/summary-store.js";
-import { createContextBudget, type ContextBudget } from "../answer/context-budget.js";
+import { createContextBudget } from "../answer/context-budget.js";
 import { createConversationContext, type ConversationContext } from "../answer/conversation-context.js";
 import { createConversationCompactor, type ConversationCompactor } from "../answer/conversation-compactor.js";
 import type { Logger } from "../observability/logger.js";
@@ -20,7 +18,7 @@ import type { ContextWindow } from "../tokens/context-window.js";
 import { createQwen3Tokenizer } from "../tokens/qwen3-tokenizer.js";
 import { createServerTokenizer, serverRootOf } from "../tokens/server-tokenizer.js";
 import { contextWindowFor } from "./context-window-for-config.js";
-import { createTokenCounter, type TokenCounter } from "../tokens/token-counter.js";
+import { createTokenCounter } from "../tokens/token-counter.js";
 import { toOpenAiTool, type AgentTool } from "../tools/tool.js";
 
 /** The summary request's completion budget; a stored summary may be at most twice this (issue 36, item 8). */
@@ -28,8 +26,6 @@ const SUMMARY_COMPLETION_TOKENS = 400;
 
 /** The pieces answering and `/compact` use. */
 export interface ConversationMemory {
-  counter: TokenCounter;
-  budget: ContextBudget;
   context: ConversationContext;
   compactor: ConversationCompactor;
   /** Finds the tokenizer ahead of the first answer: asks the server, loads Qwen3's in process only if the server has none. */
@@ -42,7 +38,8 @@ export function conversationMemoryFor(
   deps: {
     redis: Redis;
     history: StoredHistory;
-    client: OpenAI /** The tools a request carries now (read per request: MCP servers come and go). */;
+    client: OpenAI;
+    /** The tools a request carries now (read per request: MCP servers come and go). */
     tools?: () => readonly AgentTool[];
     logger: Logger;
     metrics?: Metrics;
@@ -100,8 +97,6 @@ export function conversationMemoryFor(
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
   });
   return {
-    counter,
-    budget,
     context,
     compactor,
     async warm() {

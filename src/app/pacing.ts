@@ -1,7 +1,4 @@
-/**
- * The shared rate gate's view of every platform's pacing: a pacing key (`reply/rate-gate.ts`) names
- * the platform, the chat and the lane, and the platform's own rules (in its adapter) say the rest.
- */
+/** The shared rate gate's view of every platform's pacing rules (kept in its adapter), by pacing key. */
 import type { Platform } from "../contracts/inbound-message.js";
 import type { GlobalBudget, PlatformPacing } from "../contracts/platform-pacing.js";
 import { parsePacingKey } from "../contracts/platform-pacing.js";
@@ -31,10 +28,7 @@ export function pacingGlobalFor(chatKey: string): GlobalBudget | undefined {
   return budgetRules[platform as Platform]?.globalBudget(lane);
 }
 
-/**
- * Whether a pacing key is paced in the process alone: drafts, which only the one process answering a private
- * chat writes (its jobs run one at a time) and which no final or bot-wide budget shares.
- */
+/** Whether a key is paced in the process alone: drafts, written only by the one process answering a private chat. */
 export function pacingLocalOnly(chatKey: string): boolean {
   return parsePacingKey(chatKey).lane === "draft";
 }

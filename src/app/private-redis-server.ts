@@ -1,8 +1,6 @@
 /**
- * A throwaway `redis-server` for one terminal chat session, so `npm run chat`
- * works on a machine where no Redis runs yet: started from PATH on a free
- * loopback port with its data in a temporary directory, stopped (and the
- * directory removed) when the session ends or the process exits.
+ * A throwaway `redis-server` from PATH for one terminal chat session on a machine with no Redis: on a free
+ * loopback port, data in a temporary directory, stopped (and the directory removed) when the session ends.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -32,14 +30,10 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Whether the private server answers yet (a refused connection while it starts is expected). */
-const answers = (port: number): Promise<boolean> => redisAnswers(`redis://127.0.0.1:${port}`, 500);
-
 /** Starts redis-server from PATH; throws RedisServerMissingError when there is none, Error when it will not start. */
-export async function startPrivateRedisServer(
-  opts: { command?: string; startTimeoutMs?: number } = {},
-): Promise<PrivateRedisServer> {
+export async function startPrivateRedisServer(): Promise<PrivateRedisServer> {
   const port = await freePort();
+  const url = `redis://127.0.0.1:${port}`;
   const dir = mkdtempSync(join(tmpdir(), "chatbot-session-redis-"));
   // No snapshots, no AOF: the session's Redis is meant to vanish with the session.
   const args = [
@@ -56,7 +50,7 @@ export async function startPrivateRedisServer(
     "--maxmemory-policy",
     "noeviction",
   ];
-  const child: ChildProcess = spawn(opts.command ?? "redis-server", args, {
+  const child: ChildProcess = spawn("redis-server", args, {
     stdio: "ignore",
     env: { PATH: process.env.PATH ?? "" },
   });
@@ -77,10 +71,11 @@ export async function startPrivateRedisServer(
     rmSync(dir, { recursive: true, force: true });
   };
 
-  const deadline = Date.now() + (opts.startTimeoutMs ?? 5000);
+  const deadline = Date.now() + 5000;
   const ready = (async () => {
     while (Date.now() < deadline && !exited) {
-      if (await answers(port)) return undefined;
+      // A refused connection while it starts is expected.
+      if (await redisAnswers(url, 500)) return undefined;
       await sleep(50);
     }
     return new Error(`redis-server did not answer on port ${port}`);
@@ -92,7 +87,7 @@ export async function startPrivateRedisServer(
     throw error;
   }
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url,
     port,
     async stop() {
       if (!exited) {

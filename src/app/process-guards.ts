@@ -1,9 +1,7 @@
 /**
- * Process-level last resort for every role: an error nobody handled must neither crash the process
- * (a rejected promise that slipped past its handler, e.g. an update finished after its webhook
- * timeout) nor reach stderr through Node's crash dump, which prints every property of the error
- * (grammY's BotError carries the context, and with it the bot token). Both are logged through the
- * scrubbing logger, as name, message and stack only.
+ * Last resort for every role: an unhandled rejection must not crash the process, and neither it nor an uncaught
+ * exception may reach stderr through Node's crash dump, which prints every property of the error (grammY's
+ * BotError carries the bot token). Both go through the scrubbing logger as name, message and stack only.
  */
 import type { Logger } from "../observability/logger.js";
 

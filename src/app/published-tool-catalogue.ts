@@ -1,8 +1,6 @@
 /**
- * The tool catalogue of the bots role. The MCP connections live in the workers, so `/tools`
- * here reads the listing they publish in Redis; it is kept in memory and refreshed in the
- * background because the settings service asks for it synchronously. Until a worker has
- * published one (or when none runs), the built-in tools are listed.
+ * The bots role's tool catalogue: the listing the workers publish in Redis (they hold the MCP connections),
+ * refreshed in the background because the settings service reads it synchronously; built-in tools until then.
  */
 import type { ToolListingStore } from "../queue/tool-listing-store.js";
 import type { ToolCatalogue, ToolCatalogueGroup } from "../tools/tool-catalogue.js";

@@ -1,8 +1,6 @@
 /**
- * Schedules as configured: the book (records + BullMQ queue) with MAX_SCHEDULES_PER_CHAT and
- * SCHEDULE_MAX_RUNS, the model's schedule tools, and the worker's runner with its delivery: a fixed
- * text is posted through the platform's reply port, a prompt is queued as a message of its
- * conversation (so it waits its turn and is answered, streamed, with the chat's settings like any other).
+ * Schedules as configured: the book, the model's schedule tools, and the worker's runner. A fixed text is posted
+ * through the reply port; a prompt is queued as a message of its conversation, answered like any other.
  */
 import type { Redis } from "ioredis";
 import { Redis as RedisClient } from "ioredis";

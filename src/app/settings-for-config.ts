@@ -2,8 +2,6 @@
 import type { Redis } from "ioredis";
 import type { ScheduleCommands } from "../contracts/schedule-commands.js";
 import type { Config } from "../config/env-schema.js";
-import type { AgentDeps } from "../agent/run-agent.js";
-import type { ConversationSettings } from "../settings/conversation-settings.js";
 import { createSettingsStore, type SettingsLogger, type SettingsStore } from "../settings/settings-store.js";
 import { createSettingsService } from "../settings/settings-service.js";
 import { createModelChoices } from "../settings/model-choices.js";
@@ -18,20 +16,6 @@ export function settingsStoreFor(config: Config, redis: Redis, logger?: Settings
     defaults: { model: config.MODEL, thinking: config.ENABLE_THINKING, reasoning: config.SHOW_REASONING },
     ...(logger ? { logger } : {}),
   });
-}
-
-/** The loop's dependencies for one answer: the conversation's model, thinking switch, persona and tool set. */
-export function agentDepsFor(base: AgentDeps, settings: ConversationSettings | undefined): AgentDeps {
-  if (!settings) return base;
-  const off = new Set(settings.toolsOff);
-  return {
-    ...base,
-    model: settings.model,
-    enableThinking: settings.thinking,
-    tools: base.tools.filter((tool) => !off.has(tool.name)),
-    ...(settings.persona ? { persona: settings.persona } : {}),
-    ...(settings.timeZone ? { timeZone: settings.timeZone } : {}),
-  };
 }
 
 /** The settings commands' service of this deployment: MODEL_CHOICES (or the server's list), ADMIN_USER_IDS, the tool catalogue. */

@@ -1,8 +1,4 @@
-/**
- * The bot's tools as configured: the built-in tools plus, when MCP_CONFIG names a file, every
- * tool of its MCP servers, behind one catalogue. The worker, `npm run chat` and `npm run ask`
- * all build their tools here, so they offer the same ones.
- */
+/** The built-in tools plus those of MCP_CONFIG's servers, behind one catalogue: every role that answers builds them here. */
 import type { Config } from "../config/env-schema.js";
 import type { HealthCheck } from "../observability/http-server.js";
 import { createTools } from "../tools/index.js";

@@ -1,8 +1,4 @@
-/**
- * The web chat of the bots role (WEB_CHAT=on), wired from the configuration: its sessions and event
- * streams in this deployment's Redis, and the console's view of every platform's conversations
- * read from the history store (the console itself knows no store).
- */
+/** The bots role's web chat (WEB_CHAT=on): sessions and streams in Redis, and the console's view of the history store. */
 import { Redis as RedisClient, type Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
 import type { BotGateway } from "../contracts/bot-gateway.js";

@@ -1,9 +1,6 @@
 /**
- * The worker role: takes jobs from the queue and answers them with the agent
- * loop, streaming into whichever platform the message came from. Replies go
- * out through REST clients only (grammY `Api`, @discordjs/rest's `REST`), so a
- * worker needs no gateway connection and any number of them can run. Each is loaded only when its
- * platform is configured (discord.js never: REST is all a reply needs).
+ * The worker role: answers queued messages with the agent loop, streaming to the platform they came from.
+ * Replies go through REST clients only, loaded per configured platform, so any number of workers can run.
  */
 import type { Redis } from "ioredis";
 import type { Config } from "../config/env-schema.js";
@@ -14,7 +11,7 @@ import { historyStoreFor } from "./history-for-config.js";
 import { createToolListingStore, type ToolListingStore } from "../queue/tool-listing-store.js";
 import { settingsStoreFor } from "./settings-for-config.js";
 import { attachmentPreparerFor, spokenAnswersFor } from "./attachments-for-config.js";
-import { createMessageWorker, type MessageWorker } from "../queue/message-worker.js";
+import { createMessageWorker, type MessageWorker, type MessageWorkerOptions } from "../queue/message-worker.js";
 import { createRedisPacing } from "../reply/redis-pacing.js";
 import type { ReplyPortFactory } from "../contracts/reply-port.js";
 import type { FileSource } from "../contracts/file-source.js";
@@ -48,13 +45,10 @@ export interface WorkerRoleOptions {
   /** Ports besides the configured platforms (the terminal chat adds its own). */
   extraPorts?: Partial<Record<Platform, ReplyPortFactory>>;
   /** Queue timing overrides (tests use short locks to recover killed workers quickly). */
-  queue?: {
-    lockDurationMs?: number;
-    stalledIntervalMs?: number;
-    backoffMs?: number;
-    attempts?: number;
-    repairIntervalMs?: number;
-  };
+  queue?: Pick<
+    MessageWorkerOptions,
+    "lockDurationMs" | "stalledIntervalMs" | "backoffMs" | "attempts" | "repairIntervalMs"
+  >;
   /** MCP overrides (tests pass the servers file and a short retry). */
   tools?: BotToolsOptions;
   /** Schedule overrides (tests shorten the minute of "every N minutes"). */
@@ -103,22 +97,12 @@ export async function startWorkerRole(
   let discordPorts: DiscordReplyPortFactory | undefined;
   let telegramFiles: FileSource | undefined;
   if (config.TELEGRAM_BOT_TOKEN) {
-    const telegram = await telegramSide(
-      config.TELEGRAM_BOT_TOKEN,
-      config.TELEGRAM_API_ROOT,
-      metrics,
-      config.STATUS_REACTIONS === "on",
-    );
+    const telegram = await telegramSide(config, config.TELEGRAM_BOT_TOKEN, metrics);
     ports.telegram = telegram.ports;
     telegramFiles = telegram.files;
   }
   if (config.DISCORD_BOT_TOKEN) {
-    discordPorts = await discordSide(
-      config.DISCORD_BOT_TOKEN,
-      config.DISCORD_API_BASE,
-      metrics,
-      config.STATUS_REACTIONS === "on",
-    );
+    discordPorts = await discordSide(config, config.DISCORD_BOT_TOKEN, metrics);
     ports.discord = discordPorts;
   }
   // Web chat answers go through Redis to whichever bots process serves the browser: any worker can answer them.
@@ -138,10 +122,9 @@ export async function startWorkerRole(
   // Last line of defence: whatever the model writes, no token or key of ours reaches a chat.
   const scrubber = createSecretScrubber([...configuredSecrets(config), ...tools.secrets]);
   const speech = spokenAnswersFor(config, logger);
-  const safePorts: Partial<Record<Platform, ReplyPortFactory>> = {};
-  for (const [platform, factory] of Object.entries(ports) as [Platform, ReplyPortFactory][]) {
-    safePorts[platform] = scrubbingPortFactory(factory, scrubber);
-  }
+  const safePorts: Partial<Record<Platform, ReplyPortFactory>> = Object.fromEntries(
+    Object.entries(ports).map(([platform, factory]) => [platform, scrubbingPortFactory(factory, scrubber)]),
+  );
 
   const settings = settingsStoreFor(config, redis, logger);
   const { process, onGiveUp } = createAnswerProcessor({
@@ -171,7 +154,6 @@ export async function startWorkerRole(
     concurrency: config.WORKER_CONCURRENCY,
     process,
     onGiveUp,
-    // One log line and one chatbot_jobs_total count per job outcome.
     onOutcome: createJobOutcomes({ logger, metrics }),
     logger,
     lockDurationMs: config.QUEUE_LOCK_MS,
@@ -218,12 +200,7 @@ export async function startWorkerRole(
 }
 
 /** The worker's Discord replies, through one REST client whose every call is metered. */
-async function discordSide(
-  token: string,
-  apiBase: string,
-  metrics: Metrics,
-  statusReactions: boolean,
-): Promise<DiscordReplyPortFactory> {
+async function discordSide(config: Config, token: string, metrics: Metrics): Promise<DiscordReplyPortFactory> {
   const [{ createDiscordRestClient }, { createDiscordReplyPortFactory }, { meteredDiscordRequests }] =
     await Promise.all([
       import("../bots/discord/discord-rest-client.js"),
@@ -231,17 +208,20 @@ async function discordSide(
       import("../bots/discord/discord-request-meter.js"),
     ]);
   return createDiscordReplyPortFactory({
-    rest: createDiscordRestClient({ token, apiBase, makeRequest: meteredDiscordRequests(metrics) }),
-    statusReactions,
+    rest: createDiscordRestClient({
+      token,
+      apiBase: config.DISCORD_API_BASE,
+      makeRequest: meteredDiscordRequests(metrics),
+    }),
+    statusReactions: config.STATUS_REACTIONS === "on",
   });
 }
 
 /** The worker's Telegram replies and file downloads, through one grammY `Api` whose every call is metered. */
 async function telegramSide(
+  config: Config,
   token: string,
-  apiRoot: string,
   metrics: Metrics,
-  statusReactions: boolean,
 ): Promise<{ ports: ReplyPortFactory; files: FileSource }> {
   const [
     { Api },
@@ -256,10 +236,11 @@ async function telegramSide(
     import("../bots/telegram/telegram-file-source.js"),
     import("../bots/telegram/telegram-client.js"),
   ]);
+  const apiRoot = config.TELEGRAM_API_ROOT;
   const api = new Api(token, telegramClientOptions(apiRoot));
   api.config.use(telegramRequestMeter(metrics));
   return {
-    ports: createTelegramReplyPortFactory({ api, useDrafts: true, statusReactions }),
+    ports: createTelegramReplyPortFactory({ api, useDrafts: true, statusReactions: config.STATUS_REACTIONS === "on" }),
     files: createTelegramFileSource({ api, token, apiRoot }),
   };
 }

@@ -1,7 +1,4 @@
-/**
- * The one schema of the environment. Everything that reads a setting
- * gets it from the parsed Config, never from process.env.
- */
+/** The one schema of the environment: everything reads its settings from the parsed Config, never process.env. */
 import { z } from "zod";
 
 // A switch in any letter case (`True`, `YES`): people write booleans the way their last tool did.
@@ -33,8 +30,7 @@ const url = (schemes: string[]) =>
     }
     if (!schemes.includes(parsed.protocol.replace(":", "")))
       ctx.addIssue({ code: "custom", message: `expected a URL with scheme ${schemes.join(" or ")}` });
-    // Clients decode the userinfo (ioredis with decodeURIComponent): a literal % made it throw a URIError
-    // at connect time, after validation had passed.
+    // ioredis decodes the userinfo: a literal % would throw a URIError at connect time, after validation.
     try {
       decodeURIComponent(parsed.username);
       decodeURIComponent(parsed.password);
@@ -46,15 +42,16 @@ const url = (schemes: string[]) =>
     }
   });
 
-const idList = z
-  .string()
-  .transform((v) =>
+/** Comma-separated items, trimmed (and lower-cased when asked), empty ones dropped. */
+const list = (lower = false) =>
+  z.string().transform((v) =>
     v
       .split(",")
-      .map((s) => s.trim())
+      .map((s) => (lower ? s.trim().toLowerCase() : s.trim()))
       .filter(Boolean),
-  )
-  .pipe(z.array(z.string().regex(/^-?\d+$/, { message: "expected comma-separated numeric ids" })));
+  );
+
+const idList = list().pipe(z.array(z.string().regex(/^-?\d+$/, { message: "expected comma-separated numeric ids" })));
 
 /** Shard ids as ranges and lists (`0-3`, `4,5`, `0-1,6`): sorted, without duplicates. */
 const shardIdList = z
@@ -72,48 +69,25 @@ const shardIdList = z
   })
   .refine((ids) => ids.length > 0 && ids.length <= 1024, { message: "expected 1 to 1024 shard ids" });
 
-const hostPortList = z
-  .string()
-  .transform((v) =>
-    v
-      .split(",")
-      .map((s) => s.trim().toLowerCase())
-      .filter(Boolean),
-  )
-  .pipe(
-    z.array(
-      z.string().regex(/^(\[[0-9a-f:.]+\]|[^\s:/]+):\d{1,5}$/, { message: "expected comma-separated host:port pairs" }),
-    ),
-  );
+const hostPortList = list(true).pipe(
+  z.array(
+    z.string().regex(/^(\[[0-9a-f:.]+\]|[^\s:/]+):\d{1,5}$/, { message: "expected comma-separated host:port pairs" }),
+  ),
+);
 
-const nameList = z
-  .string()
-  .transform((v) =>
-    v
-      .split(",")
-      .map((s) => s.trim())
-      .filter(Boolean),
-  )
-  .pipe(
-    z
-      .array(z.string().max(200, { message: "expected model names of at most 200 characters" }))
-      .min(1, { message: "expected comma-separated model names" }),
-  );
+const nameList = list().pipe(
+  z
+    .array(z.string().max(200, { message: "expected model names of at most 200 characters" }))
+    .min(1, { message: "expected comma-separated model names" }),
+);
 
-const platformIdList = z
-  .string()
-  .transform((v) =>
-    v
-      .split(",")
-      .map((s) => s.trim().toLowerCase())
-      .filter(Boolean),
-  )
-  .pipe(z.array(z.string().regex(/^(tg|dc):\d+$/, { message: "expected comma-separated tg:<id> or dc:<id>" })));
+const platformIdList = list(true).pipe(
+  z.array(z.string().regex(/^(tg|dc):\d+$/, { message: "expected comma-separated tg:<id> or dc:<id>" })),
+);
 
 const optionalSecret = z
   .string()
-  .transform((v) => v.trim())
-  .transform((v) => (v === "" ? undefined : v))
+  .transform((v) => v.trim() || undefined)
   .optional();
 
 /** Names and defaults of every environment variable the bot reads. */
@@ -195,14 +169,7 @@ export const envSchema = z.object({
   ADMIN_USER_IDS: platformIdList.default([]),
   // The web chat and console on HTTP_PORT (src/bots/web): off unless asked for, it is a door from the network.
   WEB_CHAT: z.enum(["on", "off"], { message: "expected on or off" }).default("off"),
-  WEB_USERS: z
-    .string()
-    .transform((v) =>
-      v
-        .split(",")
-        .map((s) => s.trim())
-        .filter(Boolean),
-    )
+  WEB_USERS: list()
     .pipe(
       z.array(
         z

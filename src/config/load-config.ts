@@ -1,5 +1,6 @@
 /** Reads and validates the environment once, at start. */
 import { envSchema, type Config } from "./env-schema.js";
+import { EnvFileError, loadEnvFile } from "./env-file.js";
 
 /** A bad or missing setting: the message names each variable and what it expects. */
 export class ConfigError extends Error {
@@ -28,6 +29,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       return { variable, expected: issue.message + shown };
     }),
   );
+}
+
+/** Reads `.env` (or ENV_FILE) and the environment; a bad setting or file is said on stderr and exits 1. */
+export function loadConfigOrExit(): Config {
+  try {
+    loadEnvFile();
+    return loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError || error instanceof EnvFileError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
 }
 
 /** Variables whose value is a secret, never shown in an error (MODEL_MAX_TOKENS is a number, not a token). */

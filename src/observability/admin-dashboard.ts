@@ -1,7 +1,4 @@
-/**
- * The queue dashboard (bull-board) served under /admin/queues. The ops HTTP
- * server checks ADMIN_TOKEN before any request reaches it.
- */
+/** The queue dashboard (bull-board) under /admin/queues; the ops HTTP server checks ADMIN_TOKEN before it. */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";

@@ -1,7 +1,6 @@
 /**
- * Slows down guessing of the admin token: an address that sent too many wrong tokens within a
- * window is refused (429) until the window ends, right token or not, so a guesser gets a handful
- * of tries a minute instead of thousands. Kept in memory: the dashboard is one process's page.
+ * Slows down guessing of the admin token: an address with too many wrong tokens in a window is refused (429)
+ * until the window ends, right token or not. In memory: the dashboard is one process's page.
  */
 
 /** Counts wrong tokens per client address. */
@@ -12,22 +11,13 @@ export interface FailedLoginThrottle {
   failed(address: string): void;
 }
 
-/** Options of the throttle. */
-export interface FailedLoginThrottleOptions {
-  /** Wrong tokens allowed per window (default 5). */
-  maxFailures?: number;
-  /** Window length (default 60 s). */
-  windowMs?: number;
-  /** Addresses remembered at most; the oldest is forgotten first (default 10 000). */
-  maxAddresses?: number;
-  now?: () => number;
-}
+/** Wrong tokens allowed per address and window; addresses remembered at most (the oldest is forgotten first). */
+const maxFailures = 5;
+const windowMs = 60_000;
+const maxAddresses = 10_000;
 
-/** Builds a throttle with a fixed window per address. */
-export function createFailedLoginThrottle(opts: FailedLoginThrottleOptions = {}): FailedLoginThrottle {
-  const maxFailures = opts.maxFailures ?? 5;
-  const windowMs = opts.windowMs ?? 60_000;
-  const maxAddresses = opts.maxAddresses ?? 10_000;
+/** Builds a throttle with a fixed window per address; `now` is injectable for tests. */
+export function createFailedLoginThrottle(opts: { now?: () => number } = {}): FailedLoginThrottle {
   const now = opts.now ?? Date.now;
   const windows = new Map<string, { since: number; failures: number }>();
   const current = (address: string) => {

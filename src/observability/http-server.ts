@@ -1,8 +1,4 @@
-/**
- * The operator's port: `/healthz` (Redis and, for workers, the model answer; MCP servers only degrade it),
- * `/metrics` (Prometheus text), and an optional admin handler mounted at
- * `/admin/queues` behind ADMIN_TOKEN.
- */
+/** The operator's port: `/healthz`, `/metrics` (Prometheus text), and the dashboard at `/admin/queues` behind ADMIN_TOKEN. */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Registry } from "prom-client";
@@ -12,9 +8,9 @@ import { createFailedLoginThrottle, type FailedLoginThrottle } from "./failed-lo
 export interface HealthCheck {
   name: string;
   check(): Promise<void>;
-  /** A failure here only degrades the service (an MCP server is down): 200 with `"status": "degraded"`, not 503. */
+  /** A failure only degrades the service (an MCP server is down): 200 with `"status": "degraded"`, not 503. */
   degraded?: boolean;
-  /** What /healthz says when this check fails, instead of "unavailable": a fixed text, never an error's (which may name internal addresses). */
+  /** Said instead of "unavailable" on failure: a fixed text, never an error's (which may name internal addresses). */
   detail?: string;
 }
 
@@ -31,7 +27,7 @@ export interface OpsServerOptions {
   /** Extra routes (e.g. a Telegram webhook), tried before 404. */
   routes?: { path: string; handler(req: IncomingMessage, res: ServerResponse): void }[];
   checkTimeoutMs?: number;
-  /** Where a failing check's detail goes (the probe only learns which part failed). */
+  /** Where a failing check's error goes (the probe only learns which part failed). */
   logger?: { warn(obj: object, msg?: string): void };
   /** Wrong admin tokens one address may try before it is told to wait (default: 5 a minute). */
   adminThrottle?: FailedLoginThrottle;
@@ -57,10 +53,7 @@ export function tokenMatches(given: string | undefined, expected: string): boole
   return timingSafeEqual(a, b);
 }
 
-/**
- * Reads the admin token from `Authorization: Bearer`, `?token=` (which then sets the cookie), or the
- * `admin_token` cookie. The query wins over the cookie, so a stale cookie cannot lock out a fresh link.
- */
+/** The admin token from `Authorization: Bearer`, `?token=` or the cookie; the query wins, so a stale cookie cannot lock out a fresh link. */
 function adminTokenOf(req: IncomingMessage, url: URL): { token?: string; fromQuery: boolean } {
   const auth = req.headers.authorization;
   if (auth?.startsWith("Bearer ")) return { token: auth.slice(7), fromQuery: false };
@@ -95,7 +88,7 @@ async function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
 /** Starts the server; resolves with it listening (port 0 picks a free one). */
 export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
   const checkTimeoutMs = opts.checkTimeoutMs ?? 2000;
-  /** The last reason logged per degraded-only check, so a probe every few seconds does not repeat it. */
+  // The last reason logged per degraded-only check, so a probe every few seconds does not repeat it.
   const lastDegraded = new Map<string, string>();
   const throttle = opts.adminThrottle ?? createFailedLoginThrottle();
   const server = createServer((req, res) => {
@@ -117,7 +110,7 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
             return [c.name, "ok", c.degraded === true] as const;
           } catch (error) {
             if (c.degraded) {
-              // An MCP server connecting or retrying is a state, not a fault: one line when it changes, no stack.
+              // An MCP server connecting or retrying is a state, not a fault: one line when it changes.
               const reason = error instanceof Error ? error.message : String(error);
               if (lastDegraded.get(c.name) !== reason) {
                 lastDegraded.set(c.name, reason);
@@ -167,8 +160,8 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
         return;
       }
       if (fromQuery) {
-        // A cookie scoped to the dashboard carries the token from here on; a page load is sent back to
-        // the same address without it, so the token stays out of the address bar, history and Referer.
+        // The cookie carries the token from here on; a page load is redirected without it, so the token
+        // stays out of the address bar, history and Referer.
         res.setHeader(
           "set-cookie",
           `admin_token=${encodeURIComponent(token!)}; Path=/admin/queues; HttpOnly; SameSite=Strict${secureCookie(req)}`,

@@ -1,18 +1,12 @@
 /**
- * One structured log line and one chatbot_jobs_total count per job outcome, as the queue runtime
- * announces it (contracts/job-outcome.ts):
- *   answered → jobs{outcome="done"}, stopped → "cancelled", interrupted → "interrupted",
- *   failed (will be retried) → "retried", given_up → "failed".
- * Each line carries jobId, conversation, platform, attempt, outcome, ms (this attempt's time, when
- * one ran) and totalMs (since the message arrived); errors go in `err`, where the logger's
- * redaction applies.
+ * One log line and one chatbot_jobs_total count per job outcome the queue runtime announces. `ms` is
+ * this attempt's time, `totalMs` the time since the message arrived; errors go in `err`, which the logger redacts.
  */
 import type { JobOutcome, JobOutcomeEvent } from "../contracts/job-outcome.js";
 import type { Logger } from "./logger.js";
 import type { Metrics } from "./metrics.js";
 
-export type { JobOutcome };
-
+// "failed" here means it will be retried; given_up is the real failure.
 const JOB_COUNTER_LABEL: Record<JobOutcome, string> = {
   answered: "done",
   stopped: "cancelled",

@@ -1,8 +1,6 @@
 /**
- * Structured logs (pino). Secrets are redacted twice: by key path (anything
- * named token/key/authorization) and by value (the configured secrets, and any
- * run of 12+ of their characters, are replaced wherever they appear in a
- * message or error text).
+ * Structured logs (pino). Secrets are redacted twice: by key path (token, key, authorization) and by value
+ * (the configured secrets, and any run of 12+ of their characters, wherever they appear).
  */
 import { createRequire } from "node:module";
 import { pino, type Logger } from "pino";
@@ -65,8 +63,8 @@ export function createLogger(opts: {
   format?: LogFormat;
 }): Logger {
   const secrets = (opts.secrets ?? []).filter((s): s is string => typeof s === "string" && s.length >= 6);
-  // Lines are JSON: a secret with a quote or backslash appears escaped; and a long run of a secret's
-  // characters (its half after "123:", or a URL-encoded form) is as bad as the whole.
+  // Lines are JSON, so a secret with a quote or backslash appears escaped; a long run of a secret's
+  // characters (its half after "123:", a URL-encoded form) is as bad as the whole.
   const escaped = secrets.map((s) => JSON.stringify(s).slice(1, -1)).filter((s, i) => s !== secrets[i]);
   const fragments = createSecretScrubber([...secrets, ...escaped]);
   const target: NodeJS.WritableStream = opts.destination ?? process.stderr;

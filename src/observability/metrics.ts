@@ -1,22 +1,6 @@
 /**
- * Prometheus metrics (prom-client) on a registry of our own (no global
- * singleton), so tests and several roles in one process do not collide.
- *
- * The series an operator watches:
- *   chatbot_messages_in_total{platform,outcome}          messages offered by the adapters (queued, duplicate, refused, rate_limited)
- *   chatbot_jobs_total{outcome}                          job attempts: done, cancelled (/stop), retried, failed (given up), interrupted (shutdown)
- *   chatbot_queue_depth{state}                           read from Redis on every scrape: waiting, active, delayed, failed, unanswered
- *   chatbot_first_visible_seconds{platform}              message received → first thing the user sees
- *   chatbot_model_first_token_seconds                    model request → first streamed token, per round
- *   chatbot_model_tokens_per_second                      completion tokens per second of generation, per round
- *   chatbot_platform_requests_total{platform,kind,outcome}  sends, edits, drafts, typing; outcome ok, rate_limited (HTTP 429), error, aborted
- *   chatbot_tool_calls_total{tool,outcome}               tool calls by tool and outcome (ok, error)
- *   chatbot_active_conversations                         conversations being answered by this process
- *   chatbot_model_request_tokens{kind}                   tokens per model request: prompt, completion (from the server's usage)
- *   chatbot_model_prompt_tokens_total{kind}             prompt tokens the server read (processed) or took from its prompt cache (reused), when it says
- *   chatbot_summaries_total{outcome}                     conversation summaries: made, failed (the turns then stay until the next try)
- * Edits per platform: `sum by (platform) (chatbot_platform_requests_total{kind="edit"})`;
- * 429s: `sum by (platform) (chatbot_platform_requests_total{outcome="rate_limited"})`.
+ * Prometheus metrics (prom-client) on a registry of our own, not the global one, so tests and several
+ * roles in one process do not collide. docs/operations.md lists the series and the queries worth having.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
@@ -25,27 +9,6 @@ export type QueueDepthState = "waiting" | "active" | "delayed" | "failed" | "una
 
 /** Reads the queue depth (from Redis); called on every scrape. */
 export type QueueDepthReader = () => Promise<Record<QueueDepthState, number>>;
-
-/** Every metric the bot exports. */
-export interface Metrics {
-  registry: Registry;
-  messagesIn: Counter<"platform" | "outcome">;
-  jobs: Counter<"outcome">;
-  queueDepth: Gauge<"state">;
-  queueDepthReadErrors: Counter;
-  firstVisibleSeconds: Histogram<"platform">;
-  modelFirstTokenSeconds: Histogram;
-  modelTokensPerSecond: Histogram;
-  platformRequests: Counter<"platform" | "kind" | "outcome">;
-  toolCalls: Counter<"tool" | "outcome">;
-  activeConversations: Gauge;
-  modelRequestTokens: Histogram<"kind">;
-  /** Prompt tokens by what the server did with them: `processed` (read) or `reused` (its prompt cache). */
-  modelPromptTokens: Counter<"kind">;
-  summaries: Counter<"outcome">;
-  /** Makes every scrape read chatbot_queue_depth from `read` (the worker role calls it); returns the undo. */
-  readQueueDepthFrom(read: QueueDepthReader, opts?: { timeoutMs?: number }): () => void;
-}
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -61,12 +24,15 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   }
 }
 
+/** Every metric the bot exports. */
+export type Metrics = ReturnType<typeof createMetrics>;
+
 /** Creates the metrics on a fresh registry; `defaults` adds process CPU/memory metrics. */
-export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
+export function createMetrics(opts: { defaults?: boolean } = {}) {
   const registry = new Registry();
   if (opts.defaults) collectDefaultMetrics({ register: registry });
   const registers = [registry];
-  let depthSource: { read: QueueDepthReader; timeoutMs: number } | undefined;
+  let depthSource: { read: QueueDepthReader } | undefined;
   // The read of the scrape in progress: the error counter waits for it (prom-client collects metrics concurrently).
   let depthRead: Promise<void> = Promise.resolve();
 
@@ -74,7 +40,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
     const source = depthSource;
     if (!source) return;
     try {
-      const depth = await withTimeout(source.read(), source.timeoutMs);
+      const depth = await withTimeout(source.read(), 1000);
       for (const [state, value] of Object.entries(depth)) gauge.set({ state }, value);
     } catch {
       // A scrape must still answer when Redis does not: drop the stale figures and count the miss.
@@ -159,6 +125,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       buckets: [64, 256, 1024, 2048, 4096, 8192, 16384, 32768],
       registers,
     }),
+    /** Prompt tokens by what the server did with them: `processed` (read) or `reused` (its prompt cache). */
     modelPromptTokens: new Counter({
       name: "chatbot_model_prompt_tokens_total",
       help: "Prompt tokens the model server read (processed) or took from its prompt cache (reused), as it reported them",
@@ -171,8 +138,9 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       labelNames: ["outcome"],
       registers,
     }),
-    readQueueDepthFrom(read, readOpts = {}) {
-      const source = { read, timeoutMs: readOpts.timeoutMs ?? 1000 };
+    /** Makes every scrape read chatbot_queue_depth from `read` (the worker role calls it); returns the undo. */
+    readQueueDepthFrom(read: QueueDepthReader): () => void {
+      const source = { read };
       depthSource = source;
       return () => {
         if (depthSource === source) depthSource = undefined;

@@ -1,8 +1,6 @@
 /**
- * What chatbot_platform_requests_total counts, platform-free: the kinds and outcomes of a request to
- * a platform. Each adapter meters its own client where HTTP is spoken (a grammY transformer for
- * Telegram, a fetch wrapper for Discord), so the count says what really reached the platform. A 429
- * is `rate_limited` when the platform answered it, not when our own pacing held a request back.
+ * The labels of chatbot_platform_requests_total. Each adapter meters its own HTTP client, so the count says
+ * what really reached the platform: a 429 is `rate_limited` only when the platform answered it.
  */
 import type { Metrics } from "./metrics.js";
 

@@ -1,8 +1,6 @@
 /**
- * Reads how much work waits in the message queue, for chatbot_queue_depth. BullMQ
- * only ever holds the head message of each conversation (see
- * src/queue/conversation-order.ts), so its counts alone hide a burst inside one
- * conversation: "unanswered" adds up the conversations' order lists.
+ * Reads chatbot_queue_depth. BullMQ holds only the head message of each conversation (queue/conversation-order.ts),
+ * so its counts hide a burst inside one conversation: "unanswered" adds up the conversations' order lists.
  */
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
