@@ -10,7 +10,7 @@ import { createOllamaFetch } from "../agent/ollama-fetch.js";
 import { resolveContextWindow, type ContextWindow } from "../tokens/context-window.js";
 import { findingsOf, type SetupFinding } from "../contracts/setup-finding.js";
 import { describeFetchError, errorMessageOf, probeChat } from "./chat-probe.js";
-import { LLAMA_SERVER_COMMAND, thinkingSwitchOf, toolSupportFix } from "./model-server-hints.js";
+import { LLAMA_SERVER_COMMAND, THINKING_SWITCH, TOOL_SUPPORT_FIX } from "./model-server-hints.js";
 
 const f = findingsOf("Model server");
 const OVERLOAD_FIX = "check that the server is not overloaded; raise MODEL_TIMEOUT_MS for a slow machine";
@@ -149,12 +149,11 @@ export async function checkModelAnswers(
 /** MODEL is served. llama.cpp serves one model whatever the request names, so there one model is enough. */
 export function checkModelListed(config: Config, listing: ModelsListing): SetupFinding {
   if (isServed(config, listing, config.MODEL)) return f.pass("model", `serves ${config.MODEL}`);
-  if (config.MODEL_SERVER === "llama.cpp" && listing.ids.length === 1) {
+  if (config.MODEL_SERVER === "llama.cpp" && listing.ids.length === 1)
     return f.pass(
       "model",
       `serves ${listing.ids[0]} (llama.cpp answers every request with its one model, whatever MODEL says)`,
     );
-  }
   const listed = listing.ids.length ? listing.ids.join(", ") : "nothing";
   return f.fail(
     "model",
@@ -219,7 +218,7 @@ export async function checkToolCalls(config: Config): Promise<SetupFinding> {
     tool_choice: "auto",
     parallel_tool_calls: true,
   });
-  const fix = toolSupportFix(config.MODEL_SERVER);
+  const fix = TOOL_SUPPORT_FIX[config.MODEL_SERVER];
   if (result.kind === "network-error")
     return f.fail("tool calls", `the tool request failed (${result.message})`, OVERLOAD_FIX);
   if (result.kind === "http-error")
@@ -251,7 +250,7 @@ export async function checkToolCalls(config: Config): Promise<SetupFinding> {
 
 /** With thinking switched off the way MODEL_SERVER says, no reasoning comes back. */
 export async function checkThinkingSwitch(config: Config): Promise<SetupFinding> {
-  const field = thinkingSwitchOf(config.MODEL_SERVER);
+  const field = THINKING_SWITCH[config.MODEL_SERVER];
   if (!field)
     return f.skip(
       "thinking switch",
