@@ -1,9 +1,6 @@
 /**
- * The `when` of a schedule, as a person or a 1.7B model writes it, read in the chat's time zone:
- * a delay ("in 20 minutes"), a time ("tomorrow at 8", "18:30", "2026-12-05 08:00") or a repeating
- * rule ("every weekday at 08:00", "every monday at 9", "every 2 hours"). The argument stays one short
- * string (a small model fills that best); the grammar is ours, and what it does not know gets one
- * line saying what it does.
+ * The `when` of a schedule as a person or a 1.7B model writes it, read in the chat's time zone: a delay, a time or
+ * a repeating rule. One short string is what a small model fills best; what the grammar does not know gets one line.
  */
 import { isTimeZoneName } from "../shared/time-zone.js";
 
