@@ -74,14 +74,12 @@ function parseRepeat(rule: string): ParsedWhen {
     const n = interval[1] ? Number(interval[1]) : 1;
     if (n < 1) return { kind: "error", problem: "a schedule repeats at most once a minute" };
     const minutes = interval[2]!.startsWith("h") ? n * 60 : n;
-    const unit =
-      minutes % 60 === 0
-        ? `${minutes / 60 === 1 ? "hour" : `${minutes / 60} hours`}`
-        : `${minutes === 1 ? "minute" : `${minutes} minutes`}`;
+    const count = (n: number, unit: string) => (n === 1 ? unit : `${n} ${unit}s`);
+    const unit = minutes % 60 === 0 ? count(minutes / 60, "hour") : count(minutes, "minute");
     return { kind: "repeat", everyMinutes: minutes, label: `every ${unit}` };
   }
-  const second = /^(\d+ )?(seconds?|secs?)$/.exec(rule);
-  if (second) return { kind: "error", problem: "a schedule repeats at most once a minute" };
+  if (/^(\d+ )?(seconds?|secs?)$/.test(rule))
+    return { kind: "error", problem: "a schedule repeats at most once a minute" };
   const daily = /^(day|weekday|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?(?: at)? (.+)$/.exec(
     rule,
   );
