@@ -1,8 +1,6 @@
 /**
- * One small streamed chat request for the doctor, read raw (not through the SDK)
- * so the report can say exactly what the server sent: its HTTP error text,
- * whether the body was SSE at all, reasoning vs content, structured tool calls
- * vs `<tool_call>` written into the text.
+ * One small streamed chat request, read raw (not through the SDK) so the report can say exactly what the
+ * server sent: its error text, whether the body was SSE at all, structured tool calls vs `<tool_call>` text.
  */
 import { timeoutSignal } from "../shared/deadline.js";
 
@@ -19,7 +17,6 @@ export type ChatProbeResult =
       content: string;
       reasoning: string;
       toolCalls: string[];
-      finishReason: string | undefined;
       /** An `{"error": …}` event inside a 200 stream (llama.cpp does that). */
       streamError?: string;
     };
@@ -85,7 +82,6 @@ function summariseStream(text: string, contentType: string): ChatProbeResult {
     content: "",
     reasoning: "",
     toolCalls: [],
-    finishReason: undefined,
   };
   const calls = new Map<number, string>();
   for (const line of text.split(/\r?\n/)) {
@@ -97,7 +93,7 @@ function summariseStream(text: string, contentType: string): ChatProbeResult {
     }
     let chunk: {
       error?: { message?: string };
-      choices?: { delta?: Record<string, any>; finish_reason?: string | null }[];
+      choices?: { delta?: Record<string, any> }[];
     };
     try {
       chunk = JSON.parse(data);
@@ -118,7 +114,6 @@ function summariseStream(text: string, contentType: string): ChatProbeResult {
         const index = call.index ?? 0;
         calls.set(index, (calls.get(index) ?? "") + (call.function?.name ?? ""));
       }
-      if (choice.finish_reason) out.finishReason = choice.finish_reason;
     }
   }
   out.toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, name]) => name);

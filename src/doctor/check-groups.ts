@@ -1,10 +1,4 @@
-/**
- * The doctor's check groups, in report order. A group either runs (returns its
- * findings) or is skipped with one line saying why (not configured).
- *
- * A group is one entry of DOCTOR_CHECK_GROUPS, with its checks in a file of their own
- * (redis-checks.ts, model-checks.ts, mcp-checks.ts, the adapters' setup checks).
- */
+/** The doctor's check groups, in report order: each runs, or is skipped with one line saying why. */
 import type { Config } from "../config/env-schema.js";
 import type { SetupFinding } from "../contracts/setup-finding.js";
 import { checkDiscord } from "../bots/discord/discord-setup-checks.js";

@@ -1,14 +1,12 @@
 /**
- * The doctor's MCP group: the file named by MCP_CONFIG parses, and each enabled server starts
- * (stdio child, or Streamable HTTP / SSE at its URL) and lists at least one tool after its
- * include/exclude filter — what a worker will offer the model. Each server is connected once,
- * with no retries, and closed again.
+ * The doctor's MCP group: MCP_CONFIG parses, and each enabled server starts and lists at least one tool
+ * after its include/exclude filter. Each is connected once, with no retries, and closed again.
  */
 import { findingsOf, type SetupFinding } from "../contracts/setup-finding.js";
 import { loadMcpConfigFile, McpConfigError, type McpServerConfig } from "../tools/mcp/mcp-config.js";
 import { createMcpServerConnection } from "../tools/mcp/mcp-server-connection.js";
 
-const GROUP = "MCP servers";
+const f = findingsOf("MCP servers");
 const silent = { info: () => undefined, warn: () => undefined };
 
 /** What to change when a server does not start, by how it is reached. */
@@ -22,9 +20,8 @@ function startFix(server: McpServerConfig): string {
 /** Checks one enabled server: it connects and lists tools. */
 async function checkServer(
   server: McpServerConfig,
-  opts: { inheritedPath: string | undefined; connectTimeoutMs: number },
+  opts: { inheritedPath: string | undefined; connectTimeoutMs?: number },
 ): Promise<SetupFinding> {
-  const f = findingsOf(GROUP);
   const connection = createMcpServerConnection({
     config: server,
     inheritedPath: opts.inheritedPath,
@@ -32,7 +29,7 @@ async function checkServer(
     log: silent,
     // One attempt: the doctor reports, it does not wait for a server to come back.
     retry: { initialMs: 3_600_000, maxMs: 3_600_000 },
-    connectTimeoutMs: opts.connectTimeoutMs,
+    connectTimeoutMs: opts.connectTimeoutMs ?? 15_000,
     onToolsChanged: () => undefined,
   });
   try {
@@ -66,7 +63,6 @@ export async function checkMcpServers(
   path: string,
   opts: { inheritedPath: string | undefined; connectTimeoutMs?: number },
 ): Promise<SetupFinding[]> {
-  const f = findingsOf(GROUP);
   let servers: McpServerConfig[];
   try {
     servers = loadMcpConfigFile(path).servers;
@@ -85,12 +81,7 @@ export async function checkMcpServers(
       findings.push(f.skip(server.name, "disabled in the file"));
       continue;
     }
-    findings.push(
-      await checkServer(server, {
-        inheritedPath: opts.inheritedPath,
-        connectTimeoutMs: opts.connectTimeoutMs ?? 15_000,
-      }),
-    );
+    findings.push(await checkServer(server, opts));
     if (server.transport.kind === "stdio" && server.transport.user === undefined)
       findings.push(
         f.warn(

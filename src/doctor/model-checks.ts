@@ -1,11 +1,6 @@
 /**
- * Model server set-up checks, in the order a user would debug them: it answers,
- * it serves MODEL, it streams, it returns structured tool calls for a probe
- * tool, it honours the thinking switch, and its context holds a whole request.
- * Probes are tiny (a few tokens, thinking off) so a CPU server answers quickly.
- * With MODEL_SERVER=ollama they go where the bot's requests go: Ollama's native
- * `/api/chat` (through the same translation, agent/ollama-fetch.ts, with the same
- * `num_ctx`), its listing is `/api/tags` and its context `/api/show`.
+ * Model server checks, in the order a user would debug them. Probes are tiny (thinking off) so a CPU server
+ * answers quickly; with MODEL_SERVER=ollama they go through the bot's own /api/chat translation.
  */
 import type { Config } from "../config/env-schema.js";
 import { maskedValue } from "../config/load-config.js";
@@ -14,26 +9,11 @@ import { dialectFields } from "../agent/model-dialect.js";
 import { createOllamaFetch } from "../agent/ollama-fetch.js";
 import { resolveContextWindow, type ContextWindow } from "../tokens/context-window.js";
 import { findingsOf, type SetupFinding } from "../contracts/setup-finding.js";
-import { describeFetchError, errorMessageOf, probeChat, type ChatProbeTarget } from "./chat-probe.js";
-import { LLAMA_SERVER_COMMAND, thinkingSwitchOf, toolSupportFix } from "./model-server-hints.js";
+import { describeFetchError, errorMessageOf, probeChat } from "./chat-probe.js";
+import { LLAMA_SERVER_COMMAND, THINKING_SWITCH, TOOL_SUPPORT_FIX } from "./model-server-hints.js";
 
 const f = findingsOf("Model server");
-
-/** What the model checks read from the configuration. */
-export type ModelCheckConfig = Pick<
-  Config,
-  | "OPENAI_BASE_URL"
-  | "OPENAI_API_KEY"
-  | "MODEL"
-  | "MODEL_CHOICES"
-  | "MODEL_SERVER"
-  | "ENABLE_THINKING"
-  | "MODEL_MAX_TOKENS"
-  | "HISTORY_MAX_TOKENS"
-  | "MODEL_TIMEOUT_MS"
-  | "MODEL_CONTEXT_TOKENS"
-  | "MODEL_KEEP_ALIVE"
->;
+const OVERLOAD_FIX = "check that the server is not overloaded; raise MODEL_TIMEOUT_MS for a slow machine";
 
 /** Room the system prompt and the tool schemas take in every request (measured on the built-in tools, rounded up). */
 export const PROMPT_ALLOWANCE_TOKENS = 1500;
@@ -53,17 +33,17 @@ const PROBE_TOOL = {
   },
 };
 
-/** The listing of GET {base}/models, as far as the checks need it. */
+/** What the server lists (GET {base}/models, or Ollama's /api/tags). */
 interface ModelsListing {
   ids: string[];
   contextTokens?: number;
 }
 
 /** The server's root: OPENAI_BASE_URL without its `/v1`. */
-const rootOf = (config: ModelCheckConfig): string => config.OPENAI_BASE_URL.replace(/\/+$/, "").replace(/\/v1$/, "");
+const rootOf = (config: Config): string => config.OPENAI_BASE_URL.replace(/\/+$/, "").replace(/\/v1$/, "");
 
 /** The context the bot sends Ollama as `num_ctx`: MODEL_CONTEXT_TOKENS, else MODEL's `/api/show`, else 8192. */
-export function ollamaContextWindow(config: ModelCheckConfig, timeoutMs = 3000): Promise<ContextWindow> {
+export function ollamaContextWindow(config: Config, timeoutMs = 3000): Promise<ContextWindow> {
   return resolveContextWindow({
     configured: config.MODEL_CONTEXT_TOKENS,
     serverRoot: rootOf(config),
@@ -73,12 +53,12 @@ export function ollamaContextWindow(config: ModelCheckConfig, timeoutMs = 3000):
   });
 }
 
-function target(config: ModelCheckConfig): ChatProbeTarget {
-  return {
+/** Sends `content` as the one user message, thinking off. */
+function probe(config: Config, content: string, maxTokens: number, extra: Record<string, unknown> = {}) {
+  const target = {
     baseUrl: config.OPENAI_BASE_URL,
     apiKey: config.OPENAI_API_KEY,
     timeoutMs: Math.min(config.MODEL_TIMEOUT_MS, 60_000),
-    // Ollama: the probe goes through the bot's own translation to /api/chat, num_ctx and all.
     ...(config.MODEL_SERVER === "ollama"
       ? {
           fetch: createOllamaFetch({
@@ -89,34 +69,27 @@ function target(config: ModelCheckConfig): ChatProbeTarget {
         }
       : {}),
   };
-}
-
-function probeBody(
-  config: ModelCheckConfig,
-  messages: unknown[],
-  maxTokens: number,
-  extra: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return {
+  return probeChat(target, {
     model: config.MODEL,
-    messages,
+    messages: [{ role: "user", content }],
     ...dialectFields(config.MODEL_SERVER, { enableThinking: false, maxTokens }),
     ...extra,
-  };
+  });
 }
 
 /** The server answers GET {base}/models; on success also returns what it lists. */
 export async function checkModelAnswers(
-  config: ModelCheckConfig,
+  config: Config,
   timeoutMs = 3000,
 ): Promise<{ finding: SetupFinding; listing?: ModelsListing }> {
   const ollama = config.MODEL_SERVER === "ollama";
   const base = config.OPENAI_BASE_URL.replace(/\/+$/, "");
   // Shown without user:password@ and query values (`?key=`): the report is pasted into issues.
   const shown = maskedValue(base);
-  const startFix = ollama
-    ? "start Ollama (ollama serve; in Docker it must listen beyond loopback: OLLAMA_HOST=0.0.0.0), or set OPENAI_BASE_URL to its address (http://host:11434/v1)"
-    : `start one: ${LLAMA_SERVER_COMMAND} (or set OPENAI_BASE_URL to your server)`;
+  const fail = (detail: string, fix: string) => ({ finding: f.fail("answers", detail, fix) });
+  const urlFix = ollama
+    ? "OPENAI_BASE_URL must be Ollama's address (http://host:11434/v1), or set MODEL_SERVER to the server you run"
+    : "OPENAI_BASE_URL must be the server's OpenAI API root, usually ending in /v1";
   // Ollama's own listing, at the root beside /api/chat, is what the bot relies on there.
   const listingPath = ollama ? `${rootOf(config)}/api/tags` : `${base}/models`;
   const listingShown = ollama ? maskedValue(listingPath) : `${shown}/models`;
@@ -127,41 +100,25 @@ export async function checkModelAnswers(
       signal: timeoutSignal(timeoutMs),
     });
   } catch (error) {
-    return {
-      finding: f.fail("answers", `no model server answers at ${shown} (${describeFetchError(error)})`, startFix),
-    };
+    return fail(
+      `no model server answers at ${shown} (${describeFetchError(error)})`,
+      ollama
+        ? "start Ollama (ollama serve; in Docker it must listen beyond loopback: OLLAMA_HOST=0.0.0.0), or set OPENAI_BASE_URL to its address (http://host:11434/v1)"
+        : `start one: ${LLAMA_SERVER_COMMAND} (or set OPENAI_BASE_URL to your server)`,
+    );
   }
   const text = await res.text();
-  if (res.status === 401 || res.status === 403) {
-    return {
-      finding: f.fail(
-        "answers",
-        `${shown} refuses the key (HTTP ${res.status}: ${errorMessageOf(text)})`,
-        "set OPENAI_API_KEY to a key this server accepts",
-      ),
-    };
-  }
-  if (res.status === 503) {
-    return {
-      finding: f.fail(
-        "answers",
-        `${shown} is still loading the model (${errorMessageOf(text)})`,
-        "wait until the model is loaded, then run the doctor again",
-      ),
-    };
-  }
-  if (!res.ok) {
-    return {
-      finding: f.fail(
-        "answers",
-        `${listingShown} answered HTTP ${res.status} (${errorMessageOf(text)})`,
-        ollama
-          ? "OPENAI_BASE_URL must be Ollama's address (http://host:11434/v1), or set MODEL_SERVER to the server you run"
-          : "OPENAI_BASE_URL must be the server's OpenAI API root, usually ending in /v1",
-      ),
-    };
-  }
-  let listing: ModelsListing;
+  if (res.status === 401 || res.status === 403)
+    return fail(
+      `${shown} refuses the key (HTTP ${res.status}: ${errorMessageOf(text)})`,
+      "set OPENAI_API_KEY to a key this server accepts",
+    );
+  if (res.status === 503)
+    return fail(
+      `${shown} is still loading the model (${errorMessageOf(text)})`,
+      "wait until the model is loaded, then run the doctor again",
+    );
+  if (!res.ok) return fail(`${listingShown} answered HTTP ${res.status} (${errorMessageOf(text)})`, urlFix);
   try {
     if (ollama) {
       const tags = JSON.parse(text) as { models?: { name?: unknown; model?: unknown }[] };
@@ -174,32 +131,29 @@ export async function checkModelAnswers(
     const contextTokens = data
       .map((m) => m.meta?.n_ctx ?? m.max_model_len)
       .find((n): n is number => typeof n === "number");
-    listing = { ids: data.map((m) => String(m.id ?? "")).filter(Boolean), ...(contextTokens ? { contextTokens } : {}) };
-  } catch {
+    const ids = data.map((m) => String(m.id ?? "")).filter(Boolean);
     return {
-      finding: f.fail(
-        "answers",
-        ollama
-          ? `${listingShown} is not Ollama's model list: not an Ollama server`
-          : `${shown}/models is not JSON: not an OpenAI-compatible server`,
-        ollama
-          ? "OPENAI_BASE_URL must be Ollama's address (http://host:11434/v1), or set MODEL_SERVER to the server you run"
-          : "OPENAI_BASE_URL must be the server's OpenAI API root, usually ending in /v1",
-      ),
+      finding: f.pass("answers", `answers at ${shown}`),
+      listing: { ids, ...(contextTokens ? { contextTokens } : {}) },
     };
+  } catch {
+    return fail(
+      ollama
+        ? `${listingShown} is not Ollama's model list: not an Ollama server`
+        : `${shown}/models is not JSON: not an OpenAI-compatible server`,
+      urlFix,
+    );
   }
-  return { finding: f.pass("answers", `answers at ${shown}`), listing };
 }
 
 /** MODEL is served. llama.cpp serves one model whatever the request names, so there one model is enough. */
-export function checkModelListed(config: ModelCheckConfig, listing: ModelsListing): SetupFinding {
+export function checkModelListed(config: Config, listing: ModelsListing): SetupFinding {
   if (isServed(config, listing, config.MODEL)) return f.pass("model", `serves ${config.MODEL}`);
-  if (config.MODEL_SERVER === "llama.cpp" && listing.ids.length === 1) {
+  if (config.MODEL_SERVER === "llama.cpp" && listing.ids.length === 1)
     return f.pass(
       "model",
       `serves ${listing.ids[0]} (llama.cpp answers every request with its one model, whatever MODEL says)`,
     );
-  }
   const listed = listing.ids.length ? listing.ids.join(", ") : "nothing";
   return f.fail(
     "model",
@@ -209,35 +163,33 @@ export function checkModelListed(config: ModelCheckConfig, listing: ModelsListin
 }
 
 /** Whether the listing has `model`; Ollama takes a name without a tag as `:latest`. */
-function isServed(config: ModelCheckConfig, listing: ModelsListing, model: string): boolean {
+function isServed(config: Config, listing: ModelsListing, model: string): boolean {
   if (listing.ids.includes(model)) return true;
   return config.MODEL_SERVER === "ollama" && !model.includes(":") && listing.ids.includes(`${model}:latest`);
 }
 
-/** Every model `/model` may switch to (MODEL_CHOICES) is served; undefined when there is nothing to check. */
-export function checkModelChoices(config: ModelCheckConfig, listing: ModelsListing): SetupFinding | undefined {
+/** Every model `/model` may switch to (MODEL_CHOICES) is served; none when there is nothing to check. */
+export function checkModelChoices(config: Config, listing: ModelsListing): SetupFinding[] {
   const choices = config.MODEL_CHOICES;
   // llama.cpp with one model answers every name with it: there is nothing to switch between, and nothing to check.
-  if (!choices?.length || (config.MODEL_SERVER === "llama.cpp" && listing.ids.length === 1)) return undefined;
+  if (!choices?.length || (config.MODEL_SERVER === "llama.cpp" && listing.ids.length === 1)) return [];
   const missing = choices.filter((name) => !isServed(config, listing, name));
   if (missing.length === 0)
-    return f.pass("model choices", `serves every model of MODEL_CHOICES (${choices.join(", ")})`);
-  return f.fail(
-    "model choices",
-    `MODEL_CHOICES names models the server does not serve: ${missing.join(", ")} (switching to one fails every answer)`,
-    `load them into the server, or keep MODEL_CHOICES to what it lists: ${listing.ids.join(", ") || "nothing"}`,
-  );
+    return [f.pass("model choices", `serves every model of MODEL_CHOICES (${choices.join(", ")})`)];
+  return [
+    f.fail(
+      "model choices",
+      `MODEL_CHOICES names models the server does not serve: ${missing.join(", ")} (switching to one fails every answer)`,
+      `load them into the server, or keep MODEL_CHOICES to what it lists: ${listing.ids.join(", ") || "nothing"}`,
+    ),
+  ];
 }
 
 /** A streamed request comes back as server-sent events. */
-export async function checkStreams(config: ModelCheckConfig): Promise<SetupFinding> {
-  const result = await probeChat(target(config), probeBody(config, [{ role: "user", content: "Say OK." }], 16));
+export async function checkStreams(config: Config): Promise<SetupFinding> {
+  const result = await probe(config, "Say OK.", 16);
   if (result.kind === "network-error")
-    return f.fail(
-      "streams",
-      `the streamed request failed (${result.message})`,
-      "check that the server is not overloaded; raise MODEL_TIMEOUT_MS for a slow machine",
-    );
+    return f.fail("streams", `the streamed request failed (${result.message})`, OVERLOAD_FIX);
   if (result.kind === "http-error")
     return f.fail(
       "streams",
@@ -250,32 +202,25 @@ export async function checkStreams(config: ModelCheckConfig): Promise<SetupFindi
       `the stream ended with an error: ${result.streamError}`,
       "look at the model server's log; a different quantisation or an updated server usually helps",
     );
-  if (result.chunks === 0) {
+  if (result.chunks === 0)
     return f.fail(
       "streams",
       `a streamed request got no server-sent events (Content-Type ${result.contentType || "none"})`,
       "use a server (or proxy) that streams chat completions; a buffering proxy must pass text/event-stream through",
     );
-  }
   return f.pass("streams", `streams (${result.chunks} chunks${result.sawDone ? "" : ", no [DONE]"})`);
 }
 
 /** A probe tool comes back as a structured tool call, not as text and not dropped. */
-export async function checkToolCalls(config: ModelCheckConfig): Promise<SetupFinding> {
-  const messages = [
-    { role: "user", content: 'Call the tool doctor_probe with the word "ping". Do not answer in text.' },
-  ];
-  const result = await probeChat(
-    target(config),
-    probeBody(config, messages, 256, { tools: [PROBE_TOOL], tool_choice: "auto", parallel_tool_calls: true }),
-  );
-  const fix = toolSupportFix(config.MODEL_SERVER);
+export async function checkToolCalls(config: Config): Promise<SetupFinding> {
+  const result = await probe(config, 'Call the tool doctor_probe with the word "ping". Do not answer in text.', 256, {
+    tools: [PROBE_TOOL],
+    tool_choice: "auto",
+    parallel_tool_calls: true,
+  });
+  const fix = TOOL_SUPPORT_FIX[config.MODEL_SERVER];
   if (result.kind === "network-error")
-    return f.fail(
-      "tool calls",
-      `the tool request failed (${result.message})`,
-      "check that the server is not overloaded; raise MODEL_TIMEOUT_MS for a slow machine",
-    );
+    return f.fail("tool calls", `the tool request failed (${result.message})`, OVERLOAD_FIX);
   if (result.kind === "http-error")
     return f.fail(
       "tool calls",
@@ -284,13 +229,12 @@ export async function checkToolCalls(config: ModelCheckConfig): Promise<SetupFin
     );
   if (result.toolCalls.includes("doctor_probe"))
     return f.pass("tool calls", "returns structured tool calls (the probe tool was called)");
-  if (/<tool_call>|"name"\s*:\s*"doctor_probe"/.test(result.content)) {
+  if (/<tool_call>|"name"\s*:\s*"doctor_probe"/.test(result.content))
     return f.fail(
       "tool calls",
       "tool calls come back as plain text in the answer (<tool_call>…), not as structured tool_calls",
       fix,
     );
-  }
   if (result.toolCalls.length > 0)
     return f.fail(
       "tool calls",
@@ -305,14 +249,14 @@ export async function checkToolCalls(config: ModelCheckConfig): Promise<SetupFin
 }
 
 /** With thinking switched off the way MODEL_SERVER says, no reasoning comes back. */
-export async function checkThinkingSwitch(config: ModelCheckConfig): Promise<SetupFinding> {
-  const field = thinkingSwitchOf(config.MODEL_SERVER);
+export async function checkThinkingSwitch(config: Config): Promise<SetupFinding> {
+  const field = THINKING_SWITCH[config.MODEL_SERVER];
   if (!field)
     return f.skip(
       "thinking switch",
       `MODEL_SERVER=${config.MODEL_SERVER} has no per-request thinking switch (the server's own settings decide)`,
     );
-  const result = await probeChat(target(config), probeBody(config, [{ role: "user", content: "Say OK." }], 64));
+  const result = await probe(config, "Say OK.", 64);
   if (result.kind !== "stream")
     return f.fail(
       "thinking switch",
@@ -328,7 +272,7 @@ export async function checkThinkingSwitch(config: ModelCheckConfig): Promise<Set
 }
 
 /** Thinking on with a tiny completion budget gives empty answers: the reasoning eats it all. */
-export function checkThinkingBudget(config: ModelCheckConfig): SetupFinding {
+export function checkThinkingBudget(config: Config): SetupFinding {
   if (!config.ENABLE_THINKING)
     return f.pass("token budget", `thinking is off; MODEL_MAX_TOKENS=${config.MODEL_MAX_TOKENS} is all for the answer`);
   if (config.MODEL_MAX_TOKENS >= MIN_THINKING_MAX_TOKENS)
@@ -343,17 +287,19 @@ export function checkThinkingBudget(config: ModelCheckConfig): SetupFinding {
   );
 }
 
+/** The tokens a full request takes, and the sum that says so. */
+function requestSize(config: Config): { needed: number; sum: string } {
+  const needed = config.MODEL_MAX_TOKENS + config.HISTORY_MAX_TOKENS + PROMPT_ALLOWANCE_TOKENS;
+  const sum = `MODEL_MAX_TOKENS ${config.MODEL_MAX_TOKENS} + HISTORY_MAX_TOKENS ${config.HISTORY_MAX_TOKENS} + about ${PROMPT_ALLOWANCE_TOKENS} for the prompt and tools = ${needed}`;
+  return { needed, sum };
+}
+
 /** The server's context holds the history, the prompt and a whole completion. */
-export async function checkContext(
-  config: ModelCheckConfig,
-  listing: ModelsListing,
-  timeoutMs = 3000,
-): Promise<SetupFinding> {
+export async function checkContext(config: Config, listing: ModelsListing, timeoutMs = 3000): Promise<SetupFinding> {
   if (config.MODEL_SERVER === "ollama") return checkOllamaContext(config, timeoutMs);
   const contextTokens = (await propsContext(config, timeoutMs)) ?? listing.contextTokens;
   if (contextTokens === undefined) return f.skip("context", "the server does not report its context size");
-  const needed = config.MODEL_MAX_TOKENS + config.HISTORY_MAX_TOKENS + PROMPT_ALLOWANCE_TOKENS;
-  const sum = `MODEL_MAX_TOKENS ${config.MODEL_MAX_TOKENS} + HISTORY_MAX_TOKENS ${config.HISTORY_MAX_TOKENS} + about ${PROMPT_ALLOWANCE_TOKENS} for the prompt and tools = ${needed}`;
+  const { needed, sum } = requestSize(config);
   if (contextTokens >= needed)
     return f.pass("context", `context of ${contextTokens} tokens holds a full request (${sum})`);
   return f.fail(
@@ -363,11 +309,8 @@ export async function checkContext(
   );
 }
 
-/**
- * Ollama gives each request the context its `num_ctx` asks for, and the bot's budget counts with that same figure:
- * a small one never fails a request, it only keeps less history (a warning, with the setting that gives more).
- */
-async function checkOllamaContext(config: ModelCheckConfig, timeoutMs: number): Promise<SetupFinding> {
+/** Ollama gives each request its `num_ctx`, and the bot's budget counts with it: too small only keeps less history. */
+async function checkOllamaContext(config: Config, timeoutMs: number): Promise<SetupFinding> {
   const window = await ollamaContextWindow(config, timeoutMs);
   const from =
     window.source === "config"
@@ -375,11 +318,9 @@ async function checkOllamaContext(config: ModelCheckConfig, timeoutMs: number): 
       : window.source === "server"
         ? `/api/show: ${window.detail}`
         : "the default: /api/show did not say";
-  const needed = config.MODEL_MAX_TOKENS + config.HISTORY_MAX_TOKENS + PROMPT_ALLOWANCE_TOKENS;
-  const sum = `MODEL_MAX_TOKENS ${config.MODEL_MAX_TOKENS} + HISTORY_MAX_TOKENS ${config.HISTORY_MAX_TOKENS} + about ${PROMPT_ALLOWANCE_TOKENS} for the prompt and tools = ${needed}`;
+  const { needed, sum } = requestSize(config);
   if (window.tokens >= needed)
     return f.pass("context", `num_ctx ${window.tokens} (${from}) holds a full request (${sum})`);
-  // A warning, not a failure: the budget counts with this num_ctx, so requests fit; only less history does.
   return f.warn(
     "context",
     `num_ctx ${window.tokens} (${from}) is smaller than ${sum}: the bot keeps less history to fit`,
@@ -388,10 +329,9 @@ async function checkOllamaContext(config: ModelCheckConfig, timeoutMs: number): 
 }
 
 /** llama.cpp's GET /props (at the server root, beside /v1) reports the context a request gets. */
-async function propsContext(config: ModelCheckConfig, timeoutMs: number): Promise<number | undefined> {
-  const root = config.OPENAI_BASE_URL.replace(/\/+$/, "").replace(/\/v1$/, "");
+async function propsContext(config: Config, timeoutMs: number): Promise<number | undefined> {
   try {
-    const res = await fetch(`${root}/props`, {
+    const res = await fetch(`${rootOf(config)}/props`, {
       headers: { authorization: `Bearer ${config.OPENAI_API_KEY}` },
       signal: timeoutSignal(timeoutMs),
     });
@@ -404,10 +344,7 @@ async function propsContext(config: ModelCheckConfig, timeoutMs: number): Promis
   }
 }
 
-/**
- * Whether an Ollama server answers at `root`: its version (`GET /api/version`), "" when only `GET /api/tags`
- * answers like Ollama (a proxy that passes only some paths), undefined when neither does.
- */
+/** Ollama's version at `root`; "" when only /api/tags answers (a proxy passing some paths); undefined if not Ollama. */
 async function ollamaAt(root: string, timeoutMs = 3000): Promise<string | undefined> {
   const ask = async (path: string): Promise<Record<string, unknown> | undefined> => {
     try {
@@ -418,7 +355,7 @@ async function ollamaAt(root: string, timeoutMs = 3000): Promise<string | undefi
       }
       return (await response.json()) as Record<string, unknown>;
     } catch {
-      return undefined; // not answering: not an Ollama server (or not up; the answers check says so)
+      return undefined; // not up: the answers check says so
     }
   };
   const version = await ask("/api/version");
@@ -428,12 +365,10 @@ async function ollamaAt(root: string, timeoutMs = 3000): Promise<string | undefi
 }
 
 /**
- * Which API the bot talks to: Ollama's native `/api/chat` with MODEL_SERVER=ollama, else the OpenAI-compatible
- * `/v1`. An Ollama server reached through `/v1` fails: there it ignores `num_ctx` and silently cuts long prompts
- * at the model's default context, tool definitions first. Detected by Ollama's own `/api/version` or `/api/tags`
- * answering at the base URL's origin.
+ * Which API the bot talks to: Ollama's native /api/chat with MODEL_SERVER=ollama, else the OpenAI-compatible /v1.
+ * Ollama through /v1 fails: it ignores `num_ctx` and silently cuts long prompts, tool definitions first.
  */
-export async function checkModelApi(config: ModelCheckConfig): Promise<SetupFinding> {
+export async function checkModelApi(config: Config): Promise<SetupFinding> {
   const root = rootOf(config);
   const version = await ollamaAt(root);
   if (config.MODEL_SERVER === "ollama") {
@@ -459,7 +394,7 @@ export async function checkModelApi(config: ModelCheckConfig): Promise<SetupFind
 }
 
 /** Runs the model checks; the request checks are skipped when the server does not answer. */
-export async function checkModelServer(config: ModelCheckConfig): Promise<SetupFinding[]> {
+export async function checkModelServer(config: Config): Promise<SetupFinding[]> {
   const answers = await checkModelAnswers(config);
   const budget = checkThinkingBudget(config);
   if (!answers.listing) return [answers.finding, f.skip("requests", "skipped: the server does not answer"), budget];
@@ -467,7 +402,7 @@ export async function checkModelServer(config: ModelCheckConfig): Promise<SetupF
     answers.finding,
     await checkModelApi(config),
     checkModelListed(config, answers.listing),
-    ...[checkModelChoices(config, answers.listing)].filter((finding): finding is SetupFinding => finding !== undefined),
+    ...checkModelChoices(config, answers.listing),
     await checkStreams(config),
     await checkToolCalls(config),
     await checkThinkingSwitch(config),

@@ -1,7 +1,6 @@
 /**
- * Redis set-up checks: it answers, it keeps data across a restart, and it never
- * evicts keys (BullMQ's job and lock keys vanishing means lost or doubled answers).
- * Reads INFO rather than CONFIG where it can: managed Redis often disables CONFIG.
+ * Redis checks: it answers, keeps data across a restart, and never evicts keys (BullMQ's vanishing means lost
+ * or doubled answers). Reads INFO rather than CONFIG where it can: managed Redis often disables CONFIG.
  */
 import { Redis } from "ioredis";
 import { findingsOf, type SetupFinding } from "../contracts/setup-finding.js";
@@ -20,9 +19,8 @@ function infoFields(text: string): Map<string, string> {
 }
 
 /**
- * Opens a connection that fails fast instead of retrying (a check, not a long-lived client). ioredis
- * prints a console warning when the URL's password is not asked for; the doctor says it as a finding
- * instead (`unaskedPassword`), so its output stays one line per check.
+ * Opens a connection that fails fast instead of retrying. ioredis's console warning about an unasked-for
+ * password becomes `unaskedPassword`, said in a finding, so the output stays one line per check.
  */
 async function openProbe(url: string, timeoutMs: number): Promise<{ redis: Redis; unaskedPassword: boolean }> {
   const redis = new Redis(url, {

@@ -1,8 +1,4 @@
-/**
- * `node dist/main.js doctor [--json]` (`npm run doctor`): runs every check
- * group and prints one line per check, ✓ / ✗ with the fix, or the same
- * findings as JSON for automation. Exit code 0 only when nothing failed.
- */
+/** `npm run doctor [-- --json]`: one line per check (✓ / ✗ with the fix) or JSON; exits 0 only if nothing failed. */
 import type { Config } from "../config/env-schema.js";
 import type { SetupFinding } from "../contracts/setup-finding.js";
 import { redactSecrets } from "../observability/logger.js";

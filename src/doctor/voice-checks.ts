@@ -1,7 +1,6 @@
 /**
- * The doctor's checks of the speech servers, when configured: the transcriber (STT_BASE_URL) answers,
- * has STT_MODEL (when it lists its models), and turns a one-second sample into text; the speech server
- * (TTS_BASE_URL) makes playable OGG/Opus of a short sentence with TTS_VOICE.
+ * The speech servers, when configured: the transcriber answers, has STT_MODEL (when it lists its models) and
+ * transcribes a one-second sample; the speech server makes playable OGG/Opus with TTS_VOICE.
  */
 import { findingsOf, type SetupFinding } from "../contracts/setup-finding.js";
 import { createSpeechSynthesiser } from "../voice/speech-synthesiser.js";

@@ -1,9 +1,6 @@
 /**
- * The schedules of every chat: a record per schedule in Redis (one hash per chat) and its delivery in
- * BullMQ: a delayed job for "once", a job scheduler (cron pattern + `tz`, or `every`) for a repeating
- * one, so a schedule survives restarts and BullMQ's locks make it fire once with any number of workers.
- * Creating checks the limits: MAX_SCHEDULES_PER_CHAT, once a minute at most, admins only for repeating
- * schedules in groups. Every refusal is one line for the chat (or the model).
+ * The schedules of every chat: a record per schedule in Redis (one hash per chat), delivered by BullMQ (a delayed
+ * job, or a job scheduler for a repeating one), so it survives restarts and fires once with any number of workers.
  */
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
@@ -72,10 +69,7 @@ export interface ScheduleBookOptions {
   maxPerChat: number;
   maxRuns: number;
   now?: () => Date;
-  /**
-   * Milliseconds per minute of "every N minutes" (default 60 000). Tests shorten it to see several
-   * runs of a real job scheduler quickly; every other path is the one production runs.
-   */
+  /** Milliseconds per minute of "every N minutes" (default 60 000); tests shorten it. */
   msPerMinute?: number;
 }
 
@@ -119,12 +113,15 @@ export function createScheduleBook(opts: ScheduleBookOptions): ScheduleBook {
   const msPerMinute = opts.msPerMinute ?? 60_000;
   const key = (conversationKey: string) => schedulesKey(opts.prefix, conversationKey);
 
+  const parse = (json: string) => scheduleRecordSchema.safeParse(JSON.parse(json)).data;
   const list = async (conversationKey: string): Promise<ScheduleRecord[]> => {
-    const raw = await opts.redis.hvals(key(conversationKey));
-    return raw
-      .map((json) => scheduleRecordSchema.safeParse(JSON.parse(json)))
-      .flatMap((r) => (r.success ? [r.data] : []))
-      .sort((a, b) => a.createdAt - b.createdAt);
+    const records = (await opts.redis.hvals(key(conversationKey))).map(parse);
+    return records.filter((r) => r !== undefined).sort((a, b) => a.createdAt - b.createdAt);
+  };
+  // Both kinds are removed: a record may be gone while its job is not (or the reverse) after a crash.
+  const unqueue = async (id: string) => {
+    await queue.removeJobScheduler(scheduleJobId({ id }));
+    await queue.remove(scheduleJobId({ id }));
   };
 
   const book: ScheduleBook = {
@@ -133,7 +130,8 @@ export function createScheduleBook(opts: ScheduleBookOptions): ScheduleBook {
       if (!text) return { ok: false, problem: "Say what to post, e.g. /remind in 20 minutes stretch." };
       if (text.length > MAX_TEXT) return { ok: false, problem: `A schedule's text is at most ${MAX_TEXT} characters.` };
       const when = parseWhen(request.when, now(), asker.timeZone);
-      if (when.kind === "error") return { ok: false, problem: `${capital(when.problem)}.` };
+      if (when.kind === "error")
+        return { ok: false, problem: `${when.problem.charAt(0).toUpperCase()}${when.problem.slice(1)}.` };
       const existing = await list(asker.chat.conversationKey);
       if (existing.length >= opts.maxPerChat)
         return {
@@ -143,7 +141,7 @@ export function createScheduleBook(opts: ScheduleBookOptions): ScheduleBook {
       if (when.kind === "repeat" && !(await asker.mayRepeat()))
         return { ok: false, problem: "In groups only admins may create repeating schedules." };
       const record: ScheduleRecord = {
-        id: newId(),
+        id: Math.random().toString(36).slice(2, 8),
         chat: asker.chat,
         author: asker.author,
         kind: request.kind,
@@ -188,21 +186,16 @@ export function createScheduleBook(opts: ScheduleBookOptions): ScheduleBook {
     list,
     async get(conversationKey, id) {
       const raw = await opts.redis.hget(key(conversationKey), id);
-      if (!raw) return undefined;
-      const parsed = scheduleRecordSchema.safeParse(JSON.parse(raw));
-      return parsed.success ? parsed.data : undefined;
+      return raw ? parse(raw) : undefined;
     },
     async cancel(conversationKey, id) {
       const removed = await opts.redis.hdel(key(conversationKey), id);
-      // Both kinds are tried: a record may be gone while its job is not (or the reverse) after a crash.
-      await queue.removeJobScheduler(scheduleJobId({ id }));
-      await queue.remove(scheduleJobId({ id }));
+      await unqueue(id);
       return removed > 0;
     },
     async pause(record) {
       await book.update({ ...record, paused: true });
-      await queue.removeJobScheduler(scheduleJobId(record));
-      await queue.remove(scheduleJobId(record));
+      await unqueue(record.id);
     },
     async update(record) {
       // Only while it still exists, checked and written in one step: a run finishing as the schedule is
@@ -222,15 +215,8 @@ export function createScheduleBook(opts: ScheduleBookOptions): ScheduleBook {
   return book;
 }
 
-function newId(): string {
-  return Math.random().toString(36).slice(2, 8);
-}
-
-function capital(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-function short(text: string): string {
+/** The text on one line, cut to 60 characters, for confirmations and listings. */
+export function short(text: string): string {
   const line = text.replace(/\s+/g, " ");
   return line.length > 60 ? `${line.slice(0, 59)}…` : line;
 }

@@ -1,12 +1,10 @@
 /**
- * `/remind` and `/schedules` for people: `/remind in 20 minutes stretch`, `/remind every weekday at 08:00
- * ask: today's AI news` (an `ask:` text is answered by the model then, not posted as is), and a list of
- * the chat's schedules with a cancel button each. The chat is read from the conversation key the
- * adapters build (`tg:<chat>[:<topic>]`, `dc:<channel>`).
+ * `/remind` and `/schedules` for people: `/remind in 20 minutes stretch`, `/remind every weekday at 08:00 ask:
+ * today's AI news` (an `ask:` text is answered by the model then), and the chat's list with a cancel button each.
  */
 import type { ScheduleCommands } from "../contracts/schedule-commands.js";
 import { SETTINGS_ACTION_PREFIX, type SettingsAnswer, type SettingsAsker } from "../contracts/settings-port.js";
-import type { ScheduleBook, ScheduleChat, ScheduleRecord } from "./schedule-book.js";
+import { short, type ScheduleBook, type ScheduleChat, type ScheduleRecord } from "./schedule-book.js";
 import { describeInstant, parseWhen, WHEN_EXAMPLES } from "./schedule-when.js";
 
 /** What the commands need. */
@@ -117,9 +115,4 @@ function describeRecord(r: ScheduleRecord, next: Date | undefined, timeZone: str
         ? `at ${describeInstant(next, timeZone)}`
         : "due now";
   return `• ${r.id}: ${what}, ${when}`;
-}
-
-function short(text: string): string {
-  const line = text.replace(/\s+/g, " ");
-  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
 }

@@ -1,13 +1,18 @@
 /**
- * Runs schedules when BullMQ hands their jobs to a worker: posts the fixed text or asks for the prompt's
- * answer, counts runs, ends a schedule after its last run, pauses one that failed three times in a row
- * (saying so in the chat), and handles runs missed while every worker was down: less than an hour late
- * fires with a note, later is skipped with a note.
+ * Runs schedules' jobs: posts the text or asks for the prompt's answer, ends a schedule after its last run, pauses
+ * one that failed three times in a row; a run missed while workers were down fires with a note, or is skipped
+ * when over an hour late.
  */
 import { type Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { SCHEDULE_QUEUE_NAME, scheduleFiredKey } from "../redis/keys.js";
-import type { ScheduleBook, ScheduleChat, ScheduleJobData, ScheduleRecord } from "./schedule-book.js";
+import {
+  short,
+  type ScheduleBook,
+  type ScheduleChat,
+  type ScheduleJobData,
+  type ScheduleRecord,
+} from "./schedule-book.js";
 import { describeInstant } from "./schedule-when.js";
 
 /** How a run reaches the chat (the composition root wires the platforms and the message queue). */
@@ -115,9 +120,4 @@ export function startScheduleRunner(opts: ScheduleRunnerOptions): ScheduleRunner
     ready: () => worker.waitUntilReady().then(() => undefined),
     close: (force) => worker.close(force),
   };
-}
-
-function short(text: string): string {
-  const line = text.replace(/\s+/g, " ");
-  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
 }

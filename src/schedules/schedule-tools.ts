@@ -1,7 +1,6 @@
 /**
- * The model's side of schedules: `schedule_message`, `list_schedules`, `cancel_schedule`. The argument
- * schema stays tiny for a 1.7B model (`when` is one string we read ourselves); the chat comes from the
- * tool's execution context, and every refusal is the one line the model passes on.
+ * The model's side of schedules. The argument schema stays tiny for a 1.7B model (`when` is one string we read
+ * ourselves); the chat comes from the tool's context, and every refusal is the one line the model passes on.
  */
 import { z } from "zod";
 import type { ToolConversation } from "../contracts/tool-conversation.js";

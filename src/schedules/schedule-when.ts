@@ -1,9 +1,6 @@
 /**
- * The `when` of a schedule, as a person or a 1.7B model writes it, read in the chat's time zone:
- * a delay ("in 20 minutes"), a time ("tomorrow at 8", "18:30", "2026-12-05 08:00") or a repeating
- * rule ("every weekday at 08:00", "every monday at 9", "every 2 hours"). The argument stays one short
- * string (a small model fills that best); the grammar is ours, and what it does not know gets one
- * line saying what it does.
+ * The `when` of a schedule as a person or a 1.7B model writes it, read in the chat's time zone: a delay, a time or
+ * a repeating rule. One short string is what a small model fills best; what the grammar does not know gets one line.
  */
 import { isTimeZoneName } from "../shared/time-zone.js";
 
@@ -77,14 +74,12 @@ function parseRepeat(rule: string): ParsedWhen {
     const n = interval[1] ? Number(interval[1]) : 1;
     if (n < 1) return { kind: "error", problem: "a schedule repeats at most once a minute" };
     const minutes = interval[2]!.startsWith("h") ? n * 60 : n;
-    const unit =
-      minutes % 60 === 0
-        ? `${minutes / 60 === 1 ? "hour" : `${minutes / 60} hours`}`
-        : `${minutes === 1 ? "minute" : `${minutes} minutes`}`;
+    const count = (n: number, unit: string) => (n === 1 ? unit : `${n} ${unit}s`);
+    const unit = minutes % 60 === 0 ? count(minutes / 60, "hour") : count(minutes, "minute");
     return { kind: "repeat", everyMinutes: minutes, label: `every ${unit}` };
   }
-  const second = /^(\d+ )?(seconds?|secs?)$/.exec(rule);
-  if (second) return { kind: "error", problem: "a schedule repeats at most once a minute" };
+  if (/^(\d+ )?(seconds?|secs?)$/.test(rule))
+    return { kind: "error", problem: "a schedule repeats at most once a minute" };
   const daily = /^(day|weekday|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?(?: at)? (.+)$/.exec(
     rule,
   );

@@ -1,8 +1,6 @@
 /**
- * What one conversation may set for itself, and how those choices combine with the
- * deployment's defaults (MODEL, ENABLE_THINKING, SHOW_REASONING, every tool on).
- * Only the choices that differ from the defaults are stored, so changing a default in
- * the environment reaches every conversation that did not choose otherwise.
+ * What one conversation may set for itself, over the deployment's defaults. Only choices that differ are
+ * stored, so changing a default in the environment reaches every conversation that did not choose otherwise.
  */
 import { isTimeZoneName } from "../shared/time-zone.js";
 import { z } from "zod";
@@ -36,8 +34,6 @@ export const settingsFieldSchemas = {
   threads: z.enum(["on", "off"]).transform((v) => v === "on"),
 } as const;
 
-export { isTimeZoneName };
-
 /** The choices a conversation made; absent = the default. */
 export interface SettingsOverrides {
   model?: string;
@@ -61,30 +57,13 @@ export interface SettingsDefaults {
   reasoning: ReasoningDisplay;
 }
 
-/** What an answer runs with: the defaults with the conversation's choices applied. */
-export interface ConversationSettings {
-  model: string;
-  thinking: boolean;
-  reasoning: ReasoningDisplay;
-  persona?: string;
-  timeZone?: string;
-  /** Absent: auto (DEFAULT_VOICE_MODE). */
-  voice?: VoiceMode;
-  toolsOff: string[];
-}
+/** What an answer runs with: the defaults with the conversation's choices applied (`threads` is the adapter's). */
+export type ConversationSettings = SettingsDefaults & Omit<SettingsOverrides, keyof SettingsDefaults | "threads">;
 
-/** A change to a conversation's settings: a value sets it, `null` goes back to the default. */
-export interface SettingsChange {
-  model?: string | null;
-  thinking?: boolean | null;
-  reasoning?: ReasoningDisplay | null;
-  persona?: string | null;
-  timeZone?: string | null;
-  voice?: VoiceMode | null;
-  threads?: boolean | null;
-  /** Tool name → on (true) or off (false). */
+/** A change: a value sets a setting, `null` goes back to the default; `tools` maps a tool name to on (true) or off. */
+export type SettingsChange = { [K in Exclude<keyof SettingsOverrides, "toolsOff">]?: SettingsOverrides[K] | null } & {
   tools?: Record<string, boolean>;
-}
+};
 
 /** Combines the defaults with a conversation's choices. */
 export function effectiveSettings(defaults: SettingsDefaults, overrides: SettingsOverrides): ConversationSettings {

@@ -1,8 +1,6 @@
 /**
- * The models `/model` may switch to: MODEL_CHOICES when set, else what the model server
- * lists at `GET {OPENAI_BASE_URL}/models` (llama.cpp's router mode, Ollama and vLLM list
- * several). The list is cached for a minute; when the server cannot be asked, the
- * configured MODEL is the only choice (and the failure is logged), never an error to the user.
+ * The models `/model` may switch to: MODEL_CHOICES, else what `GET {OPENAI_BASE_URL}/models` lists, cached for a
+ * minute. When the server cannot be asked, MODEL is the only choice (logged), never an error to the user.
  */
 import { z } from "zod";
 import { withDeadline } from "../shared/deadline.js";
@@ -38,9 +36,9 @@ export function createModelChoices(opts: ModelChoicesOptions): ModelChoices {
   let cached: { at: number; models: string[] } | undefined;
   const withDefault = (models: readonly string[]) => [...new Set([opts.defaultModel, ...models])];
 
-  const ask = async (): Promise<string[]> => {
-    // The deadline covers the body too, and is held for the whole call (AbortSignal.timeout is not).
-    return withDeadline(opts.timeoutMs ?? 3000, async (signal) => {
+  // The deadline covers the body too, and is held for the whole call (AbortSignal.timeout is not).
+  const ask = (): Promise<string[]> =>
+    withDeadline(opts.timeoutMs ?? 3000, async (signal) => {
       const res = await doFetch(`${opts.baseUrl.replace(/\/+$/, "")}/models`, {
         headers: { authorization: `Bearer ${opts.apiKey}` },
         signal,
@@ -48,7 +46,6 @@ export function createModelChoices(opts: ModelChoicesOptions): ModelChoices {
       if (!res.ok) throw new Error(`GET /models answered HTTP ${res.status}`);
       return modelsBody.parse(await res.json()).data.map((m) => m.id);
     });
-  };
 
   return {
     async list() {

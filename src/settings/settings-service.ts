@@ -1,8 +1,6 @@
 /**
- * The settings commands, platform-free: parses each command's arguments, decides whether
- * the asker may change anything (private chat, chat admin, ADMIN_USER_IDS), applies the
- * change to the store and renders the answer. Every adapter (Telegram, Discord, the
- * terminal) calls this through the SettingsPort; only drawing the answer is theirs.
+ * The settings commands, platform-free: parses the arguments, checks the asker may change anything, applies
+ * the change and renders the answer. Every adapter calls this through the SettingsPort; drawing it is theirs.
  */
 import {
   isSettingsCommand,
@@ -13,11 +11,13 @@ import {
 } from "../contracts/settings-port.js";
 import type { ScheduleCommands } from "../contracts/schedule-commands.js";
 import type { ToolCatalogue } from "../tools/tool-catalogue.js";
+import { isTimeZoneName } from "../shared/time-zone.js";
 import {
   DEFAULT_VOICE_MODE,
   effectiveSettings,
-  isTimeZoneName,
   MAX_PERSONA_CHARS,
+  reasoningDisplaySchema,
+  voiceModeSchema,
   type SettingsChange,
 } from "./conversation-settings.js";
 import type { ModelChoices } from "./model-choices.js";
@@ -30,6 +30,7 @@ import {
   refusal,
   settingsView,
   thinkView,
+  toolNamesOf,
   toolsPageOf,
   toolsView,
   voiceView,
@@ -55,18 +56,11 @@ export interface SettingsServiceDeps {
 const SPEAKING_PLATFORMS: ReadonlySet<string> = new Set(["telegram", "discord"]);
 
 // A Map, not an object: a typed word such as "constructor" or "__proto__" must not find Object.prototype.
-const SWITCH_WORDS = new Map<string, boolean>([
-  ["on", true],
-  ["off", false],
-  ["true", true],
-  ["false", false],
-  ["yes", true],
-  ["no", false],
-  ["1", true],
-  ["0", false],
-]);
-const REASONING_MODES = ["off", "collapsed", "full"] as const;
+const SWITCH_WORDS = new Map(
+  Object.entries({ on: true, off: false, true: true, false: false, yes: true, no: false, 1: true, 0: false }),
+);
 const APPLIES_NEXT = "It applies from the next answer.";
+const plain = (text: string): SettingsAnswer => ({ text, buttons: [] });
 
 /** "#3" (a long name replaced by its position in a button's data) → the name; anything else as typed. */
 function resolveListed(arg: string, list: readonly string[]): string {
@@ -87,7 +81,7 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
       speaks: SPEAKING_PLATFORMS.has(asker.platform),
     };
   };
-  const toolNames = () => deps.toolCatalogue().flatMap((g) => g.tools.map((t) => t.name));
+  const toolNames = () => toolNamesOf(deps.toolCatalogue());
   const mayChange = (asker: SettingsAsker) => mayChangeSettings(asker, deps.botAdmins);
   /** Applies a change (the caller checked the asker may make it); the answer is rendered from the state after it. */
   const changeThen = async (
@@ -136,7 +130,7 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
 
   const reasoning = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
     if (arg === "") return reasoningView(await stateOf(asker));
-    const mode = REASONING_MODES.find((m) => m === arg.toLowerCase());
+    const mode = reasoningDisplaySchema.options.find((m) => m === arg.toLowerCase());
     if (!mode) return reasoningView(await stateOf(asker), `“${arg}” is not one of off, collapsed, full.`);
     if (!(await mayChange(asker))) return refusal();
     return changeThen(
@@ -153,7 +147,7 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
     if (arg.toLowerCase() === "reset")
       return changeThen(asker, { persona: null }, (s) => personaView(s, "✅ Persona removed."), "Persona removed");
     const length = [...arg].length;
-    if (length > MAX_PERSONA_CHARS) {
+    if (length > MAX_PERSONA_CHARS)
       return {
         ...personaView(
           await stateOf(asker),
@@ -161,7 +155,6 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
         ),
         notice: "Persona too long.",
       };
-    }
     return changeThen(asker, { persona: arg }, (s) => personaView(s, `✅ Persona set. ${APPLIES_NEXT}`), "Persona set");
   };
 
@@ -199,25 +192,25 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
   /** `/settings threads on|off`: a thread per question in this Discord channel, whatever DISCORD_AUTO_THREAD says. */
   const threads = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
     if (asker.platform !== "discord" || asker.isPrivate)
-      return { text: "Threads per question are a setting of Discord server channels.", buttons: [] };
+      return plain("Threads per question are a setting of Discord server channels.");
     const current = (await store.overrides(asker.conversationKey)).threads;
     const usage = "/settings threads on|off switches it; /settings reset goes back to the server's default.";
     if (arg === "") {
       const now = current === undefined ? "the server's default" : current ? "on" : "off";
-      return { text: `A thread per question here: ${now}. ${usage}`, buttons: [] };
+      return plain(`A thread per question here: ${now}. ${usage}`);
     }
     const on = SWITCH_WORDS.get(arg.toLowerCase());
-    if (on === undefined) return { text: `“${arg}” is neither on nor off. ${usage}`, buttons: [] };
+    if (on === undefined) return plain(`“${arg}” is neither on nor off. ${usage}`);
     if (!(await mayChange(asker))) return refusal();
     return changeThen(
       asker,
       { threads: on },
-      () => ({
-        text: on
-          ? "✅ From now on a question here gets a thread of its own, where the answer goes."
-          : "✅ From now on answers here stay in the channel (no thread per question).",
-        buttons: [],
-      }),
+      () =>
+        plain(
+          on
+            ? "✅ From now on a question here gets a thread of its own, where the answer goes."
+            : "✅ From now on answers here stay in the channel (no thread per question).",
+        ),
       `Threads: ${on ? "on" : "off"}`,
     );
   };
@@ -247,7 +240,7 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
   const voice = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
     const speech = !SPEAKING_PLATFORMS.has(asker.platform) ? "not-here" : deps.speech ? "ready" : "not-set-up";
     if (arg === "") return voiceView(await stateOf(asker), speech);
-    const mode = (["off", "on", "auto"] as const).find((m) => m === arg.toLowerCase());
+    const mode = voiceModeSchema.options.find((m) => m === arg.toLowerCase());
     if (!mode) return voiceView(await stateOf(asker), speech, `“${arg}” is not one of off, on, auto.`);
     if (!(await mayChange(asker))) return refusal();
     return changeThen(
@@ -264,13 +257,13 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
   const timezone = async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> => {
     const current = await zoneOf(asker);
     const usage = "Set it with /timezone <IANA zone>, e.g. /timezone Asia/Shanghai; /timezone reset uses the server's.";
-    if (arg === "") return { text: `Time zone here: ${current}. ${usage}`, buttons: [] };
+    if (arg === "") return plain(`Time zone here: ${current}. ${usage}`);
     if (!(await mayChange(asker))) return refusal();
     if (arg.toLowerCase() === "reset")
       return changeThen(
         asker,
         { timeZone: null },
-        () => ({ text: `✅ Time zone here is now the server's, ${serverZone}.`, buttons: [] }),
+        () => plain(`✅ Time zone here is now the server's, ${serverZone}.`),
         `Time zone: ${serverZone}`,
       );
     if (!isTimeZoneName(arg))
@@ -284,7 +277,7 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
     return changeThen(
       asker,
       { timeZone: name === serverZone ? null : name },
-      () => ({ text: `✅ Time zone here is now ${name}. Times in /remind and schedules are read in it.`, buttons: [] }),
+      () => plain(`✅ Time zone here is now ${name}. Times in /remind and schedules are read in it.`),
       `Time zone: ${name}`,
     );
   };
@@ -294,7 +287,7 @@ export function createSettingsService(deps: SettingsServiceDeps): SettingsPort {
     async (asker: SettingsAsker, arg: string): Promise<SettingsAnswer> =>
       deps.schedules
         ? deps.schedules[which](asker, arg, await zoneOf(asker))
-        : { text: "Schedules are not available here.", buttons: [] };
+        : plain("Schedules are not available here.");
 
   const handlers = {
     settings,

@@ -1,10 +1,8 @@
 /**
- * A conversation's settings in Redis: one hash per conversation (`P:settings:<key>`,
- * no expiry) holding only what differs from the defaults: `model`, `thinking` (on/off),
- * `reasoning`, `persona`, `timeZone`, `voice`, `threads` (on/off, Discord channels), and `tool:<name>` = `off` for each tool switched off. Every
- * change is one HSET/HDEL, so two admins changing different settings never undo each other.
- * A stored value that no longer parses is ignored (the default applies) with a log line:
- * a bad value must never fail an answer.
+ * A conversation's settings in Redis: one hash per conversation (no expiry) holding only what differs from the
+ * defaults, and `tool:<name>` = `off` per tool switched off. Every change is one HSET/HDEL, so two admins changing
+ * different settings never undo each other. A value that no longer parses is logged and ignored: it must never
+ * fail an answer.
  */
 import type { Redis } from "ioredis";
 import { conversationSettingsKey } from "../redis/keys.js";
@@ -53,22 +51,11 @@ export function decodeSettingsHash(
       else if (value !== "on") report(field, value);
       continue;
     }
-    switch (field) {
-      case "model":
-      case "reasoning":
-      case "persona":
-      case "timeZone":
-      case "voice":
-      case "threads":
-      case "thinking": {
-        const parsed = settingsFieldSchemas[field].safeParse(value);
-        if (parsed.success) Object.assign(out, { [field]: parsed.data });
-        else report(field, value);
-        break;
-      }
-      default:
-        report(field, value);
-    }
+    const parsed = Object.hasOwn(settingsFieldSchemas, field)
+      ? settingsFieldSchemas[field as keyof typeof settingsFieldSchemas].safeParse(value)
+      : undefined;
+    if (parsed?.success) Object.assign(out, { [field]: parsed.data });
+    else report(field, value);
   }
   out.toolsOff.sort();
   return out;
@@ -108,25 +95,13 @@ export function createSettingsStore(opts: {
     async change(ck, change) {
       const set: Record<string, string> = {};
       const unset: string[] = [];
-      const put = (field: string, value: string | null | undefined) => {
-        if (value === undefined) return;
+      const { tools, thinking, threads, ...texts } = change;
+      const onOff = (flag: boolean | null | undefined) => (typeof flag === "boolean" ? (flag ? "on" : "off") : flag);
+      for (const [field, value] of Object.entries({ ...texts, thinking: onOff(thinking), threads: onOff(threads) })) {
         if (value === null) unset.push(field);
-        else set[field] = value;
-      };
-      put("model", change.model);
-      put(
-        "thinking",
-        change.thinking === undefined || change.thinking === null ? change.thinking : change.thinking ? "on" : "off",
-      );
-      put("reasoning", change.reasoning);
-      put("persona", change.persona);
-      put("timeZone", change.timeZone);
-      put("voice", change.voice);
-      put(
-        "threads",
-        change.threads === undefined || change.threads === null ? change.threads : change.threads ? "on" : "off",
-      );
-      for (const [tool, on] of Object.entries(change.tools ?? {})) {
+        else if (value !== undefined) set[field] = value;
+      }
+      for (const [tool, on] of Object.entries(tools ?? {})) {
         if (on) unset.push(TOOL_FIELD + tool);
         else set[TOOL_FIELD + tool] = "off";
       }

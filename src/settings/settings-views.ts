@@ -1,23 +1,21 @@
 /**
- * The texts and buttons of the settings commands, platform-free: plain text that reads
- * well in Telegram, Discord and a terminal, and buttons whose data replays a command
- * (`cfg:think off`). Every view also names the typed command, for clients without buttons.
+ * The texts and buttons of the settings commands, platform-free. A button's data replays a command
+ * (`cfg:think off`); every view also names the typed command, for clients without buttons.
  */
 import { SETTINGS_ACTION_PREFIX, type SettingsAnswer, type SettingsButton } from "../contracts/settings-port.js";
 import type { ToolCatalogueGroup } from "../tools/tool-catalogue.js";
 import {
   DEFAULT_VOICE_MODE,
   MAX_PERSONA_CHARS,
+  reasoningDisplaySchema,
+  voiceModeSchema,
   type ConversationSettings,
   type SettingsDefaults,
   type SettingsOverrides,
 } from "./conversation-settings.js";
 
-/**
- * Tool buttons on one page of `/tools`: Telegram refuses large reply markups (10,004 buttons were
- * sent) and Discord shows 25 buttons, so 20 tools and a row to turn pages fit both.
- */
-export const TOOLS_PER_PAGE = 20;
+// Telegram refuses large reply markups and Discord shows 25 buttons: 20 tools and a row to turn pages fit both.
+const TOOLS_PER_PAGE = 20;
 
 /** Button data is at most 64 bytes (Telegram's callback_data limit; Discord allows 100). */
 const MAX_ACTION_BYTES = 64;
@@ -43,20 +41,20 @@ const button = (label: string, action: string): SettingsButton => ({ label, acti
 const marked = (label: string, current: boolean) => (current ? `• ${label}` : label);
 const defaultNote = (isDefault: boolean) => (isDefault ? " (default)" : "");
 const onOff = (on: boolean) => (on ? "on" : "off");
+/** A view's text: the lead (a reply to what was typed) first, set apart. */
+const textOf = (lead: string | undefined, ...rest: string[]) => [...(lead ? [lead, ""] : []), ...rest].join("\n");
+const whoMayChange = (isPrivate: boolean) =>
+  isPrivate ? [] : ["Anyone can look; only admins of this chat can change these."];
 
-function whoMayChange(isPrivate: boolean): string[] {
-  return isPrivate ? [] : ["Anyone can look; only admins of this chat can change these."];
-}
-
-function countTools(groups: readonly ToolCatalogueGroup[], off: readonly string[]): { on: number; all: number } {
-  const names = groups.flatMap((g) => g.tools.map((t) => t.name));
-  return { on: names.filter((n) => !off.includes(n)).length, all: names.length };
+/** Every tool's name, in the order `/tools` lists them. */
+export function toolNamesOf(groups: readonly ToolCatalogueGroup[]): string[] {
+  return groups.flatMap((g) => g.tools.map((t) => t.name));
 }
 
 /** `/settings`: every setting, with buttons to change each. */
 export function settingsView(state: SettingsState, tools: readonly ToolCatalogueGroup[]): SettingsAnswer {
   const { settings: s, overrides: o } = state;
-  const counted = countTools(tools, s.toolsOff);
+  const names = toolNamesOf(tools);
   const persona = s.persona ? `“${s.persona.length > 80 ? `${s.persona.slice(0, 80)}…` : s.persona}”` : "none";
   return {
     text: [
@@ -65,7 +63,7 @@ export function settingsView(state: SettingsState, tools: readonly ToolCatalogue
       `• Thinking: ${onOff(s.thinking)}${defaultNote(o.thinking === undefined)}`,
       `• Reasoning shown: ${s.reasoning}${defaultNote(o.reasoning === undefined)}`,
       `• Persona: ${persona}`,
-      `• Tools: ${counted.on} of ${counted.all} on`,
+      `• Tools: ${names.filter((n) => !s.toolsOff.includes(n)).length} of ${names.length} on`,
       ...(state.speaks
         ? [`• Spoken answers: ${s.voice ?? DEFAULT_VOICE_MODE}${defaultNote(o.voice === undefined)}`]
         : []),
@@ -77,7 +75,7 @@ export function settingsView(state: SettingsState, tools: readonly ToolCatalogue
     ].join("\n"),
     buttons: [
       [button(`Thinking: turn ${s.thinking ? "off" : "on"}`, actionFor("think", s.thinking ? "off" : "on"))],
-      (["off", "collapsed", "full"] as const).map((mode) =>
+      reasoningDisplaySchema.options.map((mode) =>
         button(marked(`Reasoning ${mode}`, s.reasoning === mode), actionFor("reasoning", mode)),
       ),
       [button("Model…", actionFor("model", "")), button("Tools…", actionFor("tools", ""))],
@@ -93,12 +91,12 @@ export function settingsView(state: SettingsState, tools: readonly ToolCatalogue
 export function modelView(state: SettingsState, choices: readonly string[], lead?: string): SettingsAnswer {
   const current = state.settings.model;
   return {
-    text: [
-      ...(lead ? [lead, ""] : []),
+    text: textOf(
+      lead,
       `Model here: ${current}${defaultNote(state.overrides.model === undefined)}.`,
       `Choose with the buttons or /model <name>: ${choices.join(", ")}`,
       ...whoMayChange(state.isPrivate),
-    ].join("\n"),
+    ),
     buttons: choices.map((name) => [button(marked(name, name === current), actionFor("model", name, choices))]),
   };
 }
@@ -107,10 +105,10 @@ export function modelView(state: SettingsState, choices: readonly string[], lead
 export function thinkView(state: SettingsState, lead?: string): SettingsAnswer {
   const on = state.settings.thinking;
   return {
-    text: [
-      ...(lead ? [lead, ""] : []),
+    text: textOf(
+      lead,
       `Thinking here: ${onOff(on)}${defaultNote(state.overrides.thinking === undefined)}. Switch with /think on or /think off.`,
-    ].join("\n"),
+    ),
     buttons: [
       [button(marked("On", on), actionFor("think", "on")), button(marked("Off", !on), actionFor("think", "off"))],
     ],
@@ -121,14 +119,12 @@ export function thinkView(state: SettingsState, lead?: string): SettingsAnswer {
 export function reasoningView(state: SettingsState, lead?: string): SettingsAnswer {
   const mode = state.settings.reasoning;
   return {
-    text: [
-      ...(lead ? [lead, ""] : []),
+    text: textOf(
+      lead,
       `Reasoning shown here: ${mode}${defaultNote(state.overrides.reasoning === undefined)}.`,
       "off hides it, collapsed shows a line while the model thinks, full shows all of it. Change with /reasoning off|collapsed|full.",
-    ].join("\n"),
-    buttons: [
-      (["off", "collapsed", "full"] as const).map((m) => button(marked(m, m === mode), actionFor("reasoning", m))),
-    ],
+    ),
+    buttons: [reasoningDisplaySchema.options.map((m) => button(marked(m, m === mode), actionFor("reasoning", m)))],
   };
 }
 
@@ -147,21 +143,18 @@ const VOICE_MODE_MEANING = {
   auto: "a voice note is answered with voice too",
 } as const;
 
-/**
- * `/voice`: the mode and its three buttons. `speech` says whether spoken answers can be made here at all;
- * when not (no TTS_BASE_URL, or a chat that plays no voice messages) the setting is kept and the view says why.
- */
+/** `/voice`: the mode and its three buttons; where answers cannot be spoken (`speech`) the view says why. */
 export function voiceView(state: SettingsState, speech: VoiceAvailability, lead?: string): SettingsAnswer {
   const mode = state.settings.voice ?? DEFAULT_VOICE_MODE;
   return {
-    text: [
-      ...(lead ? [lead, ""] : []),
+    text: textOf(
+      lead,
       `Spoken answers here: ${mode}${defaultNote(state.overrides.voice === undefined)}: ${VOICE_MODE_MEANING[mode]}.`,
       "Change with /voice off|on|auto (auto: a voice note is answered with voice).",
       ...(speech === "ready" ? [] : [VOICE_UNAVAILABLE[speech]]),
       ...whoMayChange(state.isPrivate),
-    ].join("\n"),
-    buttons: [(["off", "on", "auto"] as const).map((m) => button(marked(m, m === mode), actionFor("voice", m)))],
+    ),
+    buttons: [voiceModeSchema.options.map((m) => button(marked(m, m === mode), actionFor("voice", m)))],
   };
 }
 
@@ -169,11 +162,11 @@ export function voiceView(state: SettingsState, speech: VoiceAvailability, lead?
 export function personaView(state: SettingsState, lead?: string): SettingsAnswer {
   const persona = state.settings.persona;
   return {
-    text: [
-      ...(lead ? [lead, ""] : []),
+    text: textOf(
+      lead,
       persona ? `Persona here: “${persona}”` : "No persona here.",
       `Set one with /persona <text> (at most ${MAX_PERSONA_CHARS} characters); /persona reset removes it.`,
-    ].join("\n"),
+    ),
     buttons: persona ? [[button("Remove persona", actionFor("persona", "reset"))]] : [],
   };
 }
@@ -186,17 +179,16 @@ export function toolsView(
   page = 0,
 ): SettingsAnswer {
   const off = new Set(state.settings.toolsOff);
-  const names = groups.flatMap((g) => g.tools.map((t) => t.name));
+  const names = toolNamesOf(groups);
   const pages = Math.max(1, Math.ceil(names.length / TOOLS_PER_PAGE));
   const at = Math.min(Math.max(0, Math.floor(page)), pages - 1);
   const first = at * TOOLS_PER_PAGE;
   const shown = new Set(names.slice(first, first + TOOLS_PER_PAGE));
   const lines = groups.flatMap((g) => {
     const tools = g.tools.filter((t) => shown.has(t.name));
-    // A group with no tools (an MCP server that is away) is named on the first page only.
+    // A group with no tools (an MCP server that is away) is named, as unavailable, on the first page only.
     if (tools.length === 0 && (g.tools.length > 0 || at > 0)) return [];
     return [
-      // An MCP server that is away has no tools to list: say so rather than show an empty group.
       `${g.source}:${g.state !== undefined && g.state !== "ready" ? " (unavailable right now)" : ""}`,
       ...tools.map((t) => `${off.has(t.name) ? "⛔" : "✅"} ${t.name}: ${firstSentence(t.description)}`),
     ];
@@ -206,13 +198,13 @@ export function toolsView(
     ...(at < pages - 1 ? [button(`Page ${at + 2} ▶`, actionFor("tools", `page ${at + 2}`))] : []),
   ];
   return {
-    text: [
-      ...(lead ? [lead, ""] : []),
+    text: textOf(
+      lead,
       `Tools here (✅ on, ⛔ off)${pages > 1 ? `, page ${at + 1} of ${pages}` : ""}:`,
       ...lines,
       `Toggle with the buttons or /tools off <name>, /tools on <name>${pages > 1 ? "; /tools page <n> turns pages" : ""}.`,
       ...whoMayChange(state.isPrivate),
-    ].join("\n"),
+    ),
     buttons: [
       ...[...shown].map((name) => {
         const isOff = off.has(name);
@@ -226,7 +218,7 @@ export function toolsView(
 
 /** The page (from 0) of `/tools` that shows `name`. */
 export function toolsPageOf(groups: readonly ToolCatalogueGroup[], name: string): number {
-  const index = groups.flatMap((g) => g.tools.map((t) => t.name)).indexOf(name);
+  const index = toolNamesOf(groups).indexOf(name);
   return index < 0 ? 0 : Math.floor(index / TOOLS_PER_PAGE);
 }
 
