@@ -1,9 +1,8 @@
 /**
- * The Telegram adapter's lifecycle: start (getMe, the command menu, then long polling with
- * confirmed offsets or the webhook), stop (polling ended, updates not yet enqueued left for
- * Telegram to deliver again) and the webhook handler, which keeps its own deadline. The webhook is
- * served by the role's one HTTP server at the URL's path (the composition root mounts it).
+ * The Telegram adapter's lifecycle: start (getMe, the command menu, then confirmed long polling or the
+ * webhook), stop, and the webhook handler, mounted by the composition root on the role's HTTP server.
  */
+import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { webhookCallback, type Bot } from "grammy";
 import { startConfirmedPolling, type ConfirmedPolling } from "./confirmed-polling.js";
@@ -13,24 +12,13 @@ import type { Logger } from "pino";
 /** The subset of a pino logger the adapter writes to. */
 export type TelegramLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
 
-/** Webhook mode: Telegram POSTs updates to `url`. */
-export interface TelegramWebhookOptions {
-  /** Public HTTPS URL Telegram calls (setWebhook). */
-  url: string;
-  /** Sent back by Telegram in X-Telegram-Bot-Api-Secret-Token; default: derived from the bot token. */
-  secretToken?: string;
-}
-
 /** How the adapter receives: the options of its lifecycle. */
 export interface TelegramLifecycleOptions {
-  webhook?: TelegramWebhookOptions;
+  token: string;
+  /** Webhook mode: Telegram POSTs updates to this public HTTPS `url` (setWebhook). */
+  webhook?: { url: string };
   /** getUpdates long-poll timeout; default 30 s. */
   pollingTimeoutSeconds?: number;
-  /**
-   * Webhook mode: an update still being handled after this long is answered 503 (Telegram delivers it
-   * again; the queue's dedupe keeps a late success from being answered twice); default 10 s.
-   */
-  webhookTimeoutMs?: number;
   /** How long stop() waits for updates being handled; default 10 s. */
   stopTimeoutMs?: number;
   /** Called when polling ends on its own (wrong token, another instance polling: 401/409). */
@@ -40,42 +28,39 @@ export interface TelegramLifecycleOptions {
 /** Updates the bot asks Telegram for. */
 export const TELEGRAM_ALLOWED_UPDATES = ["message", "callback_query", "stopped_message_generation"] as const;
 
-/** What the lifecycle needs from the adapter. */
-export interface TelegramLifecycleDeps {
+/** An error as one log-safe line. */
+export function errorText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+/** Start, stop and the webhook handler of one adapter. */
+export function createTelegramLifecycle(deps: {
   bot: Bot;
   opts: TelegramLifecycleOptions;
   log: TelegramLogger;
   stopping: AbortController;
   commands: readonly { command: string; description: string }[];
-  webhookSecret: string | undefined;
-  errorText(err: unknown): string;
-}
-
-/** Start, stop and the webhook handler of one adapter. */
-export function createTelegramLifecycle(deps: TelegramLifecycleDeps): {
+}): {
   start(): Promise<void>;
   stop(): Promise<void>;
   handleWebhook(req: IncomingMessage, res: ServerResponse): Promise<void>;
 } {
-  const { bot, opts, log, stopping, webhookSecret, errorText } = deps;
+  const { bot, opts, log, stopping } = deps;
+  // Telegram sends it back in X-Telegram-Bot-Api-Secret-Token: updates from anyone else are refused.
+  const webhookSecret = createHash("sha256").update(`webhook:${opts.token}`).digest("hex");
   let polling: ConfirmedPolling | undefined;
   let webhookHandler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
 
-  const handleWebhook = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (!webhookHandler) {
-      res.statusCode = 503;
-      res.end();
-      return;
-    }
-    await handleWebhookWithDeadline(webhookHandler, req, res, {
-      timeoutMs: opts.webhookTimeoutMs ?? 10_000,
-      log,
-      errorText,
-    });
-  };
-
   return {
-    handleWebhook,
+    async handleWebhook(req, res) {
+      if (!webhookHandler) {
+        res.statusCode = 503;
+        res.end();
+        return;
+      }
+      // Past 10 s the update is answered 503 (Telegram delivers it again; the queue dedupes a late success).
+      await handleWebhookWithDeadline(webhookHandler, req, res, { timeoutMs: 10_000, log, errorText });
+    },
     async start() {
       await bot.init();
       try {
