@@ -6,7 +6,6 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { webhookCallback, type Bot } from "grammy";
 import { startConfirmedPolling, type ConfirmedPolling } from "./confirmed-polling.js";
-import { handleWebhookWithDeadline } from "./webhook-deadline.js";
 import type { Logger } from "pino";
 
 /** The subset of a pino logger the adapter writes to. */
@@ -52,14 +51,38 @@ export function createTelegramLifecycle(deps: {
   let webhookHandler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
 
   return {
+    /**
+     * A failure is answered 500, an update still running after 10 s 503: either way Telegram delivers it
+     * again, and the queue's dedupe keeps a late success from being answered twice. grammY's own timeout
+     * would leave the update's later rejection unhandled (a crash, with the token in Node's dump).
+     */
     async handleWebhook(req, res) {
-      if (!webhookHandler) {
-        res.statusCode = 503;
+      const answer = (status: number) => {
+        if (res.headersSent) return;
+        res.statusCode = status;
         res.end();
-        return;
+      };
+      if (!webhookHandler) return answer(503);
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const handling = webhookHandler(req, res);
+        const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), 10_000)));
+        if ((await Promise.race([handling, late])) === "late") {
+          log.warn(
+            { timeoutMs: 10_000 },
+            "webhook update still being handled; answered 503 so Telegram delivers it again",
+          );
+          answer(503);
+          handling.catch((err: unknown) =>
+            log.error({ err: errorText(err) }, "webhook update failed after its deadline"),
+          );
+        }
+      } catch (err) {
+        log.error({ err: errorText(err) }, "webhook update failed");
+        answer(500);
+      } finally {
+        clearTimeout(timer);
       }
-      // Past 10 s the update is answered 503 (Telegram delivers it again; the queue dedupes a late success).
-      await handleWebhookWithDeadline(webhookHandler, req, res, { timeoutMs: 10_000, log, errorText });
     },
     async start() {
       await bot.init();
