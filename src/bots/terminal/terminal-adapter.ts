@@ -43,10 +43,7 @@ export interface TerminalChat {
   done: Promise<void>;
   /** Stops reading input (the chat ends once the lines already typed were offered). */
   close(): void;
-  /**
-   * Ctrl-C: stops the answer being written and says so at once; with nothing to stop, or
-   * pressed again before a new line was typed, leaves (stopping whatever still runs).
-   */
+  /** Ctrl-C: stops the answer being written; with nothing to stop, or pressed again before a new line, leaves. */
   interrupt(): Promise<"stopped" | "leaving">;
 }
 
