@@ -1,28 +1,15 @@
 /**
- * Long polling that confirms an update to Telegram only once it has been handled.
- *
- * Telegram forgets an update as soon as a getUpdates call arrives with an `offset` above
- * its update_id; nothing else confirms it. So "a crash loses nothing" means: never send
- * the next getUpdates before every update of the current batch is safely enqueued.
- *
- * - `bot.start()` handles a batch sequentially before fetching the next one (good), but it
- *   moves `lastTriedUpdateId` *before* running the middleware, so a middleware failure
- *   that reaches `bot.catch` is confirmed with the next call, and `bot.stop()` confirms
- *   `lastTriedUpdateId + 1` at once, even while that update's enqueue is still running.
- * - `run(bot)` from @grammyjs/runner uses a *concurrent* sink: it fetches (and so confirms)
- *   the next batch while handlers of the previous one are still awaiting Redis.
- *
- * So we assemble the runner's parts differently: its update fetcher and source, but a
- * *batch* sink, which resolves only when every update of the batch has been handled;
- * the runner asks the source for the next batch (the confirming getUpdates) only then.
- * Inside a batch, updates of different chats run concurrently and `sequentialize` in the
- * adapter keeps one chat's updates in order. `stop()` aborts the pending long poll and
- * never sends a confirming call, so whatever was not handled is delivered again on the
- * next start; the queue deduplicates by job id.
+ * Long polling that confirms an update to Telegram only once it has been handled. Telegram forgets an
+ * update once a getUpdates arrives with a higher `offset`, so the next getUpdates must wait until every
+ * update of the batch is enqueued. Neither grammY loop does that: `bot.start()` confirms an update whose
+ * middleware failed (and `bot.stop()` one still being enqueued), and the runner's concurrent sink fetches
+ * the next batch while handlers still await Redis. So: the runner's fetcher and source with a *batch* sink.
+ * Within a batch, chats run concurrently (`sequentialize` in the adapter keeps each chat in order).
+ * `stop()` aborts the long poll without confirming; the rest comes again and the queue dedupes by job id.
  */
 import type { Bot, Context } from "grammy";
 import type { Update } from "grammy/types";
-import { createBatchSink, createRunner, createSource, createUpdateFetcher, type RunnerHandle } from "@grammyjs/runner";
+import { createBatchSink, createRunner, createSource, createUpdateFetcher } from "@grammyjs/runner";
 
 /** Options of the polling loop. */
 export interface ConfirmedPollingOptions {
@@ -55,11 +42,12 @@ export function startConfirmedPolling<C extends Context>(bot: Bot<C>, opts: Conf
   const sink = createBatchSink<Update>({ consume: (update) => bot.handleUpdate(update) }, async (error) =>
     opts.onHandlerError(error),
   );
-  const runner: RunnerHandle = createRunner(source, sink);
+  const runner = createRunner(source, sink);
   runner.start();
   const done = (runner.task() ?? Promise.resolve()).then(() => undefined);
   return {
     done,
+    // runner.stop() returns nothing once the runner stopped already.
     async stop() {
       await runner.stop();
     },

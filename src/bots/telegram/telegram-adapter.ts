@@ -1,13 +1,10 @@
 /**
- * The Telegram adapter: receives updates (long polling, or a webhook), decides which
- * messages are questions for the bot, and offers those to the queue through the
- * BotGateway. It answers commands, refusals and access denials itself (they are not
- * model answers); everything the model says goes through the reply port in the worker.
+ * The Telegram adapter: receives updates, offers the questions to the queue, and answers commands,
+ * refusals and access denials itself; the model's answers go through the worker's reply port.
  */
-import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Bot, GrammyError, HttpError, type Context } from "grammy";
-import type { Message, UserFromGetMe } from "grammy/types";
+import type { InlineKeyboardMarkup, Message, UserFromGetMe } from "grammy/types";
 import { sequentialize } from "@grammyjs/runner";
 import type { BotGateway, EnqueueResult } from "../../contracts/bot-gateway.js";
 import type { InboundMessage } from "../../contracts/inbound-message.js";
@@ -18,16 +15,19 @@ import { toInboundMessage } from "./telegram-inbound.js";
 import { retryAfterTransformer } from "./retry-after-transformer.js";
 import { abortableSleep } from "../../shared/abortable-sleep.js";
 import { STOP_CALLBACK_DATA } from "./telegram-reply-port.js";
-import { createTelegramLifecycle, type TelegramLifecycleOptions, type TelegramLogger } from "./telegram-lifecycle.js";
+import {
+  createTelegramLifecycle,
+  errorText,
+  type TelegramLifecycleOptions,
+  type TelegramLogger,
+} from "./telegram-lifecycle.js";
 import { telegramClientOptions } from "./telegram-client.js";
 import { isSettingsCommand, type SettingsPort } from "../../contracts/settings-port.js";
 import { createChatAdminCheck } from "./telegram-chat-admins.js";
 import { createTelegramSettingsUi } from "./telegram-settings.js";
-import type { InlineKeyboardMarkup } from "grammy/types";
 
 /** Options of the adapter (with how it receives: telegram-lifecycle.ts). */
 export interface TelegramAdapterOptions extends TelegramLifecycleOptions {
-  token: string;
   /** The grammY Bot to receive with (built by the composition root); default: one for `token` and `apiRoot`. */
   bot?: Bot;
   /** Bot API root, e.g. https://api.telegram.org (grammY `client.apiRoot`). */
@@ -62,9 +62,6 @@ export interface TelegramAdapter {
   /** Node HTTP handler for webhook mode (answers 500 when a message could not be enqueued, so Telegram retries). */
   handleWebhook(req: IncomingMessage, res: ServerResponse): Promise<void>;
 }
-
-/** Update types the adapter acts on; everything else is not even fetched. */
-export { TELEGRAM_ALLOWED_UPDATES } from "./telegram-lifecycle.js";
 
 /** The command menu registered with setMyCommands. */
 export const TELEGRAM_COMMANDS = [
@@ -101,11 +98,7 @@ const silentLogger: TelegramLogger = {
 export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAdapter {
   const log = opts.logger ?? silentLogger;
   const now = opts.now ?? Date.now;
-  const webhookSecret = opts.webhook
-    ? (opts.webhook.secretToken ?? createHash("sha256").update(`webhook:${opts.token}`).digest("hex"))
-    : undefined;
   const stopping = new AbortController();
-  // The client is the composition root's to build (discord.js style); a default one for callers that only have a token.
   const bot = opts.bot ?? new Bot(opts.token, { client: telegramClientOptions(opts.apiRoot) });
 
   // The adapter's own answers wait out short 429s; getUpdates has its own loop in grammY.
@@ -127,24 +120,27 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
     (opts.allowedUsers.length === 0 || (userId !== undefined && opts.allowedUsers.includes(String(userId))));
 
   /**
-   * Sends a short non-model answer under the user's message, in its topic. It counts against the
-   * user's per-minute limit first (`counted`: the limiter itself refused this message, so it was
-   * counted already; `outsider`: at most one a minute), so a flood cannot spend the bot's send budget.
+   * A short non-model answer under the user's message. It counts against the user's per-minute limit first
+   * (`counted`: the limiter refused this very message; `outsider`: one a minute), so a flood cannot spend
+   * the bot's send budget.
    */
   const answer = async (
     ctx: Context,
     message: Message,
     text: string,
     markup?: InlineKeyboardMarkup,
-    kind: CourtesyKind = "reply",
+    kind: "reply" | "counted" | "outsider" = "reply",
   ): Promise<void> => {
     const thread = topicOf(message);
-    // A courtesy reply waits for the chat's shared budget (an answer may be streaming there), but it
-    // must neither hold up the updates behind it nor be lost silently: it runs on its own.
+    const userId = message.from?.id;
+    const { gateway } = opts;
+    // Waits for the chat's shared budget (an answer may be streaming there) without holding up later updates.
     void bestEffort(
       (async () => {
-        if (!(await mayAnswer(opts.gateway, message, kind))) return;
-        await opts.gateway.replySlot?.("telegram", String(message.chat.id));
+        const limited = kind !== "counted" && gateway.mayReply && userId !== undefined;
+        if (limited && !(await gateway.mayReply!("telegram", String(userId), { outsider: kind === "outsider" })))
+          return;
+        await gateway.replySlot?.("telegram", String(message.chat.id));
         return ctx.api.sendMessage(message.chat.id, text, {
           ...(thread !== undefined ? { message_thread_id: thread } : {}),
           reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true },
@@ -153,26 +149,6 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
         });
       })(),
     ).catch((err: unknown) => log.warn({ err: errorText(err), chatId: message.chat.id }, "courtesy reply failed"));
-  };
-
-  /**
-   * The first sign of life, as soon as the question is queued: it does not wait for a worker to pick
-   * the job up (the worker shows it again if it starts after the indicator faded). Cosmetic, so it
-   * neither holds up the next update nor fails anything.
-   */
-  const showTyping = (ctx: Context, message: Message): void => {
-    const thread = topicOf(message);
-    ctx.api
-      .sendChatAction(message.chat.id, "typing", thread !== undefined ? { message_thread_id: thread } : {})
-      .catch((err: unknown) => log.debug({ err: errorText(err), chatId: message.chat.id }, "typing indicator failed"));
-  };
-
-  /** 👀 on a queued question (STATUS_REACTIONS); cosmetic like the typing indicator, nothing waits for it. */
-  const showQueued = (ctx: Context, message: Message): void => {
-    if (!opts.statusReactions) return;
-    ctx.api
-      .setMessageReaction(message.chat.id, message.message_id, [{ type: "emoji", emoji: TELEGRAM_STATUS_EMOJI.queued }])
-      .catch((err: unknown) => log.debug({ err: errorText(err), chatId: message.chat.id }, "status reaction failed"));
   };
 
   /** Offers a message to the queue until it is taken; only stop() ends the attempts (the update then stays unconfirmed). */
@@ -212,63 +188,61 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
   ): Promise<void> => {
     const key = telegramConversationKey(message.chat.id, topicOf(message));
     const isPrivate = message.chat.type === "private";
-    if (isSettingsCommand(command)) {
-      if (!settingsUi)
-        return answer(ctx, message, `I don't know the command /${name}.\n\n${helpText(ctx.me.username, isPrivate)}`);
+    const help = helpText(ctx.me.username, isPrivate);
+    const say = (text: string, markup?: InlineKeyboardMarkup) => answer(ctx, message, text, markup);
+    /** Runs `action`; a failure is logged as `failed` and answered with `sorry`. */
+    const orSorry = async (action: () => Promise<unknown>, failed: string, sorry: string, fields = {}) => {
       try {
-        const reply = await settingsUi.command(message, command, args);
-        return answer(ctx, message, reply.text, reply.markup);
+        await action();
       } catch (err) {
-        log.error({ err: errorText(err), key, command }, "settings command failed");
-        return answer(
-          ctx,
-          message,
-          "Sorry, I could not read or change the settings just now. Please try again in a moment.",
-        );
+        log.error({ err: errorText(err), key, ...fields }, failed);
+        await say(sorry);
       }
+    };
+    if (isSettingsCommand(command) && settingsUi) {
+      return orSorry(
+        async () => {
+          const reply = await settingsUi.command(message, command, args);
+          await say(reply.text, reply.markup);
+        },
+        "settings command failed",
+        "Sorry, I could not read or change the settings just now. Please try again in a moment.",
+        { command },
+      );
     }
     switch (command) {
       case "start":
-        return answer(ctx, message, `👋 Hi! ${helpText(ctx.me.username, isPrivate)}`);
+        return say(`👋 Hi! ${help}`);
       case "help":
-        return answer(ctx, message, helpText(ctx.me.username, isPrivate));
+        return say(help);
       case "reset":
-        try {
-          await opts.gateway.reset(key);
-          return answer(ctx, message, RESET_DONE_TEXT);
-        } catch (err) {
-          log.error({ err: errorText(err), key }, "reset failed");
-          return answer(
-            ctx,
-            message,
-            "Sorry, I could not reset the conversation just now. Please try again in a moment.",
-          );
-        }
+        return orSorry(
+          async () => {
+            await opts.gateway.reset(key);
+            await say(RESET_DONE_TEXT);
+          },
+          "reset failed",
+          "Sorry, I could not reset the conversation just now. Please try again in a moment.",
+        );
       case "compact":
-        if (!opts.gateway.compact) return answer(ctx, message, helpText(ctx.me.username, isPrivate));
-        try {
-          return answer(ctx, message, await opts.gateway.compact(key, { shared: !isPrivate }));
-        } catch (err) {
-          log.error({ err: errorText(err), key }, "compact failed");
-          return answer(
-            ctx,
-            message,
-            "Sorry, I could not compact the conversation just now. Please try again in a moment.",
-          );
-        }
+        if (!opts.gateway.compact) return say(help);
+        return orSorry(
+          async () => say(await opts.gateway.compact!(key, { shared: !isPrivate })),
+          "compact failed",
+          "Sorry, I could not compact the conversation just now. Please try again in a moment.",
+        );
       case "stop":
-        try {
-          const stopped = await opts.gateway.stop(key);
-          // A stopped answer ends with its own "⏹ stopped" note, sent by the worker at that very moment:
-          // a second message now would only break the chat's one-message-a-second budget.
-          if (stopped) return;
-          return answer(ctx, message, "Nothing to stop: I am not writing an answer here.");
-        } catch (err) {
-          log.error({ err: errorText(err), key }, "stop failed");
-          return answer(ctx, message, "Sorry, I could not stop the answer just now.");
-        }
-      case "unknown":
-        return answer(ctx, message, `I don't know the command /${name}.\n\n${helpText(ctx.me.username, isPrivate)}`);
+        // A stopped answer ends with the worker's own "⏹ stopped" note: a second message now would
+        // only break the chat's one-message-a-second budget.
+        return orSorry(
+          async () => {
+            if (!(await opts.gateway.stop(key))) await say("Nothing to stop: I am not writing an answer here.");
+          },
+          "stop failed",
+          "Sorry, I could not stop the answer just now.",
+        );
+      default:
+        return say(`I don't know the command /${name}.\n\n${help}`);
     }
   };
 
@@ -311,8 +285,21 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
           "offered to the queue",
         );
         if (result.status === "queued") {
-          showTyping(ctx, message);
-          showQueued(ctx, message);
+          // The first signs of life, before a worker picks the job up; cosmetic, so nothing waits for them.
+          const thread = topicOf(message);
+          ctx.api
+            .sendChatAction(message.chat.id, "typing", thread !== undefined ? { message_thread_id: thread } : {})
+            .catch((err: unknown) =>
+              log.debug({ err: errorText(err), chatId: message.chat.id }, "typing indicator failed"),
+            );
+          if (opts.statusReactions)
+            ctx.api
+              .setMessageReaction(message.chat.id, message.message_id, [
+                { type: "emoji", emoji: TELEGRAM_STATUS_EMOJI.queued },
+              ])
+              .catch((err: unknown) =>
+                log.debug({ err: errorText(err), chatId: message.chat.id }, "status reaction failed"),
+              );
         }
         if (result.status === "refused" && result.reason !== undefined)
           await answer(ctx, message, result.reason, undefined, "counted");
@@ -325,26 +312,18 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
     const query = ctx.callbackQuery;
     if (!query) return;
     const message = query.message;
-    if (message && "chat" in message && query.data !== STOP_CALLBACK_DATA && settingsUi) {
-      if (!allowed(message.chat.id, query.from.id)) {
-        await bestEffort(ctx.answerCallbackQuery({ text: "Not available to you." }));
-        return;
-      }
+    const isStop = query.data === STOP_CALLBACK_DATA;
+    if (!message || !("chat" in message) || (!isStop && !settingsUi)) return bestEffort(ctx.answerCallbackQuery());
+    if (!allowed(message.chat.id, query.from.id))
+      return bestEffort(ctx.answerCallbackQuery({ text: "Not available to you." }));
+    if (!isStop) {
       try {
-        if (await settingsUi.press(ctx)) return;
+        if (await settingsUi?.press(ctx)) return;
       } catch (err) {
         log.error({ err: errorText(err), chatId: message.chat.id }, "settings button failed");
-        await bestEffort(ctx.answerCallbackQuery({ text: "Could not change the settings right now." }));
-        return;
+        return bestEffort(ctx.answerCallbackQuery({ text: "Could not change the settings right now." }));
       }
-    }
-    if (query.data !== STOP_CALLBACK_DATA || !message || !("chat" in message)) {
-      await bestEffort(ctx.answerCallbackQuery());
-      return;
-    }
-    if (!allowed(message.chat.id, query.from.id)) {
-      await bestEffort(ctx.answerCallbackQuery({ text: "Not available to you." }));
-      return;
+      return bestEffort(ctx.answerCallbackQuery());
     }
     const key = telegramConversationKey(
       message.chat.id,
@@ -384,8 +363,6 @@ export function createTelegramAdapter(opts: TelegramAdapterOptions): TelegramAda
     log,
     stopping,
     commands: [...TELEGRAM_COMMANDS, ...(settingsUi ? TELEGRAM_SETTINGS_COMMANDS : [])],
-    webhookSecret,
-    errorText,
   });
   return {
     get botInfo() {
@@ -414,20 +391,6 @@ function helpText(username: string, isPrivate: boolean): string {
 /** The answer to `/reset`: the history goes, the settings stay. */
 export const RESET_DONE_TEXT =
   "🧹 Done: I forgot this conversation. Its settings stay (/settings reset restores the defaults).";
-
-/** Why a courtesy reply is sent: `counted` (the limiter refused this very message), `outsider` (not on the allow lists). */
-type CourtesyKind = "reply" | "counted" | "outsider";
-
-/** Whether the user's per-minute limit leaves room for a courtesy reply (an outsider's: one a minute). */
-async function mayAnswer(gateway: BotGateway, message: Message, kind: CourtesyKind): Promise<boolean> {
-  const userId = message.from?.id;
-  if (kind === "counted" || !gateway.mayReply || userId === undefined) return true;
-  return gateway.mayReply("telegram", String(userId), { outsider: kind === "outsider" });
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-}
 
 /** Runs a best-effort call (courtesy replies, callback answers): API and network failures are already logged by the API transformer. */
 async function bestEffort(call: Promise<unknown>): Promise<void> {

@@ -1,10 +1,7 @@
 /**
- * Decides what an incoming Telegram message asks of the bot: nothing (ignore), a command,
- * or a question with the text the model should see. Private chats: every text is a
- * question. Groups: only when the bot is @mentioned (or text_mentioned), replied to, or
- * asked with `/ask …` / `/ask@bot …`; the mention itself is cut from the question. A photo,
- * document or voice note counts like a text, its caption being the text; with a file at hand (its own, or the
- * replied-to message's) the question may be empty.
+ * What an incoming Telegram message asks of the bot: nothing, a command, or a question (its mention cut
+ * out). Private chats: every text. Groups: an @mention, a reply to the bot, or `/ask`. A caption counts
+ * as text, and with a file at hand (its own or the replied-to message's) the question may be empty.
  */
 import type { Message, MessageEntity, User } from "grammy/types";
 import { realReplyOf } from "./telegram-conversation.js";

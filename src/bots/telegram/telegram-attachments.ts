@@ -1,9 +1,6 @@
 /**
- * The pictures and files of a Telegram message, as references for the queue: a `photo` (Telegram
- * sends several sizes: the largest within MAX_IMAGE_BYTES is taken), a `document` (an image sent
- * "as a file", a PDF, a text file…), a `voice` note, an `audio` file or a round `video_note` (their
- * duration travels with them, so an over-long note is refused before any download), and the same
- * for the message it replies to.
+ * The files of a Telegram message, and of the message it replies to, as references for the queue. Voice,
+ * audio and round videos carry their duration, so an over-long note is refused before any download.
  */
 import type { Message, PhotoSize } from "grammy/types";
 import type { AttachmentRef } from "../../contracts/inbound-message.js";

@@ -1,8 +1,6 @@
 /**
- * Whether a user administers a Telegram chat, from `getChatMember` (status `creator` or
- * `administrator`), cached briefly: a settings menu pressed five times asks Telegram once,
- * and a demoted admin loses the right within a minute. A failed lookup counts as "no" and
- * is not cached (the next press asks again).
+ * Whether a user administers a chat (getChatMember), cached for a minute: five presses ask Telegram once,
+ * a demoted admin loses the right within a minute. A failed lookup is "no", and not cached.
  */
 import type { Api } from "grammy";
 
@@ -14,8 +12,6 @@ export interface ChatAdminCheckOptions {
   api: Pick<Api, "getChatMember">;
   /** How long an answer is trusted (default 60 s). */
   ttlMs?: number;
-  /** Most answers kept (default 1000; the oldest go first). */
-  maxEntries?: number;
   now?: () => number;
   logger?: { warn(obj: object, msg?: string): void };
 }
@@ -23,7 +19,6 @@ export interface ChatAdminCheckOptions {
 /** Creates the cached getChatMember check. */
 export function createChatAdminCheck(opts: ChatAdminCheckOptions): ChatAdminCheck {
   const ttlMs = opts.ttlMs ?? 60_000;
-  const maxEntries = opts.maxEntries ?? 1000;
   const now = opts.now ?? Date.now;
   const cache = new Map<string, { admin: boolean; until: number }>();
   return async (chatId, userId) => {
@@ -43,7 +38,8 @@ export function createChatAdminCheck(opts: ChatAdminCheckOptions): ChatAdminChec
     }
     cache.delete(key);
     cache.set(key, { admin, until: now() + ttlMs });
-    if (cache.size > maxEntries) cache.delete(cache.keys().next().value as string);
+    // At most 1000 answers kept, the oldest go first.
+    if (cache.size > 1000) cache.delete(cache.keys().next().value as string);
     return admin;
   };
 }

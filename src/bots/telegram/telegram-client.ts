@@ -1,9 +1,6 @@
 /**
- * grammY's client options for the deployment's Bot API root, over undici's `request()`
- * (shared/undici-fetch.ts: a reply makes about thirty small calls, and node-fetch's streams cost more
- * CPU per call). The bot's token travels in the path of every request, so the client never follows a
- * redirect (a misconfigured proxy or a hijacked root would otherwise receive the token at another host):
- * the call fails as unreachable.
+ * grammY's client options: undici's `request()` (a reply makes about thirty small calls; node-fetch costs
+ * more CPU each) and no redirects, since the token is in every request's path and must not reach another host.
  */
 import type { ApiClientOptions } from "grammy";
 import { undiciFetch } from "../../shared/undici-fetch.js";

@@ -1,8 +1,6 @@
 /**
- * Where a Telegram message belongs: its conversation (its history key) and the
- * topic replies must go to. Forum topics are conversations of their own; the reply
- * threads of ordinary supergroups are not (their messages carry a message_thread_id
- * too, but without is_topic_message, and the group shares one context).
+ * Where a Telegram message belongs. Forum topics are conversations of their own; the reply threads of
+ * ordinary supergroups are not (they carry a message_thread_id too, but no is_topic_message).
  */
 import type { Message } from "grammy/types";
 
@@ -16,11 +14,7 @@ export function topicOf(message: Pick<Message, "message_thread_id" | "is_topic_m
   return message.is_topic_message && message.message_thread_id !== undefined ? message.message_thread_id : undefined;
 }
 
-/**
- * The message this one really replies to. In a forum topic Telegram fills reply_to_message
- * with the topic's creation message when the user answered nothing in particular; that is
- * not a reply.
- */
+/** The message this one really replies to: in a forum topic reply_to_message may be just the topic's start. */
 export function realReplyOf(message: Message): Message | undefined {
   const target = message.reply_to_message;
   if (!target) return undefined;

@@ -14,13 +14,11 @@ export interface TelegramFileSourceOptions {
   api: Api;
   token: string;
   apiRoot: string;
-  fetch?: typeof fetch;
   timeoutMs?: number;
 }
 
 /** Creates the Telegram FileSource. */
 export function createTelegramFileSource(opts: TelegramFileSourceOptions): FileSource {
-  const doFetch = opts.fetch ?? fetch;
   const root = opts.apiRoot.replace(/\/+$/, "");
   return {
     download(ref: AttachmentRef, { maxBytes, signal }) {
@@ -53,7 +51,7 @@ export function createTelegramFileSource(opts: TelegramFileSourceOptions): FileS
     if (!path) throw new AttachmentError("unavailable", `${ref.name} could not be fetched from Telegram`);
     let response: Response;
     try {
-      response = await doFetch(`${root}/file/bot${opts.token}/${path.split("/").map(encodeURIComponent).join("/")}`, {
+      response = await fetch(`${root}/file/bot${opts.token}/${path.split("/").map(encodeURIComponent).join("/")}`, {
         signal: combined,
         redirect: "error",
       });

@@ -1,13 +1,9 @@
 /**
- * Model Markdown → the HTML subset of Telegram's Bot API (parse_mode "HTML").
- *
- * The output must never be rejected by Telegram, including mid-stream when the
- * Markdown is half written: every tag is produced from a tree (so it is balanced
- * and nested), text is escaped everywhere, and constructs that are not complete
- * yet stay literal text (an unclosed ``` fence is closed, as the model will
- * close it later). Nesting follows the Bot API's entity rules conservatively:
- * nothing inside code/pre, no code/pre inside b/i/s/a, no pre or nested
- * blockquote inside a blockquote, no link inside a link.
+ * Model Markdown → the HTML subset of Telegram's Bot API (parse_mode "HTML"), which Telegram must never
+ * reject, even mid-stream: tags come from a tree (balanced), text is escaped everywhere, unfinished
+ * constructs stay literal (an unclosed ``` fence is closed). Nesting follows the entity rules
+ * conservatively: nothing inside code/pre, no code/pre inside b/i/s/a, no pre or nested blockquote
+ * inside a blockquote, no link inside a link.
  */
 import { closesFence, parseFenceOpen } from "../../shared/code-fence.js";
 import { defuseMentions } from "./telegram-mentions.js";
@@ -63,22 +59,14 @@ export function markdownToTelegramHtml(md: string, opts: TelegramHtmlOptions = {
 /** The text Telegram shows for our HTML: tags removed, entities decoded. */
 export function telegramVisibleText(html: string): string {
   return html.replace(/<[^>]*>/g, "").replace(/&(lt|gt|amp|quot|#\d+|#x[0-9a-fA-F]+);/g, (_, name: string) => {
-    switch (name) {
-      case "lt":
-        return "<";
-      case "gt":
-        return ">";
-      case "amp":
-        return "&";
-      case "quot":
-        return '"';
-      default: {
-        const code = name.startsWith("#x") ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-        return code <= 0x10ffff ? String.fromCodePoint(code) : "";
-      }
-    }
+    const named = NAMED_ENTITIES[name];
+    if (named) return named;
+    const code = name.startsWith("#x") ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
+    return code <= 0x10ffff ? String.fromCodePoint(code) : "";
   });
 }
+
+const NAMED_ENTITIES: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"' };
 
 /** Length Telegram checks against its 4096 limit: UTF-16 code units of the visible text after entity parsing. */
 export function telegramHtmlLength(html: string): number {
@@ -118,13 +106,8 @@ function renderBlocks(lines: string[], inQuote: boolean): string {
       const body: string[] = [];
       let j = i + 1;
       while (j < lines.length && !closesFence(lines[j] as string, fence)) body.push(lines[j++] as string);
-      // An unclosed fence (mid-stream) runs to the end: the model will close it later.
-      if (inQuote) {
-        // Conservative: no pre inside a blockquote; the code stays readable as plain lines.
-        out.push(...body.map(escapeHtml));
-      } else {
-        out.push(renderPre(body.join("\n"), fence.lang));
-      }
+      // An unclosed fence (mid-stream) runs to the end. No pre inside a blockquote: plain lines there.
+      out.push(...(inQuote ? body.map(escapeHtml) : [renderPre(body.join("\n"), fence.lang)]));
       i = j + 1;
       continue;
     }
@@ -214,16 +197,11 @@ interface OpenTag {
 }
 
 function renderInline(text: string, open: OpenTag[]): string {
-  const body = serialize(parseInline(text, true), open);
-  return (
-    open.map((t) => t.open).join("") +
-    body +
-    [...open]
-      .reverse()
-      .map((t) => `</${t.name}>`)
-      .join("")
-  );
+  return openTags(open) + serialize(parseInline(text, true), open) + closeTags(open);
 }
+
+const openTags = (open: OpenTag[]) => open.map((t) => t.open).join("");
+const closeTags = (open: OpenTag[]) => open.reduceRight((html, t) => `${html}</${t.name}>`, "");
 
 function serialize(nodes: Inline[], open: OpenTag[]): string {
   let out = "";
@@ -235,13 +213,7 @@ function serialize(nodes: Inline[], open: OpenTag[]): string {
       case "code":
         if (node.v === "") break;
         // code may not sit inside b/i/s/a: close the open tags around it and reopen them after.
-        out +=
-          [...open]
-            .reverse()
-            .map((t) => `</${t.name}>`)
-            .join("") +
-          `<code>${escapeHtml(node.v)}</code>` +
-          open.map((t) => t.open).join("");
+        out += `${closeTags(open)}<code>${escapeHtml(node.v)}</code>${openTags(open)}`;
         break;
       case "style":
         if (open.some((t) => t.name === node.tag)) {

@@ -1,8 +1,4 @@
-/**
- * Turns an addressed Telegram message into the queue payload (InboundMessage): who
- * asked (display name for group attribution), where (chat, forum topic), what they
- * replied to, and the question text with the bot's mention already cut out.
- */
+/** Turns an addressed Telegram message into the queue payload (InboundMessage). */
 import type { Message, User } from "grammy/types";
 import { inboundMessageSchema, type InboundMessage } from "../../contracts/inbound-message.js";
 import { realReplyOf, telegramConversationKey, topicOf } from "./telegram-conversation.js";

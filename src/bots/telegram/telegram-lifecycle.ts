@@ -1,36 +1,23 @@
 /**
- * The Telegram adapter's lifecycle: start (getMe, the command menu, then long polling with
- * confirmed offsets or the webhook), stop (polling ended, updates not yet enqueued left for
- * Telegram to deliver again) and the webhook handler, which keeps its own deadline. The webhook is
- * served by the role's one HTTP server at the URL's path (the composition root mounts it).
+ * The Telegram adapter's lifecycle: start (getMe, the command menu, then confirmed long polling or the
+ * webhook), stop, and the webhook handler, mounted by the composition root on the role's HTTP server.
  */
+import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { webhookCallback, type Bot } from "grammy";
 import { startConfirmedPolling, type ConfirmedPolling } from "./confirmed-polling.js";
-import { handleWebhookWithDeadline } from "./webhook-deadline.js";
 import type { Logger } from "pino";
 
 /** The subset of a pino logger the adapter writes to. */
 export type TelegramLogger = Pick<Logger, "debug" | "info" | "warn" | "error">;
 
-/** Webhook mode: Telegram POSTs updates to `url`. */
-export interface TelegramWebhookOptions {
-  /** Public HTTPS URL Telegram calls (setWebhook). */
-  url: string;
-  /** Sent back by Telegram in X-Telegram-Bot-Api-Secret-Token; default: derived from the bot token. */
-  secretToken?: string;
-}
-
 /** How the adapter receives: the options of its lifecycle. */
 export interface TelegramLifecycleOptions {
-  webhook?: TelegramWebhookOptions;
+  token: string;
+  /** Webhook mode: Telegram POSTs updates to this public HTTPS `url` (setWebhook). */
+  webhook?: { url: string };
   /** getUpdates long-poll timeout; default 30 s. */
   pollingTimeoutSeconds?: number;
-  /**
-   * Webhook mode: an update still being handled after this long is answered 503 (Telegram delivers it
-   * again; the queue's dedupe keeps a late success from being answered twice); default 10 s.
-   */
-  webhookTimeoutMs?: number;
   /** How long stop() waits for updates being handled; default 10 s. */
   stopTimeoutMs?: number;
   /** Called when polling ends on its own (wrong token, another instance polling: 401/409). */
@@ -40,42 +27,63 @@ export interface TelegramLifecycleOptions {
 /** Updates the bot asks Telegram for. */
 export const TELEGRAM_ALLOWED_UPDATES = ["message", "callback_query", "stopped_message_generation"] as const;
 
-/** What the lifecycle needs from the adapter. */
-export interface TelegramLifecycleDeps {
+/** An error as one log-safe line. */
+export function errorText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+/** Start, stop and the webhook handler of one adapter. */
+export function createTelegramLifecycle(deps: {
   bot: Bot;
   opts: TelegramLifecycleOptions;
   log: TelegramLogger;
   stopping: AbortController;
   commands: readonly { command: string; description: string }[];
-  webhookSecret: string | undefined;
-  errorText(err: unknown): string;
-}
-
-/** Start, stop and the webhook handler of one adapter. */
-export function createTelegramLifecycle(deps: TelegramLifecycleDeps): {
+}): {
   start(): Promise<void>;
   stop(): Promise<void>;
   handleWebhook(req: IncomingMessage, res: ServerResponse): Promise<void>;
 } {
-  const { bot, opts, log, stopping, webhookSecret, errorText } = deps;
+  const { bot, opts, log, stopping } = deps;
+  // Telegram sends it back in X-Telegram-Bot-Api-Secret-Token: updates from anyone else are refused.
+  const webhookSecret = createHash("sha256").update(`webhook:${opts.token}`).digest("hex");
   let polling: ConfirmedPolling | undefined;
   let webhookHandler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
 
-  const handleWebhook = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (!webhookHandler) {
-      res.statusCode = 503;
-      res.end();
-      return;
-    }
-    await handleWebhookWithDeadline(webhookHandler, req, res, {
-      timeoutMs: opts.webhookTimeoutMs ?? 10_000,
-      log,
-      errorText,
-    });
-  };
-
   return {
-    handleWebhook,
+    /**
+     * A failure is answered 500, an update still running after 10 s 503: either way Telegram delivers it
+     * again, and the queue's dedupe keeps a late success from being answered twice. grammY's own timeout
+     * would leave the update's later rejection unhandled (a crash, with the token in Node's dump).
+     */
+    async handleWebhook(req, res) {
+      const answer = (status: number) => {
+        if (res.headersSent) return;
+        res.statusCode = status;
+        res.end();
+      };
+      if (!webhookHandler) return answer(503);
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const handling = webhookHandler(req, res);
+        const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), 10_000)));
+        if ((await Promise.race([handling, late])) === "late") {
+          log.warn(
+            { timeoutMs: 10_000 },
+            "webhook update still being handled; answered 503 so Telegram delivers it again",
+          );
+          answer(503);
+          handling.catch((err: unknown) =>
+            log.error({ err: errorText(err) }, "webhook update failed after its deadline"),
+          );
+        }
+      } catch (err) {
+        log.error({ err: errorText(err) }, "webhook update failed");
+        answer(500);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
     async start() {
       await bot.init();
       try {

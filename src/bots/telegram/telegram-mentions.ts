@@ -1,9 +1,7 @@
 /**
- * Model output must not notify people. In a group, Telegram turns a plain `@username` in the bot's
- * text into a mention that pings that member, whoever made the model write it (a user, a web page).
- * A word joiner after the `@` keeps it readable but no longer a username to Telegram, the way
- * Discord's `allowed_mentions` keeps `<@id>` visible without pinging. The asker's own username stays
- * live: naming the person being answered notifies no one new.
+ * Model output must not ping people: in a group a plain `@username` notifies that member, whoever made the
+ * model write it. A word joiner after the `@` keeps it readable but no username (like Discord's
+ * `allowed_mentions`); the asker's own username stays live.
  */
 
 /** U+2060 WORD JOINER: invisible, and not a username character. */

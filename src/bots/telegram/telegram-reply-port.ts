@@ -1,12 +1,8 @@
 /**
- * Telegram as the reply engine sees it (ReplyPort): sendMessage / editMessageText /
- * sendMessageDraft / sendChatAction (and setMessageReaction for status reactions) through a grammY `Api` (no polling Bot needed, so
- * workers can stream answers without receiving updates).
- *
- * Errors are mapped once, here: 429 → RateLimitedError(retry_after), "message is not
- * modified" → success, "can't parse entities" → the same text again as plain Markdown
- * source (never lose an answer to a rendering bug), content Telegram will never accept
- * → RejectedContentError, network failures (HttpError) and 5xx → rethrown for retry.
+ * Telegram as the reply engine sees it (ReplyPort), through a grammY `Api`: workers stream answers without
+ * receiving updates. Errors are mapped here: 429 → RateLimitedError, "not modified" → success, "can't parse
+ * entities" → the text again as plain Markdown (never lose an answer to a rendering bug), content Telegram
+ * never accepts → RejectedContentError, network failures and 5xx → rethrown for retry.
  */
 import { GrammyError, HttpError, InputFile, type Api } from "grammy";
 import type { InlineKeyboardMarkup } from "grammy/types";
@@ -21,7 +17,7 @@ import {
 import type { InboundMessage } from "../../contracts/inbound-message.js";
 import { markdownToTelegramHtml, telegramVisibleText } from "./telegram-html.js";
 import { cutTextWithMarker } from "../../shared/text-cut.js";
-import { createReactionPacer, telegramReactionFor } from "./telegram-status-reactions.js";
+import { createReactionPacer, TELEGRAM_STATUS_EMOJI } from "./telegram-status-reactions.js";
 import {
   TELEGRAM_DRAFT_INTERVAL_MS,
   TELEGRAM_GROUP_EDIT_INTERVAL_MS,
@@ -40,8 +36,6 @@ export interface TelegramReplyPortOptions {
   api: Api;
   /** Stream private-chat answers as drafts (sendMessageDraft, Bot API 9.5+) instead of placeholder + edits. */
   useDrafts: boolean;
-  /** Show a "⏹ Stop" button while an answer is being written (and can_stop on drafts); default true. */
-  stopButton?: boolean;
   /** Markdown → Telegram HTML; default markdownToTelegramHtml. */
   toHtml?: (markdown: string) => string;
   /** STATUS_REACTIONS: 👨‍💻 / 👌 / 😢 on the user's message (default off). */
@@ -52,6 +46,7 @@ const PARSE_FAILURE = /can't parse entities/i;
 const NOT_MODIFIED = /message is not modified/i;
 /** Refusals that the same request will never get past. */
 const REJECTED = [
+  NOT_MODIFIED,
   /message is too long/i,
   /text must be non-empty/i,
   /message text is empty/i,
@@ -89,20 +84,14 @@ function createTelegramReplyPort(
   const threadId = message.threadId !== undefined ? Number(message.threadId) : undefined;
   const inThread = threadId !== undefined ? { message_thread_id: threadId } : {};
   const isPrivate = message.chatType === "private";
-  const stopButton = opts.stopButton ?? true;
+  const replyTo = { message_id: Number(message.messageId), allow_sending_without_reply: true };
   const keepMention = message.author.username;
   const toHtml =
     opts.toHtml ?? ((markdown: string) => markdownToTelegramHtml(markdown, keepMention ? { keepMention } : {}));
   const sources = new Map<string, string>();
 
-  const markupFor = (o: SendOptions) => (stopButton && o.final === false ? { reply_markup: STOP_KEYBOARD } : {});
-
-  /** The text to fall back to when Telegram cannot parse our HTML: the model's Markdown, else the HTML's visible text. */
-  const plainOf = (content: RenderedText): string => {
-    const plain = sources.get(content.text) ?? telegramVisibleText(content.text);
-    // Telegram counts UTF-16 units: cut there (whole characters), leaving room for the ellipsis.
-    return cutTextWithMarker(plain, TELEGRAM_MAX_MESSAGE_LENGTH - 1, "…");
-  };
+  // A "⏹ Stop" button while the answer is being written.
+  const markupFor = (o: SendOptions) => (o.final === false ? { reply_markup: STOP_KEYBOARD } : {});
 
   /** Runs a call with the rendered text; on a parse failure once more as plain text. Errors come back mapped. */
   const withPlainFallback = async <T>(
@@ -112,21 +101,15 @@ function createTelegramReplyPort(
     try {
       return await call(content.text, content.parseMode);
     } catch (err) {
-      if (
-        !(
-          content.parseMode &&
-          err instanceof GrammyError &&
-          err.error_code === 400 &&
-          PARSE_FAILURE.test(err.description)
-        )
-      ) {
-        throw mapError(err);
-      }
-      try {
-        return await call(plainOf(content), undefined);
-      } catch (second) {
-        throw mapError(second);
-      }
+      const unparsable = err instanceof GrammyError && err.error_code === 400 && PARSE_FAILURE.test(err.description);
+      if (!content.parseMode || !unparsable) throw mapError(err);
+    }
+    // The model's Markdown, else the HTML's visible text, cut in whole characters (Telegram counts UTF-16 units).
+    const plain = sources.get(content.text) ?? telegramVisibleText(content.text);
+    try {
+      return await call(cutTextWithMarker(plain, TELEGRAM_MAX_MESSAGE_LENGTH - 1, "…"), undefined);
+    } catch (err) {
+      throw mapError(err);
     }
   };
 
@@ -156,9 +139,7 @@ function createTelegramReplyPort(
             ...(parseMode ? { parse_mode: parseMode } : {}),
             ...inThread,
             // Only the first message of a reply answers the user's message; continuations just follow it.
-            ...(o.continuation
-              ? {}
-              : { reply_parameters: { message_id: Number(message.messageId), allow_sending_without_reply: true } }),
+            ...(o.continuation ? {} : { reply_parameters: replyTo }),
             link_preview_options: { is_disabled: true },
             ...markupFor(o),
           },
@@ -207,7 +188,7 @@ function createTelegramReplyPort(
           ...inThread,
           duration: Math.max(1, Math.round(voice.durationSeconds)),
           ...(voice.caption ? { caption: voice.caption } : {}),
-          reply_parameters: { message_id: Number(message.messageId), allow_sending_without_reply: true },
+          reply_parameters: replyTo,
         },
         grammySignal(o.signal),
       );
@@ -233,7 +214,7 @@ function createTelegramReplyPort(
             async () => {
               // Replaces the bot's reaction on the message: the one before goes in the same request.
               await api.setMessageReaction(chatId, Number(message.messageId), [
-                { type: "emoji", emoji: telegramReactionFor(phase) },
+                { type: "emoji", emoji: TELEGRAM_STATUS_EMOJI[phase] },
               ]);
             },
             retryAfterMs,
@@ -257,7 +238,8 @@ function createTelegramReplyPort(
             ...(parseMode ? { parse_mode: parseMode } : {}),
             ...inThread,
             // The draft's own stop button; pressing it arrives as stopped_message_generation.
-            ...(stopButton ? { can_stop: true, keep_on_stop: true } : {}),
+            can_stop: true,
+            keep_on_stop: true,
           },
           grammySignal(o.signal),
         ),
@@ -270,7 +252,6 @@ function createTelegramReplyPort(
 function mapError(err: unknown): unknown {
   if (!(err instanceof GrammyError)) return err; // HttpError and friends: the caller retries.
   if (err.error_code === 429) return new RateLimitedError((err.parameters.retry_after ?? 1) * 1000, err.description);
-  if (err.error_code === 400 && NOT_MODIFIED.test(err.description)) return new RejectedContentError(err.description);
   if (err.error_code === 400 && REJECTED.some((re) => re.test(err.description)))
     return new RejectedContentError(err.description);
   return err;

@@ -5,6 +5,7 @@ import {
   failureOutcome,
   type PlatformRequestCounter,
   type PlatformRequestKind,
+  type PlatformRequestOutcome,
 } from "../../observability/platform-request-meter.js";
 
 const TELEGRAM_KINDS: Record<string, PlatformRequestKind> = {
@@ -17,22 +18,17 @@ const TELEGRAM_KINDS: Record<string, PlatformRequestKind> = {
 /** A grammY transformer counting every Bot API call (install with `api.config.use(...)`). */
 export function telegramRequestMeter(metrics: PlatformRequestCounter): Transformer {
   return async (prev, method, payload, signal) => {
-    const kind = TELEGRAM_KINDS[method] ?? "other";
+    let outcome: PlatformRequestOutcome | undefined;
     try {
       const result = await prev(method, payload, signal);
-      metrics.platformRequests.inc({
-        platform: "telegram",
-        kind,
-        outcome: answeredOutcome(result.ok, result.ok ? undefined : result.error_code),
-      });
+      outcome = answeredOutcome(result.ok, result.ok ? undefined : result.error_code);
       return result;
-    } catch (error) {
+    } finally {
       metrics.platformRequests.inc({
         platform: "telegram",
-        kind,
-        outcome: failureOutcome(signal as unknown as AbortSignal | undefined),
+        kind: TELEGRAM_KINDS[method] ?? "other",
+        outcome: outcome ?? failureOutcome(signal as unknown as AbortSignal | undefined),
       });
-      throw error;
     }
   };
 }

@@ -1,8 +1,4 @@
-/**
- * The settings commands in Telegram: the answer as a message with an inline keyboard,
- * a press of one of its buttons as a callback query that edits that message in place
- * (and shows the notice as a toast). What the commands do is the SettingsPort's.
- */
+/** The settings commands in Telegram: a message with an inline keyboard, whose presses edit it in place. */
 import { GrammyError, type Context } from "grammy";
 import type { InlineKeyboardMarkup, Message } from "grammy/types";
 import type { SettingsAnswer, SettingsAsker, SettingsCommand, SettingsPort } from "../../contracts/settings-port.js";

@@ -17,7 +17,6 @@ export interface TelegramCheckOptions {
   webhookUrl?: string;
   /** HTTP_PORT, where the webhook is served. */
   httpPort: number;
-  now?: () => number;
 }
 
 /** getMe: the token is valid; on failure the remaining checks cannot run. */
@@ -29,51 +28,35 @@ async function checkToken(api: Api, apiRoot: string): Promise<{ finding: SetupFi
       canReadAll: me.can_read_all_group_messages,
     };
   } catch (error) {
-    if (error instanceof GrammyError && (error.error_code === 401 || error.error_code === 404)) {
-      return {
-        finding: f.fail(
-          "token",
-          `TELEGRAM_BOT_TOKEN is rejected (${error.error_code} ${error.description})`,
-          "copy the token again from @BotFather (/mybots → your bot → API Token)",
-        ),
-      };
-    }
-    if (error instanceof HttpError) {
-      return {
-        finding: f.fail(
-          "token",
-          `cannot reach the Bot API at ${apiRoot} (${(error.error as Error)?.message ?? error.message})`,
-          "check the network, a proxy, or TELEGRAM_API_ROOT",
-        ),
-      };
-    }
-    return {
-      finding: f.fail(
-        "token",
-        `getMe failed: ${(error as Error).message}`,
-        "check TELEGRAM_BOT_TOKEN and TELEGRAM_API_ROOT",
-      ),
-    };
+    const [problem, fix] =
+      error instanceof GrammyError && (error.error_code === 401 || error.error_code === 404)
+        ? [
+            `TELEGRAM_BOT_TOKEN is rejected (${error.error_code} ${error.description})`,
+            "copy the token again from @BotFather (/mybots → your bot → API Token)",
+          ]
+        : error instanceof HttpError
+          ? [
+              `cannot reach the Bot API at ${apiRoot} (${(error.error as Error)?.message ?? error.message})`,
+              "check the network, a proxy, or TELEGRAM_API_ROOT",
+            ]
+          : [`getMe failed: ${(error as Error).message}`, "check TELEGRAM_BOT_TOKEN and TELEGRAM_API_ROOT"];
+    return { finding: f.fail("token", problem, fix) };
   }
 }
 
 /** Privacy mode is stated, not judged: the bot answers only what privacy mode delivers anyway. */
 function statePrivacy(canReadAll: boolean | undefined): SetupFinding {
-  if (canReadAll)
-    return f.pass(
-      "privacy mode",
-      "privacy mode is off: the bot receives every group message and still answers only addressed ones",
-    );
   return f.pass(
     "privacy mode",
-    "privacy mode is on: in groups the bot receives commands, @mentions and replies to its own messages, which is all it answers",
+    canReadAll
+      ? "privacy mode is off: the bot receives every group message and still answers only addressed ones"
+      : "privacy mode is on: in groups the bot receives commands, @mentions and replies to its own messages, which is all it answers",
   );
 }
 
 /** Webhook mode: Telegram delivers to our URL and its last attempt did not fail. */
 async function checkWebhook(api: Api, opts: TelegramCheckOptions & { webhookUrl: string }): Promise<SetupFinding> {
   const info = await api.getWebhookInfo();
-  const now = opts.now ?? Date.now;
   if (info.url === "")
     return f.pass("webhook", `no webhook set yet: the bots role sets ${opts.webhookUrl} when it starts`);
   if (info.url !== opts.webhookUrl) {
@@ -84,7 +67,7 @@ async function checkWebhook(api: Api, opts: TelegramCheckOptions & { webhookUrl:
     );
   }
   if (info.last_error_date) {
-    const minutes = Math.max(0, Math.round((now() / 1000 - info.last_error_date) / 60));
+    const minutes = Math.max(0, Math.round((Date.now() / 1000 - info.last_error_date) / 60));
     return f.fail(
       "webhook",
       `Telegram's last delivery to ${info.url} failed ${minutes} min ago: ${info.last_error_message ?? "unknown error"} (${info.pending_update_count} updates waiting)`,

@@ -1,7 +1,4 @@
-/**
- * The terminal chat: each line typed is a message in one private conversation,
- * sent through the same queue and worker as Discord and Telegram.
- */
+/** The terminal chat: each line typed is a message in one private conversation, through the same queue and worker. */
 import { createInterface } from "node:readline";
 import type { BotGateway } from "../../contracts/bot-gateway.js";
 import type { InboundMessage } from "../../contracts/inbound-message.js";
@@ -24,10 +21,7 @@ const HELP = [
   "  /tools [on|off <tool>]          the tools, or switch one",
 ].join("\n");
 
-/** The settings views are shared with platforms that draw buttons; the terminal has none, so it offers only the typed command. */
-function withoutButtons(text: string): string {
-  return text.replace(/Choose with the buttons or /g, "Choose with ");
-}
+const QUIT = Symbol("quit");
 
 /** Options of the terminal adapter. */
 export interface TerminalAdapterOptions {
@@ -49,10 +43,7 @@ export interface TerminalChat {
   done: Promise<void>;
   /** Stops reading input (the chat ends once the lines already typed were offered). */
   close(): void;
-  /**
-   * Ctrl-C: stops the answer being written and says so at once; with nothing to stop, or
-   * pressed again before a new line was typed, leaves (stopping whatever still runs).
-   */
+  /** Ctrl-C: stops the answer being written; with nothing to stop, or pressed again before a new line, leaves. */
   interrupt(): Promise<"stopped" | "leaving">;
 }
 
@@ -67,28 +58,25 @@ export function runTerminalAdapter(opts: TerminalAdapterOptions): TerminalChat {
   // Set by a Ctrl-C that stopped an answer; a new line typed clears it.
   let stoppedByInterrupt = false;
 
-  const handle = async (line: string): Promise<boolean> => {
+  /** Handles one typed line: resolves the text to show, if any, or `quit`. */
+  const handle = async (line: string): Promise<string | typeof QUIT | undefined> => {
     const text = line.trim();
-    if (text === "") return true;
+    if (text === "") return undefined;
     stoppedByInterrupt = false;
     switch (text) {
       case "/quit":
       case "/exit":
-        return false;
+        return QUIT;
       case "/help":
       case "/start":
-        say(HELP);
-        return true;
+        return HELP;
       case "/reset":
         await opts.gateway.reset(conversationKey);
-        say("🧹 Conversation cleared. Its settings stay (/settings reset restores the defaults).");
-        return true;
+        return "🧹 Conversation cleared. Its settings stay (/settings reset restores the defaults).";
       case "/stop":
-        say((await opts.gateway.stop(conversationKey)) ? "⏹ Stopped." : "Nothing to stop.");
-        return true;
+        return (await opts.gateway.stop(conversationKey)) ? "⏹ Stopped." : "Nothing to stop.";
       case "/compact":
-        say(opts.gateway.compact ? await opts.gateway.compact(conversationKey, { shared: false }) : HELP);
-        return true;
+        return opts.gateway.compact ? await opts.gateway.compact(conversationKey, { shared: false }) : HELP;
     }
     const settingsCommand = /^\/([a-z]+)(?:\s+([\s\S]*))?$/i.exec(text);
     const name = settingsCommand?.[1]?.toLowerCase() ?? "";
@@ -100,17 +88,13 @@ export function runTerminalAdapter(opts: TerminalAdapterOptions): TerminalChat {
         userId: opts.session,
         isChatAdmin: async () => true,
       };
-      say(withoutButtons((await opts.settings.run(asker, name, settingsCommand?.[2] ?? "")).text));
-      return true;
+      const { text: view } = await opts.settings.run(asker, name, settingsCommand?.[2] ?? "");
+      // The settings views offer buttons; the terminal has none, only the typed command.
+      return view.replace(/Choose with the buttons or /g, "Choose with ");
     }
-    if (text.startsWith("/")) {
-      say(`Unknown command.\n${HELP}`);
-      return true;
-    }
-    if (text.length > opts.maxInputChars) {
-      say(`That message is too long (${text.length} characters; the limit is ${opts.maxInputChars}).`);
-      return true;
-    }
+    if (text.startsWith("/")) return `Unknown command.\n${HELP}`;
+    if (text.length > opts.maxInputChars)
+      return `That message is too long (${text.length} characters; the limit is ${opts.maxInputChars}).`;
     const message: InboundMessage = {
       platform: "terminal",
       conversationKey,
@@ -122,8 +106,7 @@ export function runTerminalAdapter(opts: TerminalAdapterOptions): TerminalChat {
       receivedAt: now(),
     };
     const result = await opts.gateway.enqueue(message);
-    if (result.status === "refused" && result.reason !== undefined) say(`⚠️ ${result.reason}`);
-    return true;
+    return result.status === "refused" && result.reason !== undefined ? `⚠️ ${result.reason}` : undefined;
   };
 
   const done = new Promise<void>((resolve) => {
@@ -134,11 +117,13 @@ export function runTerminalAdapter(opts: TerminalAdapterOptions): TerminalChat {
       // Lines are offered in order even when typed faster than Redis answers.
       pending = pending
         .then(() => handle(line))
-        .then((goOn) => {
-          if (!goOn) {
-            quitting = true;
-            rl.close();
+        .then((shown) => {
+          if (shown !== QUIT) {
+            if (shown !== undefined) say(shown);
+            return;
           }
+          quitting = true;
+          rl.close();
         })
         .catch((error: unknown) => say(`⚠️ ${(error as Error).message}`));
     });

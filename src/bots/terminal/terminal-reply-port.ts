@@ -1,7 +1,6 @@
 /**
- * The terminal as a platform: on a TTY the reply is redrawn in place as it
- * streams (ANSI cursor moves); piped, only each message's final text is
- * printed, so `npm run chat` also works in scripts.
+ * The terminal as a platform: on a TTY the reply is redrawn in place as it streams (ANSI cursor moves);
+ * piped, only each message's final text is printed, so `npm run chat` also works in scripts.
  */
 import type { RenderedText, ReplyPort, ReplyPortFactory, SendOptions } from "../../contracts/reply-port.js";
 import { plainText, screenRows } from "./terminal-text.js";
@@ -29,16 +28,12 @@ export interface TerminalScreen {
 
 /** Shows (or replaces, in place) the one status line under the conversation; TTY only. `keep`: it stays under the final answer too. */
 export function showStatus(screen: TerminalScreen, text: string, opts: { keep?: boolean } = {}): void {
-  const columns = Math.max(20, screen.out.columns ?? 80);
   if (screen.status) screen.out.write(`\x1b[${screen.status.rows}A\r\x1b[J`);
   screen.out.write(`${text}\n`);
-  screen.status = { text, rows: screenRows(text, columns), ...(opts.keep ? { keep: true } : {}) };
+  screen.status = { text, rows: screenRows(text, columnsOf(screen)), ...(opts.keep ? { keep: true } : {}) };
 }
 
-/**
- * The terminal echoed a line the user typed below the last block: redrawing that block in place
- * would now overwrite the typed line, so the rest of the answer starts a new block below it.
- */
+/** The user's typed line is echoed below the last block: the rest of the answer starts a new block under it. */
 export function inputEchoed(screen: TerminalScreen): void {
   screen.lastBlock = undefined;
   screen.status = undefined;
@@ -46,7 +41,7 @@ export function inputEchoed(screen: TerminalScreen): void {
 
 /** After a resize: the rows the last block and the status line take now (the terminal rewrapped them). */
 export function followResize(screen: TerminalScreen): void {
-  const columns = Math.max(20, screen.out.columns ?? 80);
+  const columns = columnsOf(screen);
   if (screen.lastBlock) screen.lastBlock.rows = screenRows(screen.lastBlock.text, columns);
   if (screen.status) screen.status.rows = screenRows(screen.status.text, columns);
 }
@@ -56,9 +51,11 @@ export function createTerminalReplyPortFactory(screen: TerminalScreen): ReplyPor
   return () => createTerminalReplyPort(screen);
 }
 
+/** The terminal's width now (the window may have been resized). */
+const columnsOf = (screen: TerminalScreen) => Math.max(20, screen.out.columns ?? 80);
+
 function createTerminalReplyPort(screen: TerminalScreen): ReplyPort {
   const texts = new Map<string, string>();
-  const columns = () => Math.max(20, screen.out.columns ?? 80);
 
   const print = (messageId: string, body: string, final: boolean) => {
     const text = `🤖 ${body}`;
@@ -77,7 +74,7 @@ function createTerminalReplyPort(screen: TerminalScreen): ReplyPort {
     const up = (screen.lastBlock?.messageId === messageId ? screen.lastBlock.rows : 0) + statusRows;
     if (up > 0) screen.out.write(`\x1b[${up}A\r\x1b[J`);
     screen.out.write(`${text}\n`);
-    screen.lastBlock = { messageId, text, rows: screenRows(text, columns()) };
+    screen.lastBlock = { messageId, text, rows: screenRows(text, columnsOf(screen)) };
     if (screen.status && (!final || screen.status.keep)) screen.out.write(`${screen.status.text}\n`);
     // Once the answer is final nothing redraws it: a kept status line stays as plain text.
     if (final) screen.status = undefined;

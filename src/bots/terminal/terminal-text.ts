@@ -1,7 +1,6 @@
 /**
- * What the terminal shows: the reply's Markdown as plain text (a terminal renders no
- * Markdown, so `get\_weather` and `_stopped_` would show their escapes), and how many
- * screen columns and rows a text takes (CJK and emoji are two columns wide).
+ * What the terminal shows: Markdown as plain text (no `get\_weather` escapes), and the rows a text takes
+ * (CJK and emoji are two columns wide).
  */
 import stringWidth from "string-width";
 
