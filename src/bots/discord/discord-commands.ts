@@ -6,7 +6,7 @@
 import { ApplicationIntegrationType, InteractionContextType, type ChatInputApplicationCommandData } from "discord.js";
 import { SETTINGS_COMMAND_OPTIONS } from "./discord-settings.js";
 
-/** A command the bot understands; anything else starting with "/" gets the help text (an unknown command is answered with help, never ignored). */
+/** A command the bot understands; any other "/word" gets the help text, never silence. */
 export type DiscordCommand = "reset" | "compact" | "stop" | "help";
 
 /** Whether a name is one of the bot's commands. */
