@@ -2,23 +2,14 @@
  * "Ask <bot>": a message command (a message's Apps menu) that asks the bot about that message. The answer is a
  * reply to it; the asker gets a note only they see, since Discord wants every interaction answered within 3 s.
  */
-import {
-  ApplicationCommandType,
-  ApplicationIntegrationType,
-  InteractionContextType,
-  type MessageApplicationCommandData,
-} from "discord.js";
+import { ApplicationCommandType, type MessageApplicationCommandData } from "discord.js";
+import { inGuildsAndDms } from "./discord-commands.js";
 
 /** The command's definition, named after the bot ("Ask TestBot"), registered with the others. */
 export function askCommandFor(botName: string): MessageApplicationCommandData {
   // Discord allows 32 characters in a command's name.
   const name = [...`Ask ${botName.replace(/\s+/g, " ").trim()}`].slice(0, 32).join("").trimEnd();
-  return {
-    type: ApplicationCommandType.Message,
-    name,
-    contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
-    integrationTypes: [ApplicationIntegrationType.GuildInstall],
-  };
+  return inGuildsAndDms({ type: ApplicationCommandType.Message, name });
 }
 
 /** The question the model gets about a message: who wrote it and what it says (its files travel as attachments). */

@@ -55,7 +55,7 @@ export type MakeRequest = (typeof DefaultRestOptions)["makeRequest"];
 /** The HTTP methods Discord's REST API uses. */
 export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
-/** A file uploaded with a request (multipart part `files[n]`, n its index). */
+/** A file uploaded with a request. */
 export interface DiscordUpload {
   name: string;
   data: Uint8Array;
@@ -149,18 +149,10 @@ export function createDiscordRestClient(options: DiscordRestClientOptions): Disc
         const data = await rest.request({
           fullRoute: route,
           method: method as RequestMethod,
-          ...(query ? { query: new URLSearchParams(query) } : {}),
-          ...(body === undefined ? {} : { body }),
-          ...(files && files.length > 0
-            ? {
-                files: files.map((f, index) => ({
-                  key: `files[${index}]`,
-                  name: f.name,
-                  data: f.data,
-                  ...(f.contentType ? { contentType: f.contentType } : {}),
-                })),
-              }
-            : {}),
+          query: query ? new URLSearchParams(query) : undefined,
+          body,
+          // REST names file n `files[n]`, as Discord expects.
+          files: files && [...files],
           signal: call.signal,
         });
         return (data instanceof ArrayBuffer ? undefined : data) as T;
