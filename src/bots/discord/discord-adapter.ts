@@ -123,6 +123,14 @@ function sameCommands(
   );
 }
 
+/** A question for the queue, answered in `channelId` (the message's channel or a thread on it). */
+type Question = Pick<InboundMessage, "author" | "text" | "replyTo"> & {
+  channelId: string;
+  guildId: string | null;
+  isDm: boolean;
+  attachments: AttachmentRef[];
+};
+
 /** Creates the adapter; nothing connects before `start()`. */
 export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAdapter {
   const { gateway, allowedGuilds, allowedChannels, maxInputChars } = options;
@@ -296,23 +304,17 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
    */
   const enqueue = async (
     message: Message,
-    q: Pick<InboundMessage, "author" | "text" | "replyTo"> & {
-      channelId: string;
-      guildId: string | null;
-      isDm: boolean;
-      attachments: AttachmentRef[];
-    },
+    { channelId, guildId, isDm, author, text, replyTo, attachments }: Question,
   ): Promise<EnqueueResult | "failed" | undefined> => {
-    const { channelId, guildId, replyTo, attachments } = q;
     const parsed = inboundMessageSchema.safeParse({
       platform: "discord",
       conversationKey: discordConversationKey(channelId),
       chatId: channelId,
       messageId: message.id,
-      chatType: q.isDm ? "private" : "group",
+      chatType: isDm ? "private" : "group",
       ...(guildId ? { guildId } : {}),
-      author: q.author,
-      text: q.text,
+      author,
+      text,
       ...(replyTo ? { replyTo } : {}),
       receivedAt: Date.now(),
       typingOnReceipt: true,
