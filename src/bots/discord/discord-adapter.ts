@@ -1,8 +1,6 @@
 /**
- * The Discord adapter: a discord.js client that turns messages addressed to the bot into
- * InboundMessages and enqueues them. It validates, enqueues and acknowledges; answering is the
- * worker's job (through the REST-only reply port). Commands (/reset, /compact, /stop, /help), the Stop
- * button and "Ask <bot>" (a message's Apps menu) are handled here because they must not wait in the queue.
+ * The Discord adapter: turns messages addressed to the bot into queued InboundMessages (the worker answers).
+ * Commands, the Stop button and "Ask <bot>" are handled here because they must not wait in the queue.
  */
 import {
   type ApplicationCommand,
@@ -18,11 +16,10 @@ import {
   type Interaction,
   type Message,
   type MessageContextMenuCommandInteraction,
-  type TextBasedChannel,
 } from "discord.js";
 import { pino, type Logger } from "pino";
 import type { BotGateway, EnqueueResult } from "../../contracts/bot-gateway.js";
-import { inboundMessageSchema, type InboundMessage } from "../../contracts/inbound-message.js";
+import { inboundMessageSchema, type AttachmentRef, type InboundMessage } from "../../contracts/inbound-message.js";
 import { mentionsBot, referencedMessage, speakerName, textForModel } from "./discord-addressing.js";
 import { cutText } from "../../shared/text-cut.js";
 import type { MakeRequest } from "./discord-rest-client.js";
@@ -50,52 +47,41 @@ import { ASK_NOTES, askCommandFor, askQuestionText } from "./discord-ask.js";
 /** What the Discord adapter needs: credentials, the queue seam, and the access rules from config. */
 export interface DiscordAdapterOptions {
   token: string;
-  /** The discord.js client to receive with (`createDiscordClient`); default: one for `apiBase`. */
+  /** Default: `createDiscordClient(apiBase)`. */
   client?: Client;
-  /** DISCORD_API_BASE (discord.js `rest.api`); the gateway URL then comes from GET /gateway/bot. */
   apiBase: string;
   gateway: BotGateway;
-  /** The settings commands (/settings, /model, …); without it they get the help text. */
+  /** Without it the settings commands get the help text. */
   settings?: SettingsPort;
-  /** Guild ids the bot serves; empty = all. When set, DMs are refused (they belong to no guild). */
+  /** Empty = all. When set, DMs are refused (they belong to no guild). */
   allowedGuilds: string[];
-  /** Channel ids the bot serves (a thread counts as its parent channel too); empty = all. */
+  /** Empty = all; a thread counts as its parent channel too. */
   allowedChannels: string[];
-  /** Longer messages get a polite refusal instead of being queued. */
   maxInputChars: number;
   logger?: Pick<Logger, "debug" | "info" | "warn" | "error">;
-  /** DISCORD_AUTO_THREAD: a mention in a server channel opens a thread on it, where the answer goes. */
+  /** DISCORD_AUTO_THREAD: a question in a server channel gets a thread of its own. */
   autoThread?: boolean;
-  /** STATUS_REACTIONS: 👀 on a question once it is queued (the worker replaces it with 🔧, ✅ or ⚠️). */
+  /** STATUS_REACTIONS: 👀 on a queued question (the worker replaces it). */
   statusReactions?: boolean;
-  /** Register /reset, /compact, /stop, /help as application commands at start (default true). */
-  registerCommands?: boolean;
-  now?: () => number;
 }
 
 /** A running (or startable) Discord adapter. */
 export interface DiscordAdapter {
-  /** Logs in and resolves once the client is ready (rejects on a bad token or disallowed intents). */
+  /** Resolves once the client is ready (rejects on a bad token or disallowed intents). */
   start(): Promise<void>;
   /** Waits for messages being enqueued, then disconnects. */
   stop(): Promise<void>;
-  /** The underlying client (for logs and tests). */
   readonly client: Client;
 }
 
 /** The conversation key of a Discord channel (a thread is a channel; so is a DM). */
-export function discordConversationKey(channelId: string): string {
-  return `dc:${channelId}`;
-}
+const discordConversationKey = (channelId: string): string => `dc:${channelId}`;
 
 /**
- * Messages the client keeps per channel. The adapter reads only the message a new one replies to,
- * which Discord sends along with it (and a miss is fetched); discord.js' default of 200 would keep
- * every channel's last 200 messages, the bot's streamed answers included, for as long as it runs.
+ * Messages the client keeps per channel: only a replied-to message is read (a miss is fetched), and
+ * discord.js' default of 200 would keep every channel's last 200, the bot's streamed answers included.
  */
 export const DISCORD_CACHED_MESSAGES_PER_CHANNEL = 20;
-/** Cached messages older than this are swept (every 10 minutes), so a quiet channel holds none. */
-const DISCORD_CACHED_MESSAGE_LIFETIME_S = 30 * 60;
 
 /** The discord.js client the adapter needs: the intents it reads, DMs as partials, replies that ping no one, a small message cache. */
 export function createDiscordClient(
@@ -103,7 +89,6 @@ export function createDiscordClient(
   opts: { makeRequest?: MakeRequest; shards?: DiscordShardPlan } = {},
 ): Client {
   return new Client({
-    // discord.js's own sharding: one session per shard, identifies paced by max_concurrency.
     ...(opts.shards ? { shards: opts.shards.shards, shardCount: opts.shards.shardCount } : {}),
     intents: [
       GatewayIntentBits.Guilds,
@@ -119,38 +104,40 @@ export function createDiscordClient(
     }),
     sweepers: {
       ...Options.DefaultSweeperSettings,
-      messages: { interval: 600, lifetime: DISCORD_CACHED_MESSAGE_LIFETIME_S },
+      // Swept every 10 minutes, so a quiet channel holds none.
+      messages: { interval: 600, lifetime: 30 * 60 },
     },
-    // `makeRequest` (e.g. a metering one around REST's own) carries every REST call.
     rest: { api: apiBase, ...(opts.makeRequest ? { makeRequest: opts.makeRequest } : {}) },
-    // The adapter's own replies (help, refusals) ping no one either.
     allowedMentions: { parse: [], repliedUser: false },
   });
 }
 
-/** Whether the registered commands match the wanted ones (names, kinds and options as Discord stores them). */
+/** Whether the registered commands match the wanted ones (as Discord stores them). */
 function sameCommands(
   registered: Collection<string, ApplicationCommand>,
   wanted: readonly ApplicationCommandData[],
 ): boolean {
-  if (registered.size !== wanted.length) return false;
-  return wanted.every((command) => {
-    const found = registered.find((r) => r.name === command.name);
-    return found?.equals(command) === true;
-  });
+  return (
+    registered.size === wanted.length &&
+    wanted.every((command) => registered.find((r) => r.name === command.name)?.equals(command) === true)
+  );
 }
+
+/** A question for the queue, answered in `channelId` (the message's channel or a thread on it). */
+type Question = Pick<InboundMessage, "author" | "text" | "replyTo"> & {
+  channelId: string;
+  guildId: string | null;
+  isDm: boolean;
+  attachments: AttachmentRef[];
+};
 
 /** Creates the adapter; nothing connects before `start()`. */
 export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAdapter {
   const { gateway, allowedGuilds, allowedChannels, maxInputChars } = options;
   const log = options.logger ?? pino({ level: "silent" });
-  const now = options.now ?? Date.now;
-
-  // The client is the composition root's to build (createDiscordClient); a default one for callers that only have a token.
   const client = options.client ?? createDiscordClient(options.apiBase);
 
-  // One chain per channel: messages of a conversation are enqueued in the order Discord sent them,
-  // even when an earlier one waits longer for Redis.
+  // One chain per channel: a conversation's messages are enqueued in Discord's order, even when one waits for Redis.
   const chains = new Map<string, Promise<void>>();
   const inChannelOrder = (channelId: string, work: () => Promise<void>): void => {
     const previous = chains.get(channelId) ?? Promise.resolve();
@@ -163,25 +150,20 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     });
   };
 
-  const isAllowed = (
-    guildId: string | null,
-    channel: { id: string; isThread(): boolean; parentId?: string | null } | null,
-  ): boolean => {
-    if (allowedGuilds.length > 0 && (!guildId || !allowedGuilds.includes(guildId))) return false;
-    if (allowedChannels.length > 0) {
-      if (!channel) return false;
-      const ids = [channel.id, channel.isThread() ? channel.parentId : null];
-      if (!ids.some((id) => id && allowedChannels.includes(id))) return false;
-    }
-    return true;
-  };
+  /** Whether the bot serves this guild and channel (or the thread's parent); channel undefined: not known. */
+  const isAllowed = (guildId: string | null, channelId: string | undefined, parentId: string | null): boolean =>
+    (allowedGuilds.length === 0 || (!!guildId && allowedGuilds.includes(guildId))) &&
+    (allowedChannels.length === 0 || [channelId, parentId].some((id) => id && allowedChannels.includes(id)));
 
   const settingsUi = options.settings ? createDiscordSettingsUi(options.settings) : undefined;
 
-  /** Replies under a message; `counted`: the limiter itself refused it (already counted), or Redis is down. */
+  const botName = () => client.user?.displayName ?? "the bot";
+
+  /**
+   * Replies under a message, in the background: it waits for the channel's shared budget without holding up
+   * the messages behind it. `counted`: the limiter itself refused it (already counted), or Redis is down.
+   */
   const reply = async (message: Message, content: string, components?: unknown[], counted = false): Promise<void> => {
-    // Waits for the channel's shared budget (an answer may be streaming there) without holding up
-    // the messages behind it.
     void (async () => {
       try {
         // Counted against the user's per-minute limit: a flood of refused messages gets silence, not replies.
@@ -205,28 +187,11 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
         await gateway.reset(key);
         return RESET_DONE_TEXT;
       case "compact":
-        return gateway.compact
-          ? gateway.compact(key, { shared })
-          : discordHelpText(client.user?.displayName ?? "the bot");
+        return gateway.compact ? gateway.compact(key, { shared }) : discordHelpText(botName());
       case "stop":
         return stopResultText(await gateway.stop(key));
       case "help":
-        return discordHelpText(client.user?.displayName ?? "the bot");
-    }
-  };
-
-  /** Starts a thread on the question; undefined (answer in the channel) when Discord refuses. */
-  const openThread = async (message: Message, text: string): Promise<string | undefined> => {
-    try {
-      // Its own route bucket (discord.js's REST queue paces it): no message slot of the channel is spent.
-      const thread = await message.startThread({ name: threadNameFor(text) });
-      return thread.id;
-    } catch (error) {
-      log.warn(
-        { err: error, channelId: message.channelId },
-        "discord: could not open a thread, answering in the channel",
-      );
-      return undefined;
+        return discordHelpText(botName());
     }
   };
 
@@ -236,7 +201,8 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     const botId = client.user?.id;
     if (!botId || message.author.id === botId) return;
     const isDm = message.channel.type === ChannelType.DM;
-    if (!isAllowed(message.guildId, isDm ? { id: message.channelId, isThread: () => false } : message.channel)) {
+    const parentId = message.channel.isThread() ? message.channel.parentId : null;
+    if (!isAllowed(message.guildId, message.channelId, parentId)) {
       log.debug(
         { channelId: message.channelId, guildId: message.guildId },
         "discord: message outside the allowed guilds/channels",
@@ -283,29 +249,21 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
 
     // The answer goes where the conversation is: a new thread on the question, or the channel itself.
     const channelId = (await threadFor(message, text)) ?? message.channelId;
-    const candidate: InboundMessage = {
-      platform: "discord",
-      conversationKey: discordConversationKey(channelId),
-      chatId: channelId,
-      messageId: message.id,
-      chatType: isDm ? "private" : "group",
-      ...(message.guildId ? { guildId: message.guildId } : {}),
-      author: { id: message.author.id, displayName: speakerName(message) },
-      text,
-      ...(referenced
-        ? {
-            replyTo: {
-              messageId: referenced.id,
-              authorName: cutText(referenced.member?.displayName ?? referenced.author.displayName, 200),
-              text: cutText(textForModel(referenced, botId), 4000),
-            },
-          }
-        : {}),
-      receivedAt: now(),
-      typingOnReceipt: true,
-      ...(attachments.length > 0 ? { attachments } : {}),
+    const replyTo = referenced && {
+      messageId: referenced.id,
+      authorName: cutText(referenced.member?.displayName ?? referenced.author.displayName, 200),
+      text: cutText(textForModel(referenced, botId), 4000),
     };
-    const result = await enqueue(candidate, message);
+    const author = { id: message.author.id, displayName: speakerName(message) };
+    const result = await enqueue(message, {
+      channelId,
+      guildId: message.guildId,
+      isDm,
+      author,
+      text,
+      replyTo,
+      attachments,
+    });
     if (result === "failed") {
       await reply(message, UNAVAILABLE_TEXT, undefined, true);
       return;
@@ -324,21 +282,44 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     }
   };
 
-  /** The thread a question here is answered in (an existing one on the message, or a new one); undefined: the channel. */
+  /** The thread a question is answered in (the message's own, or a new one); undefined: the channel. */
   const threadFor = async (message: Message, text: string): Promise<string | undefined> => {
     if (!threadable(message) || !(await threadsOn(message.channelId))) return undefined;
-    return message.thread?.id ?? (await openThread(message, text));
+    if (message.thread) return message.thread.id;
+    try {
+      // Its own route bucket: no message slot of the channel is spent.
+      return (await message.startThread({ name: threadNameFor(text) })).id;
+    } catch (error) {
+      log.warn(
+        { err: error, channelId: message.channelId },
+        "discord: could not open a thread, answering in the channel",
+      );
+      return undefined;
+    }
   };
 
   /**
-   * Offers a question to the queue; on "queued" shows the first signs of life (typing, 👀 on `message`).
-   * "failed": the queue could not take it (the caller tells the user); undefined: it does not fit the payload.
+   * Queues `message` as a question answered in `channelId`, then shows the first signs of life.
+   * "failed": the queue could not take it; undefined: it does not fit the payload.
    */
   const enqueue = async (
-    candidate: InboundMessage,
     message: Message,
+    { channelId, guildId, isDm, author, text, replyTo, attachments }: Question,
   ): Promise<EnqueueResult | "failed" | undefined> => {
-    const parsed = inboundMessageSchema.safeParse(candidate);
+    const parsed = inboundMessageSchema.safeParse({
+      platform: "discord",
+      conversationKey: discordConversationKey(channelId),
+      chatId: channelId,
+      messageId: message.id,
+      chatType: isDm ? "private" : "group",
+      ...(guildId ? { guildId } : {}),
+      author,
+      text,
+      ...(replyTo ? { replyTo } : {}),
+      receivedAt: Date.now(),
+      typingOnReceipt: true,
+      ...(attachments.length > 0 ? { attachments } : {}),
+    } satisfies InboundMessage);
     if (!parsed.success) {
       log.warn(
         { issues: parsed.error.issues, messageId: message.id },
@@ -356,10 +337,8 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     }
     if (result.status !== "queued") return result;
     log.debug({ jobId: result.jobId, status: result.status }, "discord: message enqueued");
-    const inThread = candidate.chatId !== message.channelId;
-    // The first sign of life as soon as the question is queued, not when a worker picks it up (the
-    // worker shows it again if it starts after the indicator faded). Cosmetic: nothing waits for it.
-    // Not on a question answered in its own thread: the worker could not reach it to replace the 👀.
+    const inThread = channelId !== message.channelId;
+    // Cosmetic, nothing waits for it. No 👀 on a question answered in its own thread: the worker could not replace it.
     if (options.statusReactions && !inThread) {
       message
         .react(STATUS_EMOJI.queued)
@@ -369,16 +348,14 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     if (target && "sendTyping" in target) {
       target
         .sendTyping()
-        .catch((error: unknown) =>
-          log.debug({ err: error, channelId: candidate.chatId }, "discord: typing indicator failed"),
-        );
+        .catch((error: unknown) => log.debug({ err: error, channelId }, "discord: typing indicator failed"));
     }
     return result;
   };
 
-  /** "Ask <bot>" on a message: the question is that message (its text, files and author); the asker gets a private note. */
+  /** "Ask <bot>" on a message: the question is that message; the asker gets a private note. */
   const onAsk = async (interaction: MessageContextMenuCommandInteraction, isDm: boolean): Promise<void> => {
-    // Discord allows 3 s before the first response, and a thread or Redis may take longer: acknowledge first.
+    // Discord allows 3 s before the first response; a thread or Redis may take longer.
     await interaction.deferReply({ flags: MessageFlags.Ephemeral });
     const note = (content: string) => interaction.editReply({ content, allowedMentions: { parse: [] } });
     const target = interaction.targetMessage;
@@ -394,29 +371,21 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       await note(tooLongText(length, maxInputChars));
       return;
     }
-    const authorName = cutText(target.member?.displayName ?? target.author.displayName, 200) || target.author.username;
+    const authorName = speakerName(target);
     const member = interaction.member;
     const askerName =
       cutText(member && "displayName" in member ? member.displayName : interaction.user.displayName, 200) ||
       interaction.user.username;
     const channelId = (await threadFor(target, text || authorName)) ?? interaction.channelId;
-    const result = await enqueue(
-      {
-        platform: "discord",
-        conversationKey: discordConversationKey(channelId),
-        chatId: channelId,
-        // The answer replies to the chosen message; asking twice about one message is one question.
-        messageId: target.id,
-        chatType: isDm ? "private" : "group",
-        ...(interaction.guildId ? { guildId: interaction.guildId } : {}),
-        author: { id: interaction.user.id, displayName: askerName },
-        text: askQuestionText(authorName, text, attachments.length),
-        receivedAt: now(),
-        typingOnReceipt: true,
-        ...(attachments.length > 0 ? { attachments } : {}),
-      },
-      target,
-    );
+    // The answer replies to the chosen message; asking twice about one message is one question.
+    const result = await enqueue(target, {
+      channelId,
+      guildId: interaction.guildId,
+      isDm,
+      author: { id: interaction.user.id, displayName: askerName },
+      text: askQuestionText(authorName, text, attachments.length),
+      attachments,
+    });
     if (result === "failed" || result === undefined) await note(UNAVAILABLE_TEXT);
     else if (result.status === "queued")
       await note(channelId === interaction.channelId ? ASK_NOTES.queued : ASK_NOTES.inThread(channelId));
@@ -431,13 +400,13 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     }
     if (!interaction.isButton() && !interaction.isChatInputCommand() && !interaction.isMessageContextMenuCommand())
       return;
-    const channel = interaction.channel as
-      | (TextBasedChannel & { isThread(): boolean; parentId?: string | null })
-      | null;
+    const channel = interaction.channel;
     const isDm = channel?.type === ChannelType.DM;
+    // An uncached channel is refused when channels are limited: its parent is unknown.
+    const parentId = channel?.isThread() ? channel.parentId : null;
     if (
       !interaction.channelId ||
-      !isAllowed(interaction.guildId, isDm ? { id: interaction.channelId, isThread: () => false } : channel)
+      !isAllowed(interaction.guildId, channel ? interaction.channelId : undefined, parentId)
     ) {
       await interaction.reply({ content: "I am not available here.", flags: MessageFlags.Ephemeral });
       return;
@@ -459,9 +428,9 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     if (interaction.isButton()) {
       if (settingsUi && (await settingsUi.button(interaction, key))) return;
       if (interaction.customId !== STOP_BUTTON_ID) return;
-      // Acknowledge first (Discord allows 3 s); the worker's final edit removes the button.
+      // The worker's final edit removes the button.
       await interaction.deferUpdate();
-      await gateway.stop(discordConversationKey(channelId));
+      await gateway.stop(key);
       return;
     }
     try {
@@ -473,7 +442,7 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
     }
     const name = interaction.commandName;
     if (!isDiscordCommand(name)) return;
-    // A summary takes longer than the 3 s Discord allows before the first response: acknowledge first.
+    // A summary takes longer than the 3 s Discord allows before the first response.
     const deferred = name === "compact";
     if (deferred) await interaction.deferReply({ flags: MessageFlags.Ephemeral });
     let content: string;
@@ -505,14 +474,14 @@ export function createDiscordAdapter(options: DiscordAdapterOptions): DiscordAda
       await client.login(options.token);
       await ready;
       log.info({ user: client.user?.tag, guilds: client.guilds.cache.size }, "discord: connected");
-      // Registered once: by the process holding shard 0, and only when the set differs (a PUT on
-      // every start of every process is how bots earn a long 429 lockout).
-      if ((options.registerCommands ?? true) && holdsShardZero(client)) {
+      // Only by the process holding shard 0, and only when the set differs: a PUT on every start is how
+      // bots earn a long 429 lockout.
+      if (holdsShardZero(client)) {
         try {
           const wanted: ApplicationCommandData[] = [
             ...DISCORD_APPLICATION_COMMANDS,
             ...(settingsUi ? DISCORD_SETTINGS_COMMANDS : []),
-            askCommandFor(client.user?.displayName ?? "the bot"),
+            askCommandFor(botName()),
           ];
           const registered = await client.application?.commands.fetch();
           if (!registered || !sameCommands(registered, wanted)) await client.application?.commands.set(wanted);

@@ -1,8 +1,6 @@
 /**
- * Whether a Discord message is meant for the bot, and its text with the bot's mention taken out.
- * In a server channel the bot answers only when addressed: a mention of its user (not
- * @everyone/@here), a mention of its managed role (the client's autocomplete offers both), or a
- * reply to one of its messages. DMs are always addressed.
+ * Whether a Discord message is meant for the bot, and its text with the bot's mention taken out. In a server
+ * the bot is addressed by a mention of its user or its managed role (the client's autocomplete offers both).
  */
 import { cleanContent, MessageReferenceType, type Message } from "discord.js";
 import { cutText } from "../../shared/text-cut.js";

@@ -1,34 +1,18 @@
 /**
- * "Ask <bot>": a message command (a message's Apps menu) that asks the bot about that message, its
- * text, files and author. The answer is a reply to the message (or goes into its thread when threads
- * are on); the person who asked gets a short note only they see, since Discord wants every
- * interaction answered within 3 s and the answer itself takes longer.
+ * "Ask <bot>": a message command (a message's Apps menu) that asks the bot about that message. The answer is a
+ * reply to it; the asker gets a note only they see, since Discord wants every interaction answered within 3 s.
  */
-import {
-  ApplicationCommandType,
-  ApplicationIntegrationType,
-  InteractionContextType,
-  type MessageApplicationCommandData,
-} from "discord.js";
-
-/** Discord's limit on a command's name. */
-const COMMAND_NAME_MAX = 32;
+import { ApplicationCommandType, type MessageApplicationCommandData } from "discord.js";
+import { inGuildsAndDms } from "./discord-commands.js";
 
 /** The command's definition, named after the bot ("Ask TestBot"), registered with the others. */
 export function askCommandFor(botName: string): MessageApplicationCommandData {
-  const name = [...`Ask ${botName.replace(/\s+/g, " ").trim()}`].slice(0, COMMAND_NAME_MAX).join("").trimEnd();
-  return {
-    type: ApplicationCommandType.Message,
-    name,
-    contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
-    integrationTypes: [ApplicationIntegrationType.GuildInstall],
-  };
+  // Discord allows 32 characters in a command's name.
+  const name = [...`Ask ${botName.replace(/\s+/g, " ").trim()}`].slice(0, 32).join("").trimEnd();
+  return inGuildsAndDms({ type: ApplicationCommandType.Message, name });
 }
 
-/**
- * The question the model gets for a message someone asked about: who wrote it and what it says
- * (its files travel as attachments). The asker's name is added by the shared-conversation transcript.
- */
+/** The question the model gets about a message: who wrote it and what it says (its files travel as attachments). */
 export function askQuestionText(authorName: string, text: string, files: number): string {
   const what = files === 0 ? "this message" : files === 1 ? "this message and its file" : "this message and its files";
   const intro = `Please look at ${what} from ${authorName} and answer it, or explain it if it asks nothing.`;

@@ -1,8 +1,6 @@
 /**
- * The files of a Discord message (and of the message it replies to), as references for the queue:
- * the attachment's CDN URL, name, content type and size. The worker downloads them. A voice message
- * (flag IS_VOICE_MESSAGE) is one OGG/Opus attachment whose `duration_secs` comes along, so an
- * over-long one is refused before any download.
+ * The files of a Discord message (and of the one it replies to), as references the worker downloads. A voice
+ * message's duration comes along, so an over-long one is refused before any download.
  */
 import type { Message } from "discord.js";
 import type { AttachmentRef } from "../../contracts/inbound-message.js";
@@ -13,7 +11,7 @@ function filesOf(message: Message, fromReply: boolean): AttachmentRef[] {
     name: (a.name || `attachment-${a.id}`).slice(0, 200),
     contentType: (a.contentType ?? "").slice(0, 200),
     size: a.size,
-    ...(a.duration !== null && a.duration !== undefined ? { durationSeconds: a.duration } : {}),
+    ...(a.duration != null ? { durationSeconds: a.duration } : {}),
     ...(fromReply ? { fromReply: true } : {}),
   }));
 }

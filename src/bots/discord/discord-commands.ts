@@ -1,17 +1,20 @@
-/**
- * The bot's commands on Discord: `/reset`, `/compact`, `/stop`, `/help`, both as text in a message
- * addressed to the bot and as application (slash) commands, plus the texts users see.
- */
-
+/** The bot's commands on Discord, as text to the bot and as slash commands, plus the texts users see. */
 import { ApplicationIntegrationType, InteractionContextType, type ChatInputApplicationCommandData } from "discord.js";
 import { SETTINGS_COMMAND_OPTIONS } from "./discord-settings.js";
 
-/** A command the bot understands; anything else starting with "/" gets the help text (an unknown command is answered with help, never ignored). */
-export type DiscordCommand = "reset" | "compact" | "stop" | "help";
+const COMMAND_DESCRIPTIONS = {
+  reset: "Forget this channel's conversation with the bot (its settings stay)",
+  compact: "Fold the older part of this conversation into a short summary",
+  stop: "Stop the answer the bot is writing in this channel",
+  help: "How to talk to the bot",
+};
+
+/** A command the bot understands; any other "/word" gets the help text, never silence. */
+export type DiscordCommand = keyof typeof COMMAND_DESCRIPTIONS;
 
 /** Whether a name is one of the bot's commands. */
 export function isDiscordCommand(name: string): name is DiscordCommand {
-  return name === "reset" || name === "compact" || name === "stop" || name === "help";
+  return Object.hasOwn(COMMAND_DESCRIPTIONS, name);
 }
 
 /** What a message that starts with "/word" asks for; undefined when it is not a command at all. */
@@ -24,21 +27,17 @@ export function parseTextCommand(text: string): DiscordCommand | "unknown" | und
 }
 
 /** Application command definitions registered at start (PUT /applications/{id}/commands). */
-export const DISCORD_APPLICATION_COMMANDS: ChatInputApplicationCommandData[] = [
-  { name: "reset", description: "Forget this channel's conversation with the bot (its settings stay)" },
-  { name: "compact", description: "Fold the older part of this conversation into a short summary" },
-  { name: "stop", description: "Stop the answer the bot is writing in this channel" },
-  { name: "help", description: "How to talk to the bot" },
-].map(inGuildsAndDms);
+export const DISCORD_APPLICATION_COMMANDS: ChatInputApplicationCommandData[] = Object.entries(COMMAND_DESCRIPTIONS).map(
+  ([name, description]) => inGuildsAndDms({ name, description }),
+);
 
 /** The settings commands' definitions, registered when the adapter has the settings port. */
 export const DISCORD_SETTINGS_COMMANDS: ChatInputApplicationCommandData[] = Object.entries(SETTINGS_COMMAND_OPTIONS)
   .map(([name, command]) => ({ name, ...command }))
   .map(inGuildsAndDms);
 
-function inGuildsAndDms(
-  command: Omit<ChatInputApplicationCommandData, "contexts" | "integrationTypes">,
-): ChatInputApplicationCommandData {
+/** A command definition usable in servers and the bot's DMs, for server installs. */
+export function inGuildsAndDms<T extends object>(command: T) {
   return {
     ...command,
     contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],

@@ -1,15 +1,12 @@
 /**
- * Downloads a Discord attachment for the worker, from Discord's CDN hosts only (and the host of
- * DISCORD_API_BASE, which is where a test's fake serves its attachments), through an injected
- * guarded download (the composition root passes the project's safe fetch, which refuses private
- * addresses after DNS and on redirects): a URL in the queue payload can never make the worker
- * reach anything else.
+ * Downloads a Discord attachment for the worker, from Discord's CDN hosts (or DISCORD_API_BASE's, where a test's
+ * fake serves them) only, through a guarded download: a URL in the queue payload can never reach anything else.
  */
 import type { AttachmentRef } from "../../contracts/inbound-message.js";
 import { AttachmentError, tooLargeError, type FileSource } from "../../contracts/file-source.js";
 
 /** Discord's attachment hosts. */
-export const DISCORD_CDN_HOSTS = ["cdn.discordapp.com", "media.discordapp.net"] as const;
+const DISCORD_CDN_HOSTS = ["cdn.discordapp.com", "media.discordapp.net"];
 
 /**
  * A guarded GET: `allowHostPort` may be reached even if private (the configured API's own host),
@@ -21,15 +18,8 @@ export type GuardedDownload = (
   opts: { maxBytes: number; allowHostPort: string; signal?: AbortSignal },
 ) => Promise<{ status: number; body: Uint8Array; truncated: boolean }>;
 
-/** Where attachments may come from and how they are fetched. */
-export interface DiscordFileSourceOptions {
-  /** DISCORD_API_BASE: its host is allowed too (the fake's, in tests; discord.com otherwise). */
-  apiBase: string;
-  download: GuardedDownload;
-}
-
-/** Creates the Discord FileSource. */
-export function createDiscordFileSource(opts: DiscordFileSourceOptions): FileSource {
+/** Creates the Discord FileSource; `apiBase` (DISCORD_API_BASE) is an allowed host too. */
+export function createDiscordFileSource(opts: { apiBase: string; download: GuardedDownload }): FileSource {
   const api = new URL(opts.apiBase);
   const apiPort = api.port || (api.protocol === "https:" ? "443" : "80");
   const hosts = new Set<string>([...DISCORD_CDN_HOSTS, api.host.toLowerCase()]);

@@ -1,10 +1,6 @@
 /**
- * Model Markdown → Discord message content. Discord renders Markdown itself, so
- * the text passes through with two repairs: a code fence left open mid-stream
- * is closed (else Discord shows the raw backticks until the model closes it),
- * and mention syntax is defused as defence in depth — the port also sends
- * `allowed_mentions: { parse: [] }`, but a model must never ping anyone even if
- * a request forgets that.
+ * Model Markdown → Discord content: a fence left open mid-stream is closed (else Discord shows raw backticks),
+ * and mentions are defused as defence in depth beside `allowed_mentions: { parse: [] }`.
  */
 import { closeOpenFence } from "../../shared/code-fence.js";
 

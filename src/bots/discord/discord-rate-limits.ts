@@ -1,7 +1,6 @@
 /**
- * What Discord's X-RateLimit-* headers taught us: the even spacing that keeps message writes in a
- * channel inside their bucket (the reply editor paces with it instead of a hard-coded 5-per-5-s).
- * Whether a request would be refused right now is @discordjs/rest's bucket's business.
+ * What Discord's X-RateLimit-* headers taught us: the even spacing that keeps a channel's message writes inside
+ * their bucket. Whether a request would be refused right now is @discordjs/rest's business.
  */
 
 /** A REST path reduced to Discord's rate-limit identity: the route shape and its top-level id. */
@@ -66,14 +65,13 @@ export function createRateLimitTracker(): RateLimitTracker {
       }
     },
 
-    messageWriteIntervalMs(channelId) {
-      void channelId; // Buckets are per channel but share one rule; the id keeps the question honest.
+    // Buckets are per channel but share one rule.
+    messageWriteIntervalMs() {
       let interval: number | undefined;
       for (const routeKey of MESSAGE_WRITE_ROUTES) {
         const rule = rules.get(hashes.get(routeKey) ?? routeKey);
         if (!rule) continue;
-        const spacing = Math.ceil(rule.windowMs / rule.limit);
-        interval = Math.max(interval ?? 0, spacing);
+        interval = Math.max(interval ?? 0, Math.ceil(rule.windowMs / rule.limit));
       }
       return interval;
     },

@@ -1,9 +1,6 @@
 /**
- * Discord as the reply engine sees it: REST only (a worker needs no gateway connection), one
- * port per job. Every message carries `allowed_mentions: { parse: [] }` so model output pings
- * no one; the first message of a reply threads under the user's message; pacing comes from the
- * X-RateLimit-* headers (5 writes per 5 s per channel today) and a 429 surfaces as
- * RateLimitedError with Discord's exact retry_after, for our own editor to honour.
+ * Discord as the reply engine sees it: REST only (a worker needs no gateway connection), one port per job.
+ * Pacing comes from the X-RateLimit-* headers; a 429 surfaces as RateLimitedError for our editor to honour.
  */
 import type { InboundMessage } from "../../contracts/inbound-message.js";
 import { toDiscordMarkdown } from "./discord-markdown.js";
@@ -20,10 +17,12 @@ import { STATUS_EMOJI, ownReactionPath, reactionChange } from "./discord-status-
 import { DiscordApiError, type DiscordRestClient } from "./discord-rest-client.js";
 import { stopButtonRow } from "./discord-stop-button.js";
 import { DISCORD_DEFAULT_EDIT_INTERVAL_MS } from "./discord-pacing.js";
+import { abortableSleep } from "../../shared/abortable-sleep.js";
 
 /** Discord's per-message limit, in characters (Discord counts code points; UTF-16 length is never less). */
-export const DISCORD_MAX_MESSAGE_LENGTH = 2000;
+const DISCORD_MAX_MESSAGE_LENGTH = 2000;
 
+/** Link previews are suppressed, as the Telegram port does. */
 const SUPPRESS_EMBEDS = 1 << 2;
 /** MessageFlags.IsVoiceMessage: the client draws the attachment as a voice message (player and waveform). */
 export const IS_VOICE_MESSAGE = 1 << 13;
@@ -34,6 +33,8 @@ const VOICE_FILE_NAME = "voice-message.ogg";
 const AUDIO_FILE_NAME = "answer.ogg";
 /** Longest wait for the channel's write bucket before a spoken answer is dropped (it comes after the text). */
 const MAX_VOICE_WAIT_MS = 15_000;
+/** Discord's reactions route: one request per 0.25 s per channel (plus a margin for clock jitter). */
+const REACTION_SPACING_MS = 300;
 
 /** Never let model output notify anyone: not @everyone/@here, roles, users, or the replied-to author. */
 const NO_MENTIONS = { parse: [] as string[], replied_user: false };
@@ -41,10 +42,6 @@ const NO_MENTIONS = { parse: [] as string[], replied_user: false };
 /** The shared REST client and presentation choices of the Discord reply port. */
 export interface DiscordReplyPortFactoryOptions {
   rest: DiscordRestClient;
-  /** Show a Stop button on messages still being written (default true). */
-  stopButton?: boolean;
-  /** Suppress link previews in replies, as the Telegram port does (default true). */
-  suppressEmbeds?: boolean;
   /** Pacing before headers were seen (default 1000 ms). */
   defaultEditIntervalMs?: number;
   /** STATUS_REACTIONS: 🔧 / ✅ / ⚠️ on the user's message (default off). */
@@ -70,47 +67,30 @@ function asPortError(error: unknown): unknown {
   return error;
 }
 
-/**
- * A refusal of the voice message itself (no permission to send voice messages in the channel, 50013 /
- * 50173; too large, 413; metadata Discord would not take, 400): a plain audio file may still go through.
- * Rate limits, server errors and aborts are not refusals.
- */
+const rethrown = (error: unknown): never => {
+  throw asPortError(error);
+};
+
+/** A refusal of the voice message itself (permission, size, metadata): a plain audio file may still go through. */
 function refusedVoice(error: unknown): boolean {
   return error instanceof DiscordApiError && error.status >= 400 && error.status < 500 && error.status !== 401;
 }
 
-/** Waits `ms`, or rejects with the signal's reason when it aborts first. */
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const done = () => {
-      signal?.removeEventListener("abort", stop);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    const stop = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", stop, { once: true });
-  });
-}
-
-/** Discord's reactions route: one request per 0.25 s per channel (plus a margin for clock jitter). */
-const REACTION_SPACING_MS = 300;
-
 /** Creates the factory the worker uses to build one port per job. */
 export function createDiscordReplyPortFactory(options: DiscordReplyPortFactoryOptions): DiscordReplyPortFactory {
   const { rest } = options;
-  const withStopButton = options.stopButton ?? true;
-  const flags = options.suppressEmbeds === false ? 0 : SUPPRESS_EMBEDS;
   const fallbackInterval = options.defaultEditIntervalMs ?? DISCORD_DEFAULT_EDIT_INTERVAL_MS;
 
-  // Only a message that is explicitly not final gets the button; any other write clears it.
-  const componentsFor = (opts: SendOptions) => (withStopButton && opts.final === false ? [stopButtonRow()] : []);
+  const written = (content: RenderedText, opts: SendOptions) => ({
+    content: content.text,
+    allowed_mentions: NO_MENTIONS,
+    flags: SUPPRESS_EMBEDS,
+    // Only a message that is explicitly not final gets the Stop button; any other write clears it.
+    components: opts.final === false ? [stopButtonRow()] : [],
+  });
 
-  // Discord's reactions bucket: 1 per 0.25 s per channel, PUT and DELETE together. @discordjs/rest learns
-  // a bucket per method from the headers, so the first DELETE after a PUT would get a 429: space them here.
+  // PUT and DELETE share the reactions bucket, but @discordjs/rest learns one per method: the first DELETE
+  // after a PUT would get a 429, so they are spaced here.
   const lastReaction = new Map<string, number>();
   const reactionRequest = async (channelId: string, method: "PUT" | "DELETE", path: `/${string}`): Promise<void> => {
     for (let attempt = 0; attempt < 3; attempt += 1) {
@@ -134,6 +114,10 @@ export function createDiscordReplyPortFactory(options: DiscordReplyPortFactoryOp
     const channelId = message.chatId;
     let toolsShown = false;
     let statusChain = Promise.resolve();
+    // fail_if_not_exists: false — if the user deleted their question, still answer.
+    const reference = {
+      message_reference: { message_id: message.messageId, channel_id: channelId, fail_if_not_exists: false },
+    };
     // The adapter's 👀 went out about now (from another process): the first change waits a bucket's length.
     if (options.statusReactions && !lastReaction.has(message.chatId)) lastReaction.set(message.chatId, Date.now());
 
@@ -152,36 +136,18 @@ export function createDiscordReplyPortFactory(options: DiscordReplyPortFactoryOp
       },
 
       async send(content, opts) {
-        const body = {
-          content: content.text,
-          allowed_mentions: NO_MENTIONS,
-          flags,
-          components: componentsFor(opts),
-          // fail_if_not_exists: false — if the user deleted their question, still answer.
-          ...(opts.continuation
-            ? {}
-            : {
-                message_reference: { message_id: message.messageId, channel_id: channelId, fail_if_not_exists: false },
-              }),
-        };
-        try {
-          const sent = await rest.request<{ id: string }>("POST", `/channels/${channelId}/messages`, {
-            body,
-            signal: opts.signal,
-          });
-          return sent.id;
-        } catch (error) {
-          throw asPortError(error);
-        }
+        const body = { ...written(content, opts), ...(opts.continuation ? {} : reference) };
+        const sent = await rest
+          .request<{ id: string }>("POST", `/channels/${channelId}/messages`, { body, signal: opts.signal })
+          .catch(rethrown);
+        return sent.id;
       },
 
       async edit(messageId, content, opts) {
-        const body = { content: content.text, allowed_mentions: NO_MENTIONS, flags, components: componentsFor(opts) };
-        try {
-          await rest.request("PATCH", `/channels/${channelId}/messages/${messageId}`, { body, signal: opts.signal });
-        } catch (error) {
-          throw asPortError(error);
-        }
+        const body = written(content, opts);
+        await rest
+          .request("PATCH", `/channels/${channelId}/messages/${messageId}`, { body, signal: opts.signal })
+          .catch(rethrown);
       },
 
       ...(options.statusReactions && message.chatId !== message.messageId
@@ -211,9 +177,6 @@ export function createDiscordReplyPortFactory(options: DiscordReplyPortFactoryOp
         : {}),
 
       async sendVoice(voice, { signal }) {
-        const reference = {
-          message_reference: { message_id: message.messageId, channel_id: channelId, fail_if_not_exists: false },
-        };
         // The channel's write bucket may still be spent by the text's last edits: wait it out once.
         const post = async (body: object, name?: string): Promise<string> => {
           const files = name ? [{ name, data: voice.bytes, contentType: "audio/ogg" }] : [];
@@ -228,7 +191,7 @@ export function createDiscordReplyPortFactory(options: DiscordReplyPortFactoryOp
             } catch (error) {
               if (!(error instanceof RateLimitedError) || attempt > 0 || error.retryAfterMs > MAX_VOICE_WAIT_MS)
                 throw error;
-              await pause(error.retryAfterMs, signal);
+              await abortableSleep(error.retryAfterMs, signal);
             }
           }
         };
@@ -259,7 +222,7 @@ export function createDiscordReplyPortFactory(options: DiscordReplyPortFactoryOp
             {
               content: voice.caption ?? "",
               allowed_mentions: NO_MENTIONS,
-              flags,
+              flags: SUPPRESS_EMBEDS,
               attachments: [{ id: "0", filename: AUDIO_FILE_NAME }],
               ...reference,
             },
@@ -267,7 +230,8 @@ export function createDiscordReplyPortFactory(options: DiscordReplyPortFactoryOp
           );
         }
         // A voice message cannot carry the caption: it follows as a line of its own (a failure is the caller's to log).
-        if (voice.caption) await post({ content: voice.caption, allowed_mentions: NO_MENTIONS, flags });
+        if (voice.caption)
+          await post({ content: voice.caption, allowed_mentions: NO_MENTIONS, flags: SUPPRESS_EMBEDS });
         return id;
       },
 

@@ -1,10 +1,7 @@
 /**
- * Discord REST for replying without a gateway connection (workers), on @discordjs/rest's `REST`: its
- * buckets learn the `X-RateLimit-*` headers and a known-empty bucket (or the bot-wide 50 per second)
- * refuses a request before it is sent. It never waits: our reply editor paces itself and always sends
- * the newest text, so a refusal, or a 429, becomes RateLimitedError(ms) at once (`rejectOnRateLimit`),
- * and nothing is retried (the queue and the editor own that). A 429's wait is the body's exact
- * `retry_after`, not the rounded-up `Retry-After` header.
+ * Discord REST for workers (no gateway), on @discordjs/rest. It never waits or retries: our reply editor paces
+ * itself and always sends the newest text, so a known-empty bucket or a 429 becomes RateLimitedError at once,
+ * with the body's exact `retry_after` rather than the rounded-up `Retry-After` header.
  */
 import {
   DefaultRestOptions,
@@ -46,7 +43,7 @@ export interface DiscordRestClientOptions {
   /** DISCORD_API_BASE, e.g. https://discord.com/api (the /v10 segment is appended). */
   apiBase: string;
   apiVersion?: number;
-  /** The HTTP call under REST (default REST's own, undici's `request()`): the worker meters it. */
+  /** The HTTP call under REST (default REST's own): the worker meters it. */
   makeRequest?: MakeRequest;
   /** Per-request timeout, from queueing to the body read (default 15 s). */
   timeoutMs?: number;
@@ -58,17 +55,16 @@ export type MakeRequest = (typeof DefaultRestOptions)["makeRequest"];
 /** The HTTP methods Discord's REST API uses. */
 export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
-/** A file uploaded with a request (multipart part `files[n]`, n its index). */
+/** A file uploaded with a request. */
 export interface DiscordUpload {
   name: string;
   data: Uint8Array;
   contentType?: string;
 }
 
-/** Per-call options: a JSON body, files, and a cancellation signal. */
+/** Per-call options: a JSON body, files (then multipart), and a cancellation signal. */
 export interface DiscordRequestOptions {
   body?: unknown;
-  /** With files the request is multipart: the body goes in `payload_json`, file n in `files[n]`. */
   files?: readonly DiscordUpload[];
   signal?: AbortSignal;
 }
@@ -116,8 +112,7 @@ export function createDiscordRestClient(options: DiscordRestClientOptions): Disc
   const limits = createRateLimitTracker();
   const api = options.apiBase.replace(/\/+$/, "");
   const version = String(options.apiVersion ?? 10);
-  // Our pacing spaces a channel's writes by its bucket's window, learned from the same headers REST reads
-  // (read here, under REST, rather than from its `response` event, which clones every response).
+  // Headers are read here, under REST, rather than from its `response` event, which clones every response.
   const versionPath = `${new URL(api).pathname.replace(/\/+$/, "")}/v${version}`;
   const observed = (url: string, init: { method?: string | undefined }, res: ResponseLike): ResponseLike => {
     const path = new URL(url).pathname.slice(versionPath.length);
@@ -127,7 +122,6 @@ export function createDiscordRestClient(options: DiscordRestClientOptions): Disc
   const rest = new REST({
     api,
     version,
-    // The editor and the queue decide what to do about a limit or a failure; REST only says so.
     rejectOnRateLimit: () => true,
     retries: 0,
     offset: 0,
@@ -155,18 +149,10 @@ export function createDiscordRestClient(options: DiscordRestClientOptions): Disc
         const data = await rest.request({
           fullRoute: route,
           method: method as RequestMethod,
-          ...(query ? { query: new URLSearchParams(query) } : {}),
-          ...(body === undefined ? {} : { body }),
-          ...(files && files.length > 0
-            ? {
-                files: files.map((f, index) => ({
-                  key: `files[${index}]`,
-                  name: f.name,
-                  data: f.data,
-                  ...(f.contentType ? { contentType: f.contentType } : {}),
-                })),
-              }
-            : {}),
+          query: query ? new URLSearchParams(query) : undefined,
+          body,
+          // REST names file n `files[n]`, as Discord expects.
+          files: files && [...files],
           signal: call.signal,
         });
         return (data instanceof ArrayBuffer ? undefined : data) as T;

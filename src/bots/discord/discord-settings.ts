@@ -1,9 +1,7 @@
 /**
- * The settings commands in Discord: application commands with options (`/model name:`
- * autocompletes the choices, `/think state:` offers on/off), the same commands as text to
- * the bot, and buttons under the answer that change a setting in place. Who may change:
- * in a DM the user; in a server, members with Manage Server or Manage Channels in that
- * channel (the ADMIN_USER_IDS rule is the SettingsPort's). What the commands do is the port's.
+ * The settings commands in Discord: slash commands with options, the same as text to the bot, and buttons
+ * that change a setting in place. Who may change: in a DM the user; in a server, members with Manage Server
+ * or Manage Channels there (the ADMIN_USER_IDS rule is the SettingsPort's).
  */
 import {
   ApplicationCommandOptionType,
@@ -30,6 +28,25 @@ import {
 const MAX_ROWS = 5;
 const MAX_PER_ROW = 5;
 
+/** An optional string option; `choices` become its fixed values. */
+function option(
+  name: string,
+  description: string,
+  extra: { choices?: string[]; autocomplete?: true; max_length?: number; required?: true } = {},
+): ApplicationCommandOptionData {
+  const { choices, required = false, ...rest } = extra;
+  return {
+    type: ApplicationCommandOptionType.String,
+    name,
+    description,
+    required,
+    ...(choices ? { choices: choices.map((c) => ({ name: c, value: c })) } : {}),
+    ...rest,
+  } as ApplicationCommandOptionData;
+}
+
+const ON_OFF = ["on", "off"];
+
 /** Options of each settings application command (registered with the others). */
 export const SETTINGS_COMMAND_OPTIONS: Record<
   SettingsCommand,
@@ -38,132 +55,48 @@ export const SETTINGS_COMMAND_OPTIONS: Record<
   settings: {
     description: "This channel's settings, with buttons to change them",
     options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: "action",
-        description: "reset: back to the defaults",
-        required: false,
-        choices: [{ name: "reset", value: "reset" }],
-      },
-      {
-        type: ApplicationCommandOptionType.String,
-        name: "threads",
-        description: "A thread per question in this channel (server admins)",
-        required: false,
-        choices: [
-          { name: "on", value: "on" },
-          { name: "off", value: "off" },
-        ],
-      },
+      option("action", "reset: back to the defaults", { choices: ["reset"] }),
+      option("threads", "A thread per question in this channel (server admins)", { choices: ON_OFF }),
     ],
   },
   model: {
     description: "Show the models, or switch this channel's model",
-    options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: "name",
-        description: "The model to switch to",
-        required: false,
-        autocomplete: true,
-      },
-    ],
+    options: [option("name", "The model to switch to", { autocomplete: true })],
   },
   think: {
     description: "Thinking on or off in this channel",
-    options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: "state",
-        description: "on or off",
-        required: false,
-        choices: [
-          { name: "on", value: "on" },
-          { name: "off", value: "off" },
-        ],
-      },
-    ],
+    options: [option("state", "on or off", { choices: ON_OFF })],
   },
   reasoning: {
     description: "How the model's reasoning is shown here",
-    options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: "mode",
-        description: "off, collapsed or full",
-        required: false,
-        choices: ["off", "collapsed", "full"].map((m) => ({ name: m, value: m })),
-      },
-    ],
+    options: [option("mode", "off, collapsed or full", { choices: ["off", "collapsed", "full"] })],
   },
   persona: {
     description: "A persona for this channel (or reset)",
-    options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: "text",
-        description: "The persona, or reset",
-        required: false,
-        max_length: 1000,
-      },
-    ],
+    options: [option("text", "The persona, or reset", { max_length: 1000 })],
   },
   tools: {
     description: "The tools this channel may use, with toggles",
     options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: "state",
-        description: "on or off",
-        required: false,
-        choices: [
-          { name: "on", value: "on" },
-          { name: "off", value: "off" },
-        ],
-      },
-      {
-        type: ApplicationCommandOptionType.String,
-        name: "tool",
-        description: "The tool to switch",
-        required: false,
-        autocomplete: true,
-      },
+      option("state", "on or off", { choices: ON_OFF }),
+      option("tool", "The tool to switch", { autocomplete: true }),
     ],
   },
   timezone: {
     description: "Show or set this channel's time zone (for reminders and schedules)",
-    options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: "zone",
-        description: "An IANA zone such as Asia/Shanghai, or reset",
-        required: false,
-        max_length: 64,
-      },
-    ],
+    options: [option("zone", "An IANA zone such as Asia/Shanghai, or reset", { max_length: 64 })],
   },
   voice: {
     description: "Spoken answers here: off, on (every answer), auto (voice answers voice)",
-    options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: "mode",
-        description: "off, on or auto",
-        required: false,
-        choices: ["off", "on", "auto"].map((m) => ({ name: m, value: m })),
-      },
-    ],
+    options: [option("mode", "off, on or auto", { choices: ["off", "on", "auto"] })],
   },
   remind: {
     description: "Post a reminder later or repeatedly: /remind in 20 minutes stretch",
     options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: "text",
-        description: "When, then what: in 20 minutes stretch · every weekday at 08:00 ask: today's AI news",
+      option("text", "When, then what: in 20 minutes stretch · every weekday at 08:00 ask: today's AI news", {
         required: true,
         max_length: 1100,
-      },
+      }),
     ],
   },
   schedules: {
@@ -173,33 +106,21 @@ export const SETTINGS_COMMAND_OPTIONS: Record<
 };
 
 /** The arguments a slash command's options stand for (as if typed after the command). */
-function argsOf(interaction: ChatInputCommandInteraction, command: SettingsCommand): string {
-  const get = (name: string) => interaction.options.getString(name) ?? "";
-  switch (command) {
-    case "settings":
-      return get("threads") ? `threads ${get("threads")}` : get("action");
-    case "model":
-      return get("name");
-    case "think":
-    case "reasoning":
-      return get(command === "think" ? "state" : "mode");
-    case "persona":
-      return get("text");
-    case "tools":
-      return [get("state"), get("tool")].filter(Boolean).join(" ");
-    case "timezone":
-      return get("zone");
-    case "voice":
-      return get("mode");
-    case "remind":
-      return get("text");
-    case "schedules":
-      return "";
-  }
-}
+const ARGS_OF: Record<SettingsCommand, (get: (option: string) => string) => string> = {
+  settings: (get) => (get("threads") ? `threads ${get("threads")}` : get("action")),
+  model: (get) => get("name"),
+  think: (get) => get("state"),
+  reasoning: (get) => get("mode"),
+  persona: (get) => get("text"),
+  tools: (get) => [get("state"), get("tool")].filter(Boolean).join(" "),
+  timezone: (get) => get("zone"),
+  voice: (get) => get("mode"),
+  remind: (get) => get("text"),
+  schedules: () => "",
+};
 
 /** The message components of an answer: its buttons packed into Discord's 5×5 grid. */
-export function settingsComponents(
+function settingsComponents(
   answer: SettingsAnswer,
 ): { type: 1; components: { type: 2; style: 2; label: string; custom_id: string }[] }[] {
   const buttons = answer.buttons.flat().slice(0, MAX_ROWS * MAX_PER_ROW);
@@ -221,11 +142,8 @@ function fitted(text: string): string {
   return chars.length <= 2000 ? text : `${chars.slice(0, 1999).join("")}…`;
 }
 
-const isAdminBy = (permissions: Readonly<PermissionsBitField> | null | undefined): boolean =>
-  permissions?.any([PermissionFlagsBits.ManageGuild, PermissionFlagsBits.ManageChannels]) ?? false;
-
 /** A settings command typed in a message to the bot ("/model qwen3-4b"); undefined for anything else. */
-export function parseSettingsText(text: string): { command: SettingsCommand; args: string } | undefined {
+function parseSettingsText(text: string): { command: SettingsCommand; args: string } | undefined {
   const match = /^\/([A-Za-z]+)(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(text.trim());
   const name = match?.[1]?.toLowerCase();
   if (!name || !isSettingsCommand(name)) return undefined;
@@ -261,8 +179,11 @@ export function createDiscordSettingsUi(settings: SettingsPort): DiscordSettings
     conversationKey,
     isPrivate: isDm,
     userId,
-    isChatAdmin: async () => isAdminBy(permissions()),
+    isChatAdmin: async () =>
+      permissions()?.any([PermissionFlagsBits.ManageGuild, PermissionFlagsBits.ManageChannels]) ?? false,
   });
+  const interactionAsker = (interaction: ButtonInteraction | ChatInputCommandInteraction, conversationKey: string) =>
+    asker(conversationKey, !interaction.inGuild(), interaction.user.id, () => interaction.memberPermissions);
   return {
     async message(message, text, conversationKey, reply) {
       const parsed = parseSettingsText(text);
@@ -278,13 +199,8 @@ export function createDiscordSettingsUi(settings: SettingsPort): DiscordSettings
     async command(interaction, conversationKey) {
       const name = interaction.commandName;
       if (!isSettingsCommand(name)) return false;
-      const who = asker(
-        conversationKey,
-        !interaction.inGuild(),
-        interaction.user.id,
-        () => interaction.memberPermissions,
-      );
-      const answer = await settings.run(who, name, argsOf(interaction, name));
+      const get = (option: string) => interaction.options.getString(option) ?? "";
+      const answer = await settings.run(interactionAsker(interaction, conversationKey), name, ARGS_OF[name](get));
       // Views are public (anyone may look, and their buttons work for admins); refusals only for the asker.
       await interaction.reply({
         content: fitted(answer.text),
@@ -296,13 +212,7 @@ export function createDiscordSettingsUi(settings: SettingsPort): DiscordSettings
     },
     async button(interaction, conversationKey) {
       if (!interaction.customId.startsWith(SETTINGS_ACTION_PREFIX)) return false;
-      const who = asker(
-        conversationKey,
-        !interaction.inGuild(),
-        interaction.user.id,
-        () => interaction.memberPermissions,
-      );
-      const answer = await settings.press(who, interaction.customId);
+      const answer = await settings.press(interactionAsker(interaction, conversationKey), interaction.customId);
       if (!answer) return false;
       if (answer.refused) await interaction.reply({ content: answer.text, flags: MessageFlags.Ephemeral });
       else

@@ -1,8 +1,6 @@
 /**
- * Discord set-up checks for the doctor, over REST only (no gateway session):
- * the token is valid, the privileged Message Content intent is enabled for the
- * application (without it every message arrives with empty text), and the bot
- * has been invited to at least one server.
+ * Discord set-up checks for the doctor, over REST only: the token is valid, the Message Content intent is
+ * enabled (without it every message arrives with empty text), and the bot is in at least one server.
  */
 import { findingsOf, type SetupFinding } from "../../contracts/setup-finding.js";
 import { createDiscordRestClient, DiscordApiError, type DiscordRestClient } from "./discord-rest-client.js";
@@ -19,7 +17,6 @@ const INVITE_PERMISSIONS = (1n << 10n) | (1n << 11n) | (1n << 38n) | (1n << 16n)
 export interface DiscordCheckOptions {
   token: string;
   apiBase: string;
-  fetch?: typeof fetch;
 }
 
 function failureText(error: unknown): string {
@@ -54,18 +51,15 @@ async function checkMessageContent(
   rest: DiscordRestClient,
 ): Promise<{ finding: SetupFinding; applicationId?: string }> {
   const app = await rest.request<{ id: string; flags?: number }>("GET", "/applications/@me");
-  const flags = app.flags ?? 0;
-  if ((flags & (GATEWAY_MESSAGE_CONTENT | GATEWAY_MESSAGE_CONTENT_LIMITED)) !== 0) {
-    return { finding: f.pass("message content", "the Message Content intent is enabled"), applicationId: app.id };
-  }
-  return {
-    finding: f.fail(
-      "message content",
-      "the Message Content intent is not enabled: Discord refuses the bot's login (4014), or delivers messages with empty text",
-      "Developer Portal → your application → Bot → Privileged Gateway Intents → turn on Message Content Intent, and save",
-    ),
-    applicationId: app.id,
-  };
+  const finding =
+    ((app.flags ?? 0) & (GATEWAY_MESSAGE_CONTENT | GATEWAY_MESSAGE_CONTENT_LIMITED)) !== 0
+      ? f.pass("message content", "the Message Content intent is enabled")
+      : f.fail(
+          "message content",
+          "the Message Content intent is not enabled: Discord refuses the bot's login (4014), or delivers messages with empty text",
+          "Developer Portal → your application → Bot → Privileged Gateway Intents → turn on Message Content Intent, and save",
+        );
+  return { finding, applicationId: app.id };
 }
 
 /** The bot must be in at least one server to be talked to there (DMs need a shared server too). */
@@ -87,12 +81,7 @@ async function checkGuilds(rest: DiscordRestClient, applicationId: string | unde
 
 /** Runs the Discord checks. */
 export async function checkDiscord(opts: DiscordCheckOptions): Promise<SetupFinding[]> {
-  const rest = createDiscordRestClient({
-    token: opts.token,
-    apiBase: opts.apiBase,
-    timeoutMs: 10_000,
-    ...(opts.fetch ? { fetch: opts.fetch } : {}),
-  });
+  const rest = createDiscordRestClient({ token: opts.token, apiBase: opts.apiBase, timeoutMs: 10_000 });
   const token = await checkToken(rest, opts.apiBase);
   if (token.status === "fail") return [token];
   const failed = (check: string) => (error: unknown) =>

@@ -1,9 +1,6 @@
-/**
- * The "Stop" button shown under a reply while it is still being written. The reply port
- * attaches it; the adapter answers its clicks (custom_id `stop`) with gateway.stop.
- */
+/** The "Stop" button under a reply still being written: the reply port attaches it, the adapter answers it. */
 
-/** custom_id of the Stop button (Discord echoes it in the INTERACTION_CREATE it sends on a click). */
+/** custom_id of the Stop button (Discord echoes it in the click's INTERACTION_CREATE). */
 export const STOP_BUTTON_ID = "stop";
 
 /** An action row holding the Stop button, as Discord's message `components` expect it. */

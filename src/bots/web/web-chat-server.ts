@@ -1,13 +1,8 @@
 /**
- * The web chat and the admin console on the operator's port (WEB_CHAT=on): sign-in, the pages,
- * and a small JSON API. A message goes the way every platform's does (validate, enqueue through
- * the gateway, acknowledge); the answer comes back from whichever worker runs it through the
- * conversation's Redis Stream, served to the browser as Server-Sent Events.
- *
- * Who gets in: a session in Redis named by an httpOnly SameSite=Strict cookie; every write also
- * carries the session's CSRF token in a header (a form on another site can set neither); wrong
- * passwords are answered slowly and, past a handful a minute from one address, refused outright.
- * Only the admin (ADMIN_TOKEN) sees the console and its API.
+ * The web chat and the admin console on the operator's port (WEB_CHAT=on): sign-in, pages and a JSON API.
+ * Messages are enqueued like every platform's; answers come back through the conversation's Redis Stream as SSE.
+ * Security: an httpOnly SameSite=Strict session cookie plus a CSRF header on every write; wrong passwords are
+ * answered slowly and throttled per address; only the admin (ADMIN_TOKEN) sees the console.
  */
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -17,7 +12,7 @@ import type { Redis } from "ioredis";
 import type { BotGateway } from "../../contracts/bot-gateway.js";
 import type { InboundMessage } from "../../contracts/inbound-message.js";
 import { isSettingsCommand, type SettingsAsker, type SettingsPort } from "../../contracts/settings-port.js";
-import { createFailedLoginThrottle, type FailedLoginThrottle } from "../../observability/failed-login-throttle.js";
+import { createFailedLoginThrottle } from "../../observability/failed-login-throttle.js";
 import { secureCookie, tokenMatches } from "../../observability/http-server.js";
 import type { Logger } from "../../observability/logger.js";
 import type { ConsoleSource } from "./web-console-source.js";
@@ -45,7 +40,7 @@ export interface WebUser {
 export interface WebChatOptions {
   gateway: BotGateway;
   settings: SettingsPort;
-  /** How the conversation shows reasoning (`/reasoning`): the page hides it, folds it, or opens it. */
+  /** How the conversation shows reasoning (`/reasoning`). */
   reasoningOf?(conversationKey: string): Promise<"off" | "collapsed" | "full">;
   sessions: WebSessions;
   log: WebEventLog;
@@ -53,18 +48,12 @@ export interface WebChatOptions {
   /** A fresh Redis connection for one browser's live stream (blocking reads need their own). */
   reader(): Redis;
   users: readonly WebUser[];
-  /** The admin's password; unset: nobody signs in as admin. */
+  /** Unset: nobody signs in as admin. */
   adminToken?: string;
   maxInputChars: number;
   logger: Logger;
   /** The built page script and style (default: `dist/web/`, beside the compiled server). */
   assetsDir?: string;
-  /** Wrong passwords one address may try per minute before 429 (default 5 a minute). */
-  throttle?: FailedLoginThrottle;
-  /** How long a wrong password's answer is held back (default 1 s): guessing gets slow, not only limited. */
-  failureDelayMs?: number;
-  /** How long one blocking read waits before a keep-alive comment (default 15 s). */
-  followBlockMs?: number;
 }
 
 /** The handler the ops server calls first; false: not a web chat path (the server goes on). */
@@ -75,6 +64,10 @@ export interface WebChat {
 }
 
 const MAX_BODY_BYTES = 64 * 1024;
+/** How long a wrong password's answer is held back: guessing gets slow, not only limited. */
+const FAILURE_DELAY_MS = 1000;
+/** How long one blocking read waits before a keep-alive comment. */
+const FOLLOW_BLOCK_MS = 15_000;
 const ASSETS = { "/assets/app.js": "text/javascript; charset=utf-8", "/assets/app.css": "text/css; charset=utf-8" };
 
 function securityHeaders(res: ServerResponse): void {
@@ -128,10 +121,7 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-/**
- * True when the request comes from a page of this origin: browsers say so in Sec-Fetch-Site; one too
- * old for that sends Origin on a POST. (A request with neither is no browser's, so no CSRF either.)
- */
+/** True when a page of this origin sent the request (Sec-Fetch-Site, else Origin; neither: no browser, no CSRF). */
 function sameOrigin(req: IncomingMessage): boolean {
   const site = req.headers["sec-fetch-site"];
   if (typeof site === "string") return site === "same-origin" || site === "none";
@@ -150,15 +140,20 @@ function newMessageId(): string {
 }
 
 /** The conversation of a web user (one per user). */
-export function webConversationKey(name: string): string {
-  return `web:${name}`;
-}
+const webConversationKey = (name: string): string => `web:${name}`;
+
+/** Settings asked for from the web: a private conversation whose user may change everything. */
+const webAsker = (conversationKey: string, userId: string): SettingsAsker => ({
+  platform: "web",
+  conversationKey,
+  isPrivate: true,
+  userId,
+  isChatAdmin: async () => true,
+});
 
 /** Builds the web chat. */
 export function createWebChat(opts: WebChatOptions): WebChat {
-  const throttle = opts.throttle ?? createFailedLoginThrottle();
-  const failureDelayMs = opts.failureDelayMs ?? 1000;
-  const followBlockMs = opts.followBlockMs ?? 15_000;
+  const throttle = createFailedLoginThrottle();
   const assetsDir = opts.assetsDir ?? fileURLToPath(new URL("../../web/", import.meta.url));
   const assets = new Map<string, Promise<Buffer>>();
   const live = new Set<() => void>();
@@ -208,7 +203,7 @@ export function createWebChat(opts: WebChatOptions): WebChat {
     if (!who) {
       throttle.failed(client);
       // Held back: a guesser waits for every wrong answer (the throttle then caps how many a minute).
-      await new Promise((resolve) => setTimeout(resolve, failureDelayMs));
+      await new Promise((resolve) => setTimeout(resolve, FAILURE_DELAY_MS));
       opts.logger.warn({ client }, "web chat: wrong name or password");
       sendHtml(res, 401, signInPage("Wrong name or password."));
       return;
@@ -220,6 +215,11 @@ export function createWebChat(opts: WebChatOptions): WebChat {
   };
 
   const say = (ck: string, text: string) => opts.log.append(ck, { kind: "notice", text }, { keepAlive: true });
+  /** Empties a web conversation's stream and tells its pages to forget what they drew. */
+  const clearStream = async (ck: string) => {
+    await opts.log.clear(ck);
+    await opts.log.append(ck, { kind: "reset" }, { keepAlive: true });
+  };
 
   /** One line from the chat box: a command, or a message for the queue. */
   const chatLine = async (session: WebSession, text: string): Promise<void> => {
@@ -233,8 +233,7 @@ export function createWebChat(opts: WebChatOptions): WebChat {
         return;
       case "/reset":
         await opts.gateway.reset(ck);
-        await opts.log.clear(ck);
-        await opts.log.append(ck, { kind: "reset" }, { keepAlive: true });
+        await clearStream(ck);
         await say(ck, "🧹 Conversation cleared. Its settings stay (/settings reset restores the defaults).");
         return;
       case "/stop":
@@ -247,14 +246,7 @@ export function createWebChat(opts: WebChatOptions): WebChat {
     const command = /^\/([a-z]+)(?:\s+([\s\S]*))?$/i.exec(trimmed);
     const name = command?.[1]?.toLowerCase() ?? "";
     if (isSettingsCommand(name)) {
-      const asker: SettingsAsker = {
-        platform: "web",
-        conversationKey: ck,
-        isPrivate: true,
-        userId: session.name,
-        isChatAdmin: async () => true,
-      };
-      await say(ck, (await opts.settings.run(asker, name, command?.[2] ?? "")).text);
+      await say(ck, (await opts.settings.run(webAsker(ck, session.name), name, command?.[2] ?? "")).text);
       return;
     }
     if (trimmed.startsWith("/")) {
@@ -321,7 +313,7 @@ export function createWebChat(opts: WebChatOptions): WebChat {
           if (batch.length < 5000) break;
         }
         while (open) {
-          const batch = await opts.log.follow(reader, ck, after, followBlockMs);
+          const batch = await opts.log.follow(reader, ck, after, FOLLOW_BLOCK_MS);
           if (!open) break;
           if (batch.length === 0) res.write(": keep-alive\n\n");
           write(batch);
@@ -332,6 +324,16 @@ export function createWebChat(opts: WebChatOptions): WebChat {
       }
     })();
   };
+
+  /** The console's reads, by path. */
+  const consoleReads = new Map<string, (url: URL) => Promise<unknown>>([
+    ["/api/admin/conversations", async () => ({ conversations: await opts.console.conversations() })],
+    [
+      "/api/admin/history",
+      async (url) => ({ messages: await opts.console.history(url.searchParams.get("key") ?? "") }),
+    ],
+    ["/api/admin/tools", async () => ({ groups: await opts.console.tools() })],
+  ]);
 
   const api = async (req: IncomingMessage, res: ServerResponse, url: URL, session: WebSession): Promise<void> => {
     const path = url.pathname;
@@ -380,10 +382,7 @@ export function createWebChat(opts: WebChatOptions): WebChat {
       }
       if (path === "/api/admin/reset" && key) {
         await opts.gateway.reset(key);
-        if (key.startsWith("web:")) {
-          await opts.log.clear(key);
-          await opts.log.append(key, { kind: "reset" }, { keepAlive: true });
-        }
+        if (key.startsWith("web:")) await clearStream(key);
         sendJson(res, 200, { ok: true });
         return;
       }
@@ -396,14 +395,7 @@ export function createWebChat(opts: WebChatOptions): WebChat {
           });
           return;
         }
-        const asker: SettingsAsker = {
-          platform: "web",
-          conversationKey: key,
-          isPrivate: true,
-          userId: "admin",
-          isChatAdmin: async () => true,
-        };
-        const answer = await opts.settings.run(asker, name, command?.[2] ?? "");
+        const answer = await opts.settings.run(webAsker(key, "admin"), name, command?.[2] ?? "");
         sendJson(res, 200, { text: answer.text });
         return;
       }
@@ -414,19 +406,9 @@ export function createWebChat(opts: WebChatOptions): WebChat {
       sendJson(res, 403, { error: "the console is for the admin" });
       return;
     }
-    if (req.method === "GET" && path === "/api/admin/conversations") {
-      sendJson(res, 200, { conversations: await opts.console.conversations() });
-      return;
-    }
-    if (req.method === "GET" && path === "/api/admin/history") {
-      sendJson(res, 200, { messages: await opts.console.history(url.searchParams.get("key") ?? "") });
-      return;
-    }
-    if (req.method === "GET" && path === "/api/admin/tools") {
-      sendJson(res, 200, { groups: await opts.console.tools() });
-      return;
-    }
-    sendJson(res, 404, { error: "not found" });
+    const read = req.method === "GET" ? consoleReads.get(path) : undefined;
+    if (read) sendJson(res, 200, await read(url));
+    else sendJson(res, 404, { error: "not found" });
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {

@@ -1,8 +1,4 @@
-/**
- * What the admin console reads and changes besides the web chat itself: every platform's
- * conversations and their history (the composition root builds this from the history store),
- * and the tools the workers publish. Plain data, so the console knows no store.
- */
+/** What the admin console reads: every platform's conversations, their history, and the workers' tools (plain data). */
 import type { ToolGroup } from "../../contracts/tool-listing.js";
 
 /** One conversation as the console lists it. */

@@ -1,14 +1,13 @@
 /**
- * A web conversation's events in a Redis Stream: appended by whichever process has something to
- * say (a worker on another machine too), read back from the start after a reload and followed live
- * with a blocking XREAD on a connection of the reader's own. Capped and expiring like the history.
+ * A web conversation's events in a Redis Stream, appended by any process, read back after a reload and followed
+ * live with a blocking XREAD on a connection of the reader's own. Capped and expiring like the history.
  */
 import type { Redis } from "ioredis";
 import { webKeys } from "../../redis/keys.js";
 import type { WebEvent } from "./web-events.js";
 
 /** Events kept per conversation (about a hundred answers with their tokens); older ones are trimmed. */
-export const MAX_STREAM_EVENTS = 20_000;
+const MAX_STREAM_EVENTS = 20_000;
 
 /** One stored event and its stream id (the SSE `id:`, so a reconnect resumes after it). */
 export interface StoredWebEvent {
@@ -36,7 +35,7 @@ function decode(entries: [string, string[]][] | null | undefined): StoredWebEven
     try {
       out.push({ id, event: JSON.parse(raw) as WebEvent });
     } catch {
-      // written by another version: skipped, the rest of the conversation still shows
+      // Written by another version: skipped, the rest of the conversation still shows.
     }
   }
   return out;
@@ -48,13 +47,11 @@ export function createWebEventLog(deps: { redis: Redis; prefix: string; ttlSecon
   return {
     async append(ck, event, opts = {}) {
       const key = keys.events(ck);
-      const payload = JSON.stringify(event);
-      if (!opts.keepAlive) {
-        return (await deps.redis.xadd(key, "MAXLEN", "~", MAX_STREAM_EVENTS, "*", "e", payload)) as string;
-      }
+      const add = ["MAXLEN", "~", MAX_STREAM_EVENTS, "*", "e", JSON.stringify(event)] as const;
+      if (!opts.keepAlive) return (await deps.redis.xadd(key, ...add)) as string;
       const results = await deps.redis
         .multi()
-        .xadd(key, "MAXLEN", "~", MAX_STREAM_EVENTS, "*", "e", payload)
+        .xadd(key, ...add)
         .expire(key, deps.ttlSeconds)
         .exec();
       const [error, id] = results?.[0] ?? [new Error("transaction aborted"), undefined];

@@ -1,15 +1,13 @@
 /**
- * What the web chat's page draws, as one discriminated union: the events of a conversation's
- * Redis Stream (`webKeys.events`). The bots role appends the user's turns and command answers,
- * a worker's web reply port appends the loop's events as they happen and the reply's final
- * text; the page replays the stream after a reload and follows it live (Server-Sent Events).
- * `job` groups the events of one answer (the user message's id).
+ * What the web chat's page draws: the events of a conversation's Redis Stream, appended by the bots role (user
+ * turns, command answers) and a worker's reply port (the loop's events, the final text). `job` groups one answer.
  */
 import { assertNever, type AgentEvent } from "../../contracts/agent-events.js";
 
 /** How much of a tool's result the stream keeps (the page shows less, expandable). */
-export const MAX_RESULT_CHARS = 4000;
+const MAX_RESULT_CHARS = 4000;
 
+/** One event of a web conversation's stream. */
 export type WebEvent =
   | { kind: "user"; job: string; name: string; text: string; at: number }
   /** An attempt at answering `job` began: the page clears what an earlier, failed attempt drew. */

@@ -1,8 +1,4 @@
-/**
- * The HTML the web chat serves: a sign-in form that works without script, and the shell the
- * bundled page script (`/assets/app.js`) draws the chat or the console into. Nothing here holds
- * data; the script fetches it with the session's cookie.
- */
+/** The web chat's HTML: a sign-in form that works without script, and the shell the page script draws into. */
 
 /** Escapes text for HTML element content and attribute values. */
 export function escapeHtml(text: string): string {

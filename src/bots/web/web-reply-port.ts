@@ -1,8 +1,6 @@
 /**
- * The web chat as a platform, on the worker's side: the reply goes into the conversation's Redis
- * Stream, where the bots role (on any machine) picks it up for the browser. The page draws the
- * loop's events itself (reasoning, tool calls, results, the answer typing out), so `observe`
- * carries the live view; `send`/`edit` only matter for the final text, which the page keeps.
+ * The web chat's reply port (worker side): events go into the conversation's Redis Stream for the bots role to
+ * serve. `observe` carries the live view; `send`/`edit` only matter for the final text.
  */
 import type { AgentEvent } from "../../contracts/agent-events.js";
 import type { RenderedText, ReplyPort, ReplyPortFactory, SendOptions } from "../../contracts/reply-port.js";

@@ -1,7 +1,6 @@
 /**
- * Sign-in sessions of the web chat, in Redis (any bots process can serve any browser): a random id
- * in an httpOnly cookie names a record with who signed in, whether they are the admin, and the
- * token every write must echo (CSRF). Sessions expire; signing out deletes the record.
+ * Web chat sign-in sessions in Redis (any bots process can serve any browser): a random id in an httpOnly cookie
+ * names who signed in, whether they are the admin, and the CSRF token every write must echo.
  */
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
@@ -30,9 +29,8 @@ export const SESSION_SECONDS = 12 * 60 * 60;
 const ID_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 /** Creates the session store under KEY_PREFIX. */
-export function createWebSessions(deps: { redis: Redis; prefix: string; ttlSeconds?: number }): WebSessions {
+export function createWebSessions(deps: { redis: Redis; prefix: string }): WebSessions {
   const keys = webKeys(deps.prefix);
-  const ttl = deps.ttlSeconds ?? SESSION_SECONDS;
   return {
     async create(name, admin) {
       const session = {
@@ -41,7 +39,7 @@ export function createWebSessions(deps: { redis: Redis; prefix: string; ttlSecon
         admin,
         csrf: randomBytes(24).toString("base64url"),
       };
-      await deps.redis.set(keys.session(session.id), JSON.stringify(session), "EX", ttl);
+      await deps.redis.set(keys.session(session.id), JSON.stringify(session), "EX", SESSION_SECONDS);
       return session;
     },
     async find(id) {
