@@ -78,18 +78,6 @@ function displayName(name: string): string {
 
 /** Creates the preparer the worker runs before each answer. */
 export function createAttachmentPreparer(opts: AttachmentPreparerOptions): AttachmentPreparer {
-  const fetchBytes = async (
-    source: FileSource | undefined,
-    ref: AttachmentRef,
-    maxBytes: number,
-    signal?: AbortSignal,
-  ): Promise<Uint8Array> => {
-    if (!source) throw new AttachmentError("unavailable", `${ref.name} could not be downloaded here`);
-    // The platform's size is checked before anything is downloaded; the download stops at the limit anyway.
-    if (ref.size !== undefined && ref.size > maxBytes) throw tooLargeError(ref.name, ref.size, maxBytes);
-    return source.download(ref, { maxBytes, ...(signal ? { signal } : {}) });
-  };
-
   const one = async (
     message: InboundMessage,
     original: AttachmentRef,
@@ -100,32 +88,35 @@ export function createAttachmentPreparer(opts: AttachmentPreparerOptions): Attac
     const name = displayName(original.name);
     const ref = { ...original, name };
     const kind = attachmentKind(ref);
+    const download = async (maxBytes = opts.maxFileBytes): Promise<Uint8Array> => {
+      if (!source) throw new AttachmentError("unavailable", `${name} could not be downloaded here`);
+      // The platform's size is checked before anything is downloaded; the download stops at the limit anyway.
+      if (ref.size !== undefined && ref.size > maxBytes) throw tooLargeError(name, ref.size, maxBytes);
+      return source.download(ref, { maxBytes, ...(signal ? { signal } : {}) });
+    };
     try {
       switch (kind) {
         case "image": {
           if (!canSee) return { marker: `[image: ${name} (not shown: this model cannot see images)]` };
-          const image = await prepareImage(name, await fetchBytes(source, ref, opts.maxFileBytes, signal));
+          const image = await prepareImage(name, await download());
           return {
             marker: `[image: ${name}]`,
             image: { name: image.name, mediaType: image.mediaType, base64: image.base64 },
           };
         }
         case "text": {
-          const limit = Math.min(MAX_TEXT_FILE_BYTES, opts.maxFileBytes);
-          return {
-            marker: `[file: ${name}]`,
-            text: inlineTextFile(name, await fetchBytes(source, ref, limit, signal), TEXT_BUDGET_CHARS),
-          };
+          const bytes = await download(Math.min(MAX_TEXT_FILE_BYTES, opts.maxFileBytes));
+          return { marker: `[file: ${name}]`, text: inlineTextFile(name, bytes, TEXT_BUDGET_CHARS) };
         }
         case "pdf":
           return {
             marker: `[file: ${name}]`,
-            text: await pdfToText(name, await fetchBytes(source, ref, opts.maxFileBytes, signal), PDF_BUDGET, signal),
+            text: await pdfToText(name, await download(), PDF_BUDGET, signal),
           };
         case "audio": {
           const heard = await hearAudio(
             ref,
-            () => fetchBytes(source, ref, opts.maxFileBytes, signal),
+            () => download(),
             { maxSeconds: 300, ...opts.audio, ...(opts.logger ? { logger: opts.logger } : {}) },
             signal,
           );

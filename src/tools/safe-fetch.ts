@@ -99,11 +99,11 @@ function pinnedLookup(addresses: readonly ResolvedAddress[]) {
       options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
     const list = wanted.length > 0 ? wanted : addresses;
     if (options.all)
-      callback(
+      return callback(
         null,
-        list.map((a) => ({ address: a.address, family: a.family })),
+        list.map(({ address, family }) => ({ address, family })),
       );
-    else callback(null, list[0]!.address, list[0]!.family);
+    callback(null, list[0]!.address, list[0]!.family);
   };
 }
 
