@@ -1,39 +1,17 @@
 /**
- * What a chat attachment is, for the bot: a picture (sent to a vision model), a text file (inlined),
- * a PDF (its text extracted), speech (a voice note, audio file or video note: transcribed), or
- * something it cannot read. Content types from chat clients are often
- * generic (`application/octet-stream`) or wrong for source code, so the file name decides too.
+ * What a chat attachment is for the bot: picture, text file, PDF, speech, or unreadable. Chat clients' content
+ * types are often generic (`application/octet-stream`) or wrong for source code, so the file name decides too.
  */
 import type { AttachmentRef } from "../contracts/inbound-message.js";
 
-export type AttachmentKind = "image" | "text" | "pdf" | "audio" | "other";
+type AttachmentKind = "image" | "text" | "pdf" | "audio" | "other";
 
-// Raster formats sharp decodes; SVG is XML, so it is read as text rather than rendered.
-const IMAGE_TYPES = new Set([
-  "image/jpeg",
-  "image/png",
-  "image/webp",
-  "image/gif",
-  "image/avif",
-  "image/heic",
-  "image/heif",
-  "image/tiff",
-  "image/bmp",
-]);
 const IMAGE_EXTENSIONS = new Set(["jpg", "jpeg", "png", "webp", "gif", "avif", "heic", "heif", "tif", "tiff", "bmp"]);
 const AUDIO_EXTENSIONS = new Set(["ogg", "oga", "opus", "mp3", "m4a", "wav", "flac", "weba"]);
 const TEXT_TYPES = new Set([
-  "application/json",
-  "application/xml",
-  "application/x-yaml",
-  "application/yaml",
-  "application/toml",
-  "application/javascript",
-  "application/x-javascript",
-  "application/typescript",
-  "application/x-sh",
-  "application/sql",
-  "application/x-python",
+  ..."json xml x-yaml yaml toml javascript x-javascript typescript x-sh sql x-python"
+    .split(" ")
+    .map((t) => `application/${t}`),
   "image/svg+xml",
 ]);
 const TEXT_EXTENSIONS = new Set(
@@ -53,18 +31,14 @@ function extensionOf(name: string): string {
 export function attachmentKind(ref: Pick<AttachmentRef, "name" | "contentType" | "durationSeconds">): AttachmentKind {
   const type = ref.contentType.toLowerCase().split(";")[0]?.trim() ?? "";
   const ext = extensionOf(ref.name);
+  const untyped = type === "" || type === "application/octet-stream";
   if (type === "application/pdf" || ext === "pdf") return "pdf";
   // A platform that gives a duration (voice note, audio, video note) means something to listen to.
   if (type.startsWith("audio/") || ref.durationSeconds !== undefined) return "audio";
-  if ((type === "" || type === "application/octet-stream") && AUDIO_EXTENSIONS.has(ext)) return "audio";
-  if (
-    IMAGE_TYPES.has(type) ||
-    (type.startsWith("image/") && type !== "image/svg+xml") ||
-    (type === "" && IMAGE_EXTENSIONS.has(ext))
-  )
-    return "image";
+  if (untyped && AUDIO_EXTENSIONS.has(ext)) return "audio";
+  // SVG is XML, so it is read as text rather than rendered.
+  if ((type.startsWith("image/") && type !== "image/svg+xml") || (untyped && IMAGE_EXTENSIONS.has(ext))) return "image";
   if (type.startsWith("text/") || TEXT_TYPES.has(type) || type.endsWith("+json") || TEXT_EXTENSIONS.has(ext))
     return "text";
-  if ((type === "" || type === "application/octet-stream") && IMAGE_EXTENSIONS.has(ext)) return "image";
   return "other";
 }

@@ -1,7 +1,6 @@
 /**
- * Worker-thread entry for PDF text (see pdf-text.ts): one PDF per worker. It first measures what the
- * file's compressed streams inflate to (a 1 MB PDF can hold a 300 MB page), then reads the first
- * pages' text through pdf.js as a stream, stopping mid-page once the budget is reached.
+ * Worker-thread entry for PDF text (pdf-text.ts), one PDF per worker: it measures what the compressed streams
+ * inflate to, then streams the first pages' text through pdf.js, stopping mid-page at the budget.
  */
 import { inflateSync } from "node:zlib";
 import { parentPort, workerData } from "node:worker_threads";
@@ -29,11 +28,10 @@ const STREAM = Buffer.from("stream");
 const END_STREAM = Buffer.from("endstream");
 
 /**
- * The size limit a stream breaks, or undefined when every zlib stream of the file inflates within
- * both limits. zlib stops at `maxOutputLength`, so measuring costs at most that much memory. Images
- * are skipped: text extraction never decodes them.
+ * The size limit a stream breaks, or undefined when every zlib stream inflates within both. zlib stops at
+ * `maxOutputLength`, so measuring costs at most that. Images are skipped: text extraction never decodes them.
  */
-export function inflatedSizeProblem(bytes: Buffer, maxStreamBytes: number, maxTotalBytes: number): number | undefined {
+function inflatedSizeProblem(bytes: Buffer, maxStreamBytes: number, maxTotalBytes: number): number | undefined {
   let total = 0;
   let at = 0;
   for (;;) {

@@ -1,10 +1,7 @@
 /**
- * The text of a PDF from the chat (pdf.js through unpdf): the first pages, up to a budget. A PDF
- * that is scanned (no text layer), encrypted or broken gets a clear refusal instead.
- *
- * Reading runs in a worker thread of its own (pdf-text-worker.ts) with a heap limit and a deadline:
- * a 1 MB PDF whose page inflates to 300 MB froze a worker's event loop for 100 s and took 2 GB.
- * The deadline, the job's abort signal and a crash all end the thread, and with it the work.
+ * The text of a PDF's first pages, up to a budget; a scanned, encrypted or broken PDF gets a clear refusal.
+ * Read in a thread of its own (pdf-text-worker.ts) with a heap limit and a deadline: a 1 MB PDF whose page
+ * inflated to 300 MB once froze the event loop for 100 s. Deadline, abort and crash all end the thread.
  */
 import { Worker } from "node:worker_threads";
 import { AttachmentError } from "../contracts/file-source.js";
@@ -17,15 +14,13 @@ export interface PdfBudget {
   maxChars: number;
   /** Time reading may take, from the worker's start (default 20 s). */
   timeoutMs?: number;
-  /** Heap limit of the reading thread (default 256 MB). */
-  maxHeapMb?: number;
-  /** What one compressed stream may inflate to (default 32 MB). */
-  maxStreamBytes?: number;
-  /** What all of them together may inflate to (default 128 MB). */
-  maxTotalBytes?: number;
 }
 
 const MB = 1024 * 1024;
+/** What one compressed stream, and all of them together, may inflate to. */
+const MAX_STREAM_BYTES = 32 * MB;
+const MAX_TOTAL_BYTES = 128 * MB;
+const MAX_HEAP_MB = 256;
 
 /** The fenced text of the PDF's first pages; rejects with AttachmentError("refused") when there is none. */
 export async function pdfToText(
@@ -64,10 +59,10 @@ function readInWorker(name: string, bytes: Uint8Array, budget: PdfBudget, signal
       bytes: copy,
       maxPages: budget.maxPages,
       maxChars: budget.maxChars,
-      maxStreamBytes: budget.maxStreamBytes ?? 32 * MB,
-      maxTotalBytes: budget.maxTotalBytes ?? 128 * MB,
+      maxStreamBytes: MAX_STREAM_BYTES,
+      maxTotalBytes: MAX_TOTAL_BYTES,
     };
-    const worker = startWorker(job, budget.maxHeapMb ?? 256);
+    const worker = startWorker(job);
     let settled = false;
     const finish = (outcome: PdfAnswer | Error) => {
       if (settled) return;
@@ -91,16 +86,13 @@ function readInWorker(name: string, bytes: Uint8Array, budget: PdfBudget, signal
   });
 }
 
-/**
- * Starts the reading thread. Built code runs the compiled `.js` sibling; from TypeScript sources
- * (tests, `tsx` runs) the worker registers tsx first, since a worker does not inherit the parent's loader.
- */
-function startWorker(job: PdfJob, maxHeapMb: number): Worker {
+/** Starts the reading thread; from TypeScript sources it registers tsx first, as a worker does not inherit the loader. */
+function startWorker(job: PdfJob): Worker {
   const self = import.meta.url;
   const options = {
     workerData: job,
     transferList: [job.bytes.buffer as ArrayBuffer],
-    resourceLimits: { maxOldGenerationSizeMb: maxHeapMb, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
+    resourceLimits: { maxOldGenerationSizeMb: MAX_HEAP_MB, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 },
   };
   if (!self.endsWith(".ts")) return new Worker(new URL("./pdf-text-worker.js", self), options);
   const entry = new URL("./pdf-text-worker.ts", self).href;

@@ -1,16 +1,14 @@
 /**
- * Turns a message's attachment references into what the model and the user get: pictures
- * (downloaded through the platform's FileSource, scaled) as image parts when the model can see,
- * text files and PDFs as fenced text, one marker line per attachment (`[image: photo.jpg]`) that
- * the history keeps instead of bytes, and a short notice for every file that could not be used.
- * Nothing here throws for a bad file: a file that fails becomes a notice and a marker.
+ * A message's attachments made into what the model and the user get: pictures as image parts (when the model
+ * can see), text files, PDFs and voice notes as text, one marker line each for the history (`[image: a.jpg]`),
+ * and a notice for every file that could not be used. A bad file never throws: it becomes a notice and a marker.
  */
 import type { ChatImage } from "../contracts/chat-message.js";
 import type { AttachmentRef, InboundMessage, Platform } from "../contracts/inbound-message.js";
 import { attachmentKind } from "./attachment-kind.js";
 import { AttachmentError, tooLargeError, type FileSource } from "../contracts/file-source.js";
 import { pdfToText, type PdfBudget } from "./pdf-text.js";
-import { prepareImage, type ImageLimits } from "./prepare-image.js";
+import { prepareImage } from "./prepare-image.js";
 import { inlineTextFile, MAX_TEXT_FILE_BYTES } from "./text-file.js";
 import { hearAudio, type AudioOptions } from "./prepare-audio.js";
 
@@ -23,10 +21,7 @@ export interface PreparedAttachments {
   forHistory: string;
   /** Lines shown to the user above the answer (refusals, "this model cannot see images", a voice note's transcript). */
   notices: string[];
-  /**
-   * False when the message gives the model nothing to answer: no text, and every attachment a voice
-   * note that could not be heard (the notices are then the whole reply).
-   */
+  /** False when there is nothing to answer: no text, and only voice notes that could not be heard. */
   answerable: boolean;
 }
 
@@ -36,7 +31,7 @@ export interface AttachmentPreparer {
 }
 
 /** Where files come from and the limits on them. */
-export interface AttachmentPreparerOptions {
+interface AttachmentPreparerOptions {
   sources: Partial<Record<Platform, FileSource>>;
   /** Whether the model answering this message takes images (MODEL_VISION, per model). */
   visionFor(message: InboundMessage): Promise<boolean>;
@@ -44,10 +39,6 @@ export interface AttachmentPreparerOptions {
   maxFileBytes: number;
   /** MAX_IMAGES_PER_MESSAGE. */
   maxImages: number;
-  image?: ImageLimits;
-  /** Characters of one text file or PDF the model is shown (default 8000). */
-  textBudgetChars?: number;
-  pdfMaxPages?: number;
   /** Voice notes and audio: the transcriber (none: voice is not set up) and MAX_AUDIO_SECONDS. */
   audio?: AudioOptions;
   logger?: { warn(obj: object, msg?: string): void };
@@ -58,6 +49,9 @@ export const NO_VISION_NOTICE =
   "🖼️ This model cannot see pictures, so I answered from the text only. To let me see them, run a vision model " +
   "(for example Qwen3-VL-2B with its mmproj file, as the README shows) and set `MODEL_VISION` to `auto` or `on`.";
 
+/** Characters of one text file or PDF the model is shown. */
+const TEXT_BUDGET_CHARS = 8000;
+const PDF_BUDGET: PdfBudget = { maxPages: 20, maxChars: TEXT_BUDGET_CHARS };
 const NO_PREPARED: PreparedAttachments = { images: [], forModel: "", forHistory: "", notices: [], answerable: true };
 
 interface Outcome {
@@ -70,9 +64,8 @@ interface Outcome {
 }
 
 /**
- * A file name on one line, without brackets: a name cannot forge a marker or a line of the transcript.
- * Bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) go too: with U+202E
- * "invoice‮fdp.exe" reads as "invoiceexe.pdf" in the chat.
+ * A file name on one line, without brackets, so it cannot forge a marker or a transcript line; bidi controls
+ * (U+202A–U+202E, U+2066–U+2069) go too: with U+202E "invoice‮fdp.exe" reads as "invoiceexe.pdf".
  */
 function displayName(name: string): string {
   const clean = name
@@ -85,21 +78,6 @@ function displayName(name: string): string {
 
 /** Creates the preparer the worker runs before each answer. */
 export function createAttachmentPreparer(opts: AttachmentPreparerOptions): AttachmentPreparer {
-  const textBudget = opts.textBudgetChars ?? 8000;
-  const pdfBudget: PdfBudget = { maxPages: opts.pdfMaxPages ?? 20, maxChars: textBudget };
-
-  const fetchBytes = async (
-    source: FileSource | undefined,
-    ref: AttachmentRef,
-    maxBytes: number,
-    signal?: AbortSignal,
-  ): Promise<Uint8Array> => {
-    if (!source) throw new AttachmentError("unavailable", `${ref.name} could not be downloaded here`);
-    // The platform's size is checked before anything is downloaded; the download stops at the limit anyway.
-    if (ref.size !== undefined && ref.size > maxBytes) throw tooLargeError(ref.name, ref.size, maxBytes);
-    return source.download(ref, { maxBytes, ...(signal ? { signal } : {}) });
-  };
-
   const one = async (
     message: InboundMessage,
     original: AttachmentRef,
@@ -110,32 +88,35 @@ export function createAttachmentPreparer(opts: AttachmentPreparerOptions): Attac
     const name = displayName(original.name);
     const ref = { ...original, name };
     const kind = attachmentKind(ref);
+    const download = async (maxBytes = opts.maxFileBytes): Promise<Uint8Array> => {
+      if (!source) throw new AttachmentError("unavailable", `${name} could not be downloaded here`);
+      // The platform's size is checked before anything is downloaded; the download stops at the limit anyway.
+      if (ref.size !== undefined && ref.size > maxBytes) throw tooLargeError(name, ref.size, maxBytes);
+      return source.download(ref, { maxBytes, ...(signal ? { signal } : {}) });
+    };
     try {
       switch (kind) {
         case "image": {
           if (!canSee) return { marker: `[image: ${name} (not shown: this model cannot see images)]` };
-          const image = await prepareImage(name, await fetchBytes(source, ref, opts.maxFileBytes, signal), opts.image);
+          const image = await prepareImage(name, await download());
           return {
             marker: `[image: ${name}]`,
             image: { name: image.name, mediaType: image.mediaType, base64: image.base64 },
           };
         }
         case "text": {
-          const limit = Math.min(MAX_TEXT_FILE_BYTES, opts.maxFileBytes);
-          return {
-            marker: `[file: ${name}]`,
-            text: inlineTextFile(name, await fetchBytes(source, ref, limit, signal), textBudget),
-          };
+          const bytes = await download(Math.min(MAX_TEXT_FILE_BYTES, opts.maxFileBytes));
+          return { marker: `[file: ${name}]`, text: inlineTextFile(name, bytes, TEXT_BUDGET_CHARS) };
         }
         case "pdf":
           return {
             marker: `[file: ${name}]`,
-            text: await pdfToText(name, await fetchBytes(source, ref, opts.maxFileBytes, signal), pdfBudget, signal),
+            text: await pdfToText(name, await download(), PDF_BUDGET, signal),
           };
         case "audio": {
           const heard = await hearAudio(
             ref,
-            () => fetchBytes(source, ref, opts.maxFileBytes, signal),
+            () => download(),
             { maxSeconds: 300, ...opts.audio, ...(opts.logger ? { logger: opts.logger } : {}) },
             signal,
           );

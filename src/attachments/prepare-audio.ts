@@ -1,9 +1,6 @@
 /**
- * A voice note, audio file or video note made into words: refused early when the platform says it
- * is too long, downloaded within the byte cap, checked (an OGG file's pages and length are read
- * before any upload: a damaged or over-long note never reaches the transcriber), then transcribed.
- * The transcript is what the model reads and the history keeps; the user sees it first as
- * `🎤 “…”`. Every failure is one line for the user, never an exception.
+ * A voice note, audio file or video note made into words: length and OGG integrity are checked before any
+ * upload, then it is transcribed. The user sees the transcript as `🎤 “…”`; a failure is one line, never a throw.
  */
 import { looksLikeOgg, OggError, readOggAudio } from "../voice/ogg-audio.js";
 import { TranscriptionError, type Transcriber } from "../voice/transcriber.js";
@@ -12,7 +9,7 @@ import { AttachmentError } from "../contracts/file-source.js";
 import { cutTextWithMarker } from "../shared/text-cut.js";
 
 /** What a voice note became. */
-export interface HeardAudio {
+interface HeardAudio {
   /** The line the model and the history get: the transcript, or why there is none. */
   marker: string;
   /** The line shown to the user above the answer. */

@@ -1,8 +1,4 @@
-/**
- * A text file from the chat, inlined for the model in a fenced block under its name. Only what is
- * really text (valid UTF-8 without NUL bytes) is inlined, cut to a budget so a small model's
- * context keeps room for the question and the answer.
- */
+/** A text file from the chat (valid UTF-8 without NUL bytes only), fenced under its name and cut to a budget. */
 import { AttachmentError } from "../contracts/file-source.js";
 
 /** Files larger than this are not inlined at all. */

@@ -1,7 +1,6 @@
 /**
- * GET from an operator-configured backend (weather API, news feed): plain
- * `fetch` (those URLs are trusted configuration, not model input), with a
- * deadline, a body-size cap and failures worded for the model.
+ * GET from an operator-configured backend (weather, news, search): plain `fetch`, since those URLs
+ * are trusted configuration, not model input; with a deadline, a size cap and failures worded for the model.
  */
 import { readCapped } from "../shared/read-capped.js";
 import { networkErrorWords } from "./network-error-words.js";
@@ -9,8 +8,9 @@ import { ToolError } from "./tool-error.js";
 import { cutText } from "../shared/text-cut.js";
 
 /** Options for one backend request. */
-export interface BackendFetchOptions {
-  fetch: typeof fetch;
+interface BackendFetchOptions {
+  /** Default: the global fetch. */
+  fetch?: typeof fetch;
   /** Names the service in errors ("weather service"). */
   service: string;
   timeoutMs: number;
@@ -20,7 +20,7 @@ export interface BackendFetchOptions {
 }
 
 /** A backend answer: status, media type and the decoded text (cut at the size cap). */
-export interface BackendResponse {
+interface BackendResponse {
   status: number;
   contentType: string;
   text: string;
@@ -35,7 +35,7 @@ export async function backendFetch(url: string, options: BackendFetchOptions): P
   options.signal?.addEventListener("abort", onAbort, { once: true });
   if (options.signal?.aborted) deadline.abort();
   try {
-    const res = await options.fetch(url, {
+    const res = await (options.fetch ?? fetch)(url, {
       signal: deadline.signal,
       redirect: "follow",
       headers: { accept: options.accept ?? "*/*", "user-agent": "local-llm-chatbot/0.1" },

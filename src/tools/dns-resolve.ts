@@ -1,12 +1,8 @@
 /**
- * Name resolution for addresses the model asks for, without the libuv thread pool.
- *
- * `dns.lookup` (getaddrinfo) runs on one of the pool's four threads and holds it until the system
- * resolver gives up, whatever the caller's deadline: eight names whose DNS never answers would stall
- * every other lookup of the process (the model host, the platforms' APIs) and zlib. c-ares
- * (`dns.promises.Resolver`) sends its queries from the event loop, with its own timeout and tries.
- * It reads the system's name servers but not /etc/hosts: names only a hosts file knows are the
- * operator's, and those are reached through READ_URL_ALLOW_HOSTS with the system resolver.
+ * Name resolution for hosts the model asks for, with c-ares from the event loop rather than `dns.lookup`,
+ * which holds one of libuv's four pool threads until the system resolver gives up: a few names whose DNS never
+ * answers would stall every other lookup and zlib. c-ares skips /etc/hosts; the operator's names in a hosts
+ * file are reached through READ_URL_ALLOW_HOSTS with the system resolver.
  */
 import { Resolver } from "node:dns/promises";
 
@@ -16,11 +12,11 @@ export interface ResolvedAddress {
   family: 4 | 6;
 }
 
-/** Resolves a host name to all of its addresses (injected in tests; defaults to the system resolver). */
+/** Resolves a host name to all of its addresses. */
 export type ResolveHost = (hostname: string) => Promise<ResolvedAddress[]>;
 
 /** Limits of the resolver. */
-export interface DnsResolveOptions {
+interface DnsResolveOptions {
   /** Name servers ("127.0.0.1:5353"); default: the system's (/etc/resolv.conf). */
   servers?: readonly string[];
   /** Time one query may take before it is sent again (default 2 s). */

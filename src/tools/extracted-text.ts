@@ -1,8 +1,4 @@
-/**
- * The text extracted from a page, and the choice between Readability's article and the body
- * text. Plain string work, kept out of html-text.ts so that the main thread can use it without
- * loading linkedom and Readability, which only the extraction worker needs.
- */
+/** Extracted page text: plain string work, apart from html-text.ts so the main thread never loads linkedom. */
 
 /** Title and text pulled from a page, and how. */
 export interface ExtractedText {
@@ -17,10 +13,8 @@ const MIN_ARTICLE_CHARS = 200;
 /** Picks the better of Readability's article and the body fallback. */
 export function chooseText(article: ExtractedText | undefined, body: ExtractedText): ExtractedText {
   if (!article) return body;
-  if (article.text.length >= MIN_ARTICLE_CHARS || article.text.length >= body.text.length) {
-    return { ...article, title: article.title ?? body.title };
-  }
-  return body;
+  if (article.text.length < MIN_ARTICLE_CHARS && article.text.length < body.text.length) return body;
+  return { ...article, title: article.title ?? body.title };
 }
 
 /** Collapses runs of whitespace inside lines and drops empty lines. */

@@ -1,8 +1,4 @@
-/**
- * get_news: the latest headlines for a topic from an RSS 2.0 or Atom search
- * feed (NEWS_RSS_URL, a template with `{query}`), parsed as XML (news-feed.ts),
- * returned as `[{title, link, published, source}]`.
- */
+/** get_news: the latest headlines for a topic from the RSS or Atom search feed NEWS_RSS_URL. */
 import { z } from "zod";
 import { backendFetch } from "./backend-fetch.js";
 import { defineTool, type Tool } from "./tool.js";
@@ -15,9 +11,7 @@ export type { NewsItem };
 export interface GetNewsDeps {
   /** NEWS_RSS_URL: a feed URL with `{query}` where the URL-encoded topic goes. */
   newsRssUrl: string;
-  fetch?: typeof fetch;
   timeoutMs?: number;
-  maxBytes?: number;
   /** Headlines returned at most (default 8). */
   maxItems?: number;
 }
@@ -35,7 +29,6 @@ const newsArgs = z.object({
 
 /** Builds the get_news tool. */
 export function createGetNewsTool(deps: GetNewsDeps): Tool<typeof newsArgs> {
-  const fetchFn = deps.fetch ?? globalThis.fetch;
   const timeoutMs = deps.timeoutMs ?? 8_000;
   const maxItems = deps.maxItems ?? 8;
   return defineTool({
@@ -46,17 +39,15 @@ export function createGetNewsTool(deps: GetNewsDeps): Tool<typeof newsArgs> {
     schema: newsArgs,
     timeoutMs: timeoutMs + 2_000,
     async execute({ topic }, { signal }) {
-      const url = newsFeedUrl(deps.newsRssUrl, topic);
-      const res = await backendFetch(url, {
-        fetch: fetchFn,
+      const res = await backendFetch(newsFeedUrl(deps.newsRssUrl, topic), {
         service: "news service",
         timeoutMs,
-        maxBytes: deps.maxBytes ?? 2 * 1024 * 1024,
+        maxBytes: 2 * 1024 * 1024,
         signal,
         accept: "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.9",
       });
       if (res.status !== 200) throw new ToolError(`news service error: HTTP ${res.status}`);
-      // The feed parser (linkedom) is loaded on the first search: a process that never searches the news never pays for it.
+      // Loaded on the first search: a process that never searches the news never loads linkedom.
       const { parseFeed } = await import("./news-feed.js");
       const items = parseFeed(res.text).slice(0, maxItems);
       if (items.length === 0) throw new ToolError(`no news found for "${topic}"; try a shorter or more general topic`);

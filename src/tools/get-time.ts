@@ -1,15 +1,13 @@
 /**
- * get_time: the current date and time in an IANA time zone (validated by Intl)
- * or the server's own zone. Small models often write "UTC+8" or a city name
- * instead of a zone; the common forms are mapped, anything else is refused
- * with a message that names the zone and shows valid ones.
+ * get_time: the current date and time in an IANA time zone or the server's own. Small models often write
+ * "UTC+8" or a city instead of a zone: the common forms are mapped, anything else refused with valid examples.
  */
 import { z } from "zod";
 import { defineTool, type Tool } from "./tool.js";
 import { ToolError } from "./tool-error.js";
 
 /** Dependencies of get_time. */
-export interface GetTimeDeps {
+interface GetTimeDeps {
   now?: () => Date;
   /** The zone used when the model gives none (default: the server's zone). */
   defaultTimeZone?: string;
@@ -96,11 +94,11 @@ export function resolveTimeZone(name: string): string {
   }
 }
 
-/** Zones whose formatters are kept (a formatter costs about a millisecond to build; the prompt needs one per request). */
+/** Zones whose formatters are kept: one costs about a millisecond to build, and the prompt needs one per request. */
 const MAX_CACHED_ZONES = 64;
 const formatters = new Map<string, { parts: Intl.DateTimeFormat; local: Intl.DateTimeFormat }>();
 
-/** The two formatters of a zone, built once (throws RangeError for an unknown zone, as the constructor does). */
+/** The two formatters of a zone, built once (throws RangeError for an unknown zone). */
 function formattersOf(timeZone: string): { parts: Intl.DateTimeFormat; local: Intl.DateTimeFormat } {
   let f = formatters.get(timeZone);
   if (!f) {

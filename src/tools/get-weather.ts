@@ -1,8 +1,4 @@
-/**
- * get_weather: current conditions for one city from a wttr.in-compatible
- * JSON API (`GET {base}/{city}?format=j1`), reduced to the few fields a small
- * model needs, with numbers as numbers.
- */
+/** get_weather: current conditions for one city from a wttr.in-compatible JSON API, reduced to a few fields. */
 import { z } from "zod";
 import { backendFetch } from "./backend-fetch.js";
 import { defineTool, type Tool } from "./tool.js";
@@ -48,7 +44,6 @@ const weatherArgs = z.object({
 
 /** Builds the get_weather tool. */
 export function createGetWeatherTool(deps: GetWeatherDeps): Tool<typeof weatherArgs> {
-  const fetchFn = deps.fetch ?? globalThis.fetch;
   const timeoutMs = deps.timeoutMs ?? 8_000;
   const base = deps.weatherApiBase.replace(/\/+$/, "");
   return defineTool({
@@ -62,7 +57,7 @@ export function createGetWeatherTool(deps: GetWeatherDeps): Tool<typeof weatherA
       // The city is user text: it only ever enters the URL percent-encoded, as one path segment.
       const url = `${base}/${encodeURIComponent(city)}?format=j1`;
       const res = await backendFetch(url, {
-        fetch: fetchFn,
+        fetch: deps.fetch,
         service: "weather service",
         timeoutMs,
         maxBytes: deps.maxBytes ?? 512 * 1024,
@@ -90,10 +85,7 @@ export function createGetWeatherTool(deps: GetWeatherDeps): Tool<typeof weatherA
 }
 
 function toReport(city: string, data: unknown, unknown: () => ToolError): WeatherReport {
-  const doc = data as {
-    current_condition?: Record<string, unknown>[];
-    nearest_area?: Record<string, unknown>[];
-  };
+  const doc = data as { current_condition?: Record<string, unknown>[]; nearest_area?: Record<string, unknown>[] };
   const current = Array.isArray(doc?.current_condition) ? doc.current_condition[0] : undefined;
   if (!current || typeof current !== "object") throw unknown();
   const area = Array.isArray(doc.nearest_area) ? doc.nearest_area[0] : undefined;
@@ -115,16 +107,12 @@ function toReport(city: string, data: unknown, unknown: () => ToolError): Weathe
 
 /** wttr.in wraps text values as `[{ "value": "…" }]`. */
 function wrapped(v: unknown): string | null {
-  if (!Array.isArray(v)) return null;
-  const first = v[0] as { value?: unknown } | undefined;
-  return typeof first?.value === "string" && first.value.trim() !== "" ? first.value.trim() : null;
+  return Array.isArray(v) ? str((v[0] as { value?: unknown } | undefined)?.value) : null;
 }
 
 function num(v: unknown): number | null {
-  if (typeof v === "number" && Number.isFinite(v)) return v;
-  if (typeof v !== "string" || v.trim() === "") return null;
-  const n = Number(v);
-  return Number.isFinite(n) ? n : null;
+  const n = typeof v === "string" && v.trim() !== "" ? Number(v) : v;
+  return typeof n === "number" && Number.isFinite(n) ? n : null;
 }
 
 function str(v: unknown): string | null {

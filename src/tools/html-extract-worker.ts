@@ -1,7 +1,6 @@
 /**
- * Worker-thread entry for HTML extraction (see html-extractor.ts). For each
- * page it posts the cheap whole-body text first, then Readability's article,
- * so the caller has an answer even if Readability is cut off by the deadline.
+ * Worker-thread entry for HTML extraction (html-extractor.ts). It posts the cheap body text first, then
+ * Readability's article, so the caller has an answer even if the deadline cuts Readability off.
  */
 import { parentPort } from "node:worker_threads";
 import { articleText, bodyText, parseDocument } from "./html-text.js";
@@ -29,7 +28,6 @@ parentPort?.on("message", ({ id, html }: ExtractRequest) => {
     article = articleText(document);
   } catch {
     // Readability gives up on some malformed pages; the body text already sent stands.
-    article = undefined;
   }
   post(article ? { id, kind: "article", title: article.title, text: article.text } : { id, kind: "no-article" });
 });

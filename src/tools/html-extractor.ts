@@ -1,11 +1,7 @@
 /**
- * Runs HTML extraction (html-text.ts) in worker threads with a deadline and a
- * memory cap. Readability on a large or deeply nested page can burn seconds
- * of CPU; on the main thread that would freeze every conversation the process
- * is streaming (and stall its queue locks). In a worker the deadline really
- * stops the work: the thread is terminated and the body text, which the
- * worker sends first, is used instead. Workers are kept for reuse (starting
- * one loads linkedom and Readability) and stopped when idle.
+ * HTML extraction (html-text.ts) in worker threads with a deadline and a memory cap: Readability can burn
+ * seconds of CPU, which on the main thread would freeze every conversation. At the deadline the thread is
+ * terminated and the body text, which the worker sends first, is used. Idle workers are kept a while for reuse.
  */
 import { Worker } from "node:worker_threads";
 import type { ExtractMessage, ExtractRequest } from "./html-extract-worker.js";
@@ -13,18 +9,18 @@ import { chooseText, type ExtractedText } from "./extracted-text.js";
 import { ToolError } from "./tool-error.js";
 
 /** Limits of an extractor. */
-export interface HtmlExtractorOptions {
+interface HtmlExtractorOptions {
   /** Time one page may take (from when a worker takes it) before the body text is used (default 5 s). */
   timeoutMs?: number;
-  /** Time a new worker may take to load before extraction is declared unavailable (default 15 s). */
-  startupMs?: number;
   /** Pages extracted at once; more wait their turn (default 2). */
   poolSize?: number;
-  /** Heap limit per worker (default 256 MB). */
-  maxHeapMb?: number;
-  /** An idle worker is stopped after this long (default 30 s). */
-  idleMs?: number;
 }
+
+/** Time a new worker may take to load before extraction is declared unavailable. */
+const STARTUP_MS = 15_000;
+const IDLE_MS = 30_000;
+const MAX_HEAP_MB = 256;
+const tooComplex = () => new ToolError("the page is too large or complex to read");
 
 /** Extracts title and readable text from HTML off the main thread. */
 export interface HtmlExtractor {
@@ -57,9 +53,6 @@ interface Slot {
 export function createHtmlExtractor(options: HtmlExtractorOptions = {}): HtmlExtractor {
   const timeoutMs = options.timeoutMs ?? 5_000;
   const poolSize = Math.max(1, options.poolSize ?? 2);
-  const idleMs = options.idleMs ?? 30_000;
-  const startupMs = options.startupMs ?? 15_000;
-  const maxHeapMb = options.maxHeapMb ?? 256;
   const slots: Slot[] = [];
   const queue: Job[] = [];
   let nextId = 1;
@@ -84,15 +77,15 @@ export function createHtmlExtractor(options: HtmlExtractorOptions = {}): HtmlExt
     pump();
   };
 
-  const spawn = (): Slot => {
-    const slot: Slot = { worker: startWorker(maxHeapMb), ready: false };
+  const spawn = () => {
+    const slot: Slot = { worker: startWorker(), ready: false };
     // An idle worker must not keep the process alive; a waiting page's timers do.
     slot.worker.unref();
     slot.startup = setTimeout(() => {
       // A worker that cannot even load will not do better on a retry: fail what is waiting instead of looping.
       retire(slot, new ToolError("HTML extraction is unavailable"));
       for (const job of queue.splice(0)) settle(job, new ToolError("HTML extraction is unavailable"));
-    }, startupMs);
+    }, STARTUP_MS);
     slot.worker.on("message", (m: ExtractMessage) => {
       if (m.kind === "ready") {
         slot.ready = true;
@@ -110,15 +103,13 @@ export function createHtmlExtractor(options: HtmlExtractorOptions = {}): HtmlExt
         m.kind === "article" ? { title: m.title, text: m.text, method: "readability" as const } : undefined;
       slot.job = undefined;
       settle(job, chooseText(article, job.body ?? { title: null, text: "", method: "body" }));
-      slot.idle = setTimeout(() => retire(slot, new ToolError("stopped")), idleMs);
+      slot.idle = setTimeout(() => retire(slot, new ToolError("stopped")), IDLE_MS);
       slot.idle.unref();
       pump();
     });
     // Out of memory or crashed: whatever page it held falls back to the body text.
-    slot.worker.once("error", () => retire(slot, new ToolError("the page is too large or complex to read")));
-    slot.worker.once("exit", () => retire(slot, new ToolError("the page is too large or complex to read")));
+    for (const event of ["error", "exit"]) slot.worker.once(event, () => retire(slot, tooComplex()));
     slots.push(slot);
-    return slot;
   };
 
   const pump = () => {
@@ -136,7 +127,7 @@ export function createHtmlExtractor(options: HtmlExtractorOptions = {}): HtmlExt
       const job = queue.shift()!;
       clearTimeout(slot.idle);
       slot.job = job;
-      job.timer = setTimeout(() => retire(slot, new ToolError("the page is too large or complex to read")), timeoutMs);
+      job.timer = setTimeout(() => retire(slot, tooComplex()), timeoutMs);
       slot.worker.postMessage({ id: job.id, html: job.html } satisfies ExtractRequest);
     }
   };
@@ -177,14 +168,10 @@ export function createHtmlExtractor(options: HtmlExtractorOptions = {}): HtmlExt
   };
 }
 
-/**
- * Starts one extraction worker. Built code runs the compiled `.js` sibling; from
- * TypeScript sources (tests, `tsx` runs) the worker registers tsx first, since a
- * worker does not inherit the parent's module loader.
- */
-function startWorker(maxHeapMb: number): Worker {
+/** Starts one worker; from TypeScript sources it registers tsx first, as a worker does not inherit the loader. */
+function startWorker(): Worker {
   const self = import.meta.url;
-  const resourceLimits = { maxOldGenerationSizeMb: maxHeapMb, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 };
+  const resourceLimits = { maxOldGenerationSizeMb: MAX_HEAP_MB, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 };
   if (!self.endsWith(".ts")) return new Worker(new URL("./html-extract-worker.js", self), { resourceLimits });
   const entry = new URL("./html-extract-worker.ts", self).href;
   const boot = `import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;

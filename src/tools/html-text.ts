@@ -1,9 +1,6 @@
 /**
- * Turning an HTML document into text a model can read: Readability's main
- * article when it finds one, else the body without scripts and page chrome.
- * Pure functions over a linkedom document; they run inside the extraction
- * worker (html-extractor.ts), because Readability can take seconds of CPU on
- * large or deeply nested pages.
+ * HTML to text a model can read: Readability's main article, else the body without scripts and page
+ * chrome. Runs in the extraction worker (html-extractor.ts): Readability can take seconds of CPU.
  */
 import { Readability } from "@mozilla/readability";
 import { parseHTML } from "linkedom";
@@ -17,55 +14,15 @@ interface DomNode {
   childNodes: ArrayLike<DomNode>;
 }
 
-const SKIP = new Set([
-  "HEAD",
-  "TITLE",
-  "SCRIPT",
-  "STYLE",
-  "NOSCRIPT",
-  "TEMPLATE",
-  "SVG",
-  "IFRAME",
-  "CANVAS",
-  "OBJECT",
-  "BUTTON",
-  "SELECT",
-]);
+const SKIP = new Set("HEAD TITLE SCRIPT STYLE NOSCRIPT TEMPLATE SVG IFRAME CANVAS OBJECT BUTTON SELECT".split(" "));
 /** Skipped only in the whole-body fallback: page chrome that Readability would have dropped. */
 const CHROME = new Set(["NAV", "FOOTER", "ASIDE", "FORM", "HEADER"]);
-const BLOCK = new Set([
-  "P",
-  "DIV",
-  "SECTION",
-  "ARTICLE",
-  "MAIN",
-  "HEADER",
-  "FOOTER",
-  "ASIDE",
-  "NAV",
-  "H1",
-  "H2",
-  "H3",
-  "H4",
-  "H5",
-  "H6",
-  "LI",
-  "UL",
-  "OL",
-  "DL",
-  "DT",
-  "DD",
-  "TR",
-  "TABLE",
-  "BLOCKQUOTE",
-  "PRE",
-  "BR",
-  "HR",
-  "FIGURE",
-  "FIGCAPTION",
-  "ADDRESS",
-  "FORM",
-]);
+const BLOCK = new Set(
+  (
+    "P DIV SECTION ARTICLE MAIN HEADER FOOTER ASIDE NAV H1 H2 H3 H4 H5 H6 LI UL OL DL DT DD TR TABLE " +
+    "BLOCKQUOTE PRE BR HR FIGURE FIGCAPTION ADDRESS FORM"
+  ).split(" "),
+);
 
 /** Parses HTML into a linkedom document. */
 export function parseDocument(html: string): { title: string; body: unknown } & object {
@@ -84,8 +41,7 @@ interface ParsedDocument {
 }
 
 /**
- * The whole body's text without scripts, navigation, asides and footers. A page without
- * `<head>`/`<body>` (a fragment, `<!DOCTYPE html><p>…`, `<html><title>…<body>`) leaves linkedom's
+ * The body's text without scripts and page chrome. A page without `<head>`/`<body>` leaves linkedom's
  * body empty with the text beside it: then the whole document's text is used.
  */
 export function bodyText(document: ParsedDocument): ExtractedText {
@@ -117,7 +73,7 @@ export function articleText(document: object): ExtractedText | undefined {
 }
 
 /** Text of a subtree with a line break around every block element and nothing from scripts or styles. */
-export function blockText(root: DomNode, skipChrome: boolean): string {
+function blockText(root: DomNode, skipChrome: boolean): string {
   const out: string[] = [];
   // An explicit stack instead of recursion: hostile pages can nest thousands of levels deep.
   const stack: (DomNode | "\n")[] = [root];

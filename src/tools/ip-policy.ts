@@ -1,9 +1,7 @@
 /**
- * Which IP addresses `read_url` may connect to. Only public unicast addresses
- * pass; every verdict that refuses says why in words a model can repeat.
- * IPv6 forms that carry an IPv4 address inside (mapped, compatible, NAT64,
- * 6to4) are judged by the IPv4 address they carry, because that is where
- * the packets end up.
+ * Which IP addresses `read_url` may connect to: public unicast only; a refusal says why in words a model can
+ * repeat. IPv6 forms that carry an IPv4 address (mapped, compatible, NAT64, 6to4) are judged by that address,
+ * because that is where the packets end up.
  */
 import ipaddr from "ipaddr.js";
 

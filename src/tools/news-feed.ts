@@ -1,7 +1,4 @@
-/**
- * An RSS 2.0, RSS 1.0 (RDF) or Atom feed read into headlines, parsed as XML with linkedom.
- * Kept apart from get-news.ts so that linkedom is loaded only when a search runs.
- */
+/** A news feed read into headlines with linkedom; apart from get-news.ts so linkedom loads only on a search. */
 import { DOMParser, parseHTML } from "linkedom";
 import { ToolError } from "./tool-error.js";
 
@@ -63,14 +60,11 @@ function parseAtom(feed: XmlElement): NewsItem[] {
 }
 
 function child(el: XmlElement | null | undefined, tag: string): XmlElement | null {
-  if (!el) return null;
-  for (const c of Array.from(el.children)) if (c.tagName === tag) return c;
-  return null;
+  return (el && Array.from(el.children).find((c) => c.tagName === tag)) ?? null;
 }
 
 function text(el: XmlElement | null | undefined): string | null {
-  const t = el?.textContent?.replace(/\s+/g, " ").trim();
-  return t ? t : null;
+  return el?.textContent?.replace(/\s+/g, " ").trim() || null;
 }
 
 /** Atom titles may be HTML (`type="html"`): the model wants the words, not the tags. */

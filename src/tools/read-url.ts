@@ -1,26 +1,18 @@
 /**
- * read_url: fetch a web page through the SSRF guard (safe-fetch.ts) and return
- * its title and readable main text (Mozilla Readability on a linkedom
- * document, in a worker thread, falling back to the body text), whitespace
- * collapsed and cut to a character budget. Plain text and JSON come back
- * trimmed; other content types are refused.
+ * read_url: a web page through the SSRF guard (safe-fetch.ts), as its title and main text (Readability in a
+ * worker, else the body text) cut to a budget. Plain text and JSON come back trimmed; other types are refused.
  */
 import { z } from "zod";
 import { createHtmlExtractor, type HtmlExtractor } from "./html-extractor.js";
 import { clean } from "./extracted-text.js";
-import { createSafeFetch, type SafeFetch, type SafeFetchOptions } from "./safe-fetch.js";
+import { createSafeFetch, type SafeFetchOptions } from "./safe-fetch.js";
 import { defineTool, type Tool } from "./tool.js";
 import { ToolError } from "./tool-error.js";
 
-/** Dependencies of read_url: either a ready guarded fetcher or the options to build one. */
-export interface ReadUrlDeps extends Omit<SafeFetchOptions, "maxBytes"> {
-  safeFetch?: SafeFetch;
-  /** Body bytes read at most (default 2 MiB). */
-  maxBytes?: number;
+/** Dependencies of read_url: the guard's options and the text budget. */
+export interface ReadUrlDeps extends SafeFetchOptions {
   /** Characters of text returned at most (default 6000). */
   maxChars?: number;
-  /** Time article extraction may take before the plain body text is used (default 5 s). */
-  extractTimeoutMs?: number;
   /** A shared extractor (its workers are reused); by default the tool makes its own. */
   extractor?: HtmlExtractor;
 }
@@ -46,6 +38,8 @@ const readUrlArgs = z.object({
     ),
 });
 
+/** Time article extraction may take before the plain body text is used. */
+const EXTRACT_TIMEOUT_MS = 5_000;
 const HTML_TYPES = new Set(["text/html", "application/xhtml+xml"]);
 const TEXT_TYPES = /^(text\/[\w.+-]+|application\/(json|xml|[\w.-]+\+json|[\w.-]+\+xml|javascript|x-ndjson))$/;
 
@@ -53,10 +47,8 @@ const TEXT_TYPES = /^(text\/[\w.+-]+|application\/(json|xml|[\w.-]+\+json|[\w.-]
 export function createReadUrlTool(deps: ReadUrlDeps = {}): Tool<typeof readUrlArgs> {
   const timeoutMs = deps.timeoutMs ?? 10_000;
   const maxChars = deps.maxChars ?? 6_000;
-  const safeFetch =
-    deps.safeFetch ?? createSafeFetch({ ...deps, timeoutMs, maxBytes: deps.maxBytes ?? 2 * 1024 * 1024 });
-  const extractTimeoutMs = deps.extractTimeoutMs ?? 5_000;
-  const extractor = deps.extractor ?? createHtmlExtractor({ timeoutMs: extractTimeoutMs });
+  const safeFetch = createSafeFetch({ ...deps, timeoutMs });
+  const extractor = deps.extractor ?? createHtmlExtractor({ timeoutMs: EXTRACT_TIMEOUT_MS });
   return defineTool({
     name: "read_url",
     description:
@@ -64,7 +56,7 @@ export function createReadUrlTool(deps: ReadUrlDeps = {}): Tool<typeof readUrlAr
       "Use it to get the full text of a news article (a link from get_news) or of a page the user gives. Only http and https addresses work.",
     schema: readUrlArgs,
     // Fetching and extracting have their own deadlines with clearer messages; the runner's is the backstop.
-    timeoutMs: timeoutMs + extractTimeoutMs + 1_000,
+    timeoutMs: timeoutMs + EXTRACT_TIMEOUT_MS + 1_000,
     async execute({ url }, { signal }) {
       // Small models often drop the scheme ("example.com/page"); https is the sensible guess.
       const target = /^[a-z][a-z0-9+.-]*:/i.test(url) ? url : `https://${url}`;
@@ -101,14 +93,8 @@ function contentKind(contentType: string, body: Buffer): "html" | "text" | "refu
 
 /** Bytes to text: header charset, else a <meta> declaration, else UTF-8 (a BOM wins). */
 function decode(body: Buffer, charset: string | undefined, html: boolean): string {
-  const declared =
-    charset ??
-    (html
-      ? body
-          .subarray(0, 4096)
-          .toString("latin1")
-          .match(/<meta[^>]+charset\s*=\s*["']?\s*([a-z0-9_.:-]+)/i)?.[1]
-      : undefined);
+  const meta = html ? /<meta[^>]+charset\s*=\s*["']?\s*([a-z0-9_.:-]+)/i.exec(body.toString("latin1", 0, 4096)) : null;
+  const declared = charset ?? meta?.[1];
   try {
     return new TextDecoder(declared ?? "utf-8").decode(body);
   } catch {

@@ -1,17 +1,14 @@
 /**
- * An HTTP GET that a model (and so any user or web page) may aim anywhere, made
- * safe: only http(s); the host is resolved once, EVERY address is checked
- * (ip-policy.ts), and the socket is handed exactly the checked addresses, so a
- * DNS answer that changes between check and connect (rebinding) cannot steer
- * it elsewhere. Redirects are followed by hand and each hop is checked again.
- * The body is capped, the whole exchange has one deadline.
+ * An HTTP GET the model (so any user or web page) may aim anywhere, made safe: http(s) only; the host is
+ * resolved once, EVERY address is checked (ip-policy.ts) and the socket gets exactly the checked addresses,
+ * so DNS rebinding cannot steer it elsewhere. Each redirect hop is checked again; body capped, one deadline.
  */
 import { lookup as dnsLookup } from "node:dns/promises";
 import type { LookupAddress, LookupOptions } from "node:dns";
 import http, { type IncomingMessage } from "node:http";
 import net, { type Socket } from "node:net";
 import tls from "node:tls";
-import type { Readable } from "node:stream";
+import type { Readable, Transform } from "node:stream";
 import zlib from "node:zlib";
 import { networkErrorWords } from "./network-error-words.js";
 import { checkAddress, checkHostName, parseIpLiteral } from "./ip-policy.js";
@@ -37,7 +34,7 @@ export interface SafeFetchOptions {
   allowHosts?: readonly string[];
   /** Resolves names the model asked for (default: c-ares, see dns-resolve.ts); allow-listed names use the system resolver. */
   lookup?: ResolveHost;
-  /** Name servers for the default resolver (tests point it at a server on loopback); default: the system's. */
+  /** Name servers for the default resolver; default: the system's. */
   dnsServers?: readonly string[];
   connect?: Connect;
   /** One deadline for resolution, connection, redirects and body together. */
@@ -45,13 +42,6 @@ export interface SafeFetchOptions {
   /** Stop reading the body past this many (decoded) bytes. */
   maxBytes?: number;
   maxRedirects?: number;
-  userAgent?: string;
-}
-
-/** Per-call options. */
-export interface SafeFetchInit {
-  signal?: AbortSignal;
-  accept?: string;
 }
 
 /** A fetched resource (any status: the caller decides what a 404 means). */
@@ -71,37 +61,35 @@ export interface SafeResponse {
 }
 
 /** A guarded GET. */
-export type SafeFetch = (url: string, init?: SafeFetchInit) => Promise<SafeResponse>;
+export type SafeFetch = (url: string, init?: { signal?: AbortSignal; accept?: string }) => Promise<SafeResponse>;
 
-/** What went wrong, for callers that branch on it; the message is for the model. */
-export type SafeFetchErrorCode = "invalid-url" | "refused" | "dns" | "network" | "timeout" | "aborted";
-
-/** A guarded fetch that failed or was refused; the message is short and safe to show. */
+/** A guarded fetch that failed or was refused; the message is short and safe to show the model. */
 export class SafeFetchError extends ToolError {
   constructor(
-    readonly code: SafeFetchErrorCode,
+    readonly code: "invalid-url" | "refused" | "dns" | "network" | "timeout" | "aborted",
     message: string,
   ) {
     super(message);
   }
 }
 
-const DEFAULTS = {
-  timeoutMs: 10_000,
-  maxBytes: 2 * 1024 * 1024,
-  maxRedirects: 5,
-  userAgent: "Mozilla/5.0 (compatible; local-llm-chatbot/0.1)",
-};
+const USER_AGENT = "Mozilla/5.0 (compatible; local-llm-chatbot/0.1)";
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const DECODERS = new Map<string, () => Transform>([
+  ["gzip", zlib.createGunzip],
+  ["x-gzip", zlib.createGunzip],
+  ["deflate", zlib.createInflate],
+  ["br", zlib.createBrotliDecompress],
+]);
 
 /** The system resolver: every address, in the resolver's order. */
-export const systemResolveHost: ResolveHost = async (hostname) => {
+const systemResolveHost: ResolveHost = async (hostname) => {
   const found = await dnsLookup(hostname, { all: true, verbatim: true });
   return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };
 
 /** A `net` lookup function that answers only with already-checked addresses, never asking DNS again. */
-export function pinnedLookup(addresses: readonly ResolvedAddress[]) {
+function pinnedLookup(addresses: readonly ResolvedAddress[]) {
   return (
     _hostname: string,
     options: LookupOptions,
@@ -111,16 +99,16 @@ export function pinnedLookup(addresses: readonly ResolvedAddress[]) {
       options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
     const list = wanted.length > 0 ? wanted : addresses;
     if (options.all)
-      callback(
+      return callback(
         null,
-        list.map((a) => ({ address: a.address, family: a.family })),
+        list.map(({ address, family }) => ({ address, family })),
       );
-    else callback(null, list[0]!.address, list[0]!.family);
+    callback(null, list[0]!.address, list[0]!.family);
   };
 }
 
 /** Connects to the checked addresses; TLS keeps the real host name for SNI and certificate checks. */
-export const defaultConnect: Connect = (target) => {
+const defaultConnect: Connect = (target) => {
   const base = {
     host: target.hostname,
     port: target.port,
@@ -134,14 +122,13 @@ export const defaultConnect: Connect = (target) => {
 
 /** Builds a guarded GET with the given policy and limits. */
 export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
-  const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
-  const maxBytes = options.maxBytes ?? DEFAULTS.maxBytes;
-  const maxRedirects = options.maxRedirects ?? DEFAULTS.maxRedirects;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const maxBytes = options.maxBytes ?? 2 * 1024 * 1024;
+  const maxRedirects = options.maxRedirects ?? 5;
   const resolveHost = options.lookup ?? createDnsResolveHost(options.dnsServers ? { servers: options.dnsServers } : {});
   // Allow-listed hosts are the operator's (often names only /etc/hosts or a container network knows).
   const resolveAllowed = options.lookup ?? systemResolveHost;
   const connect = options.connect ?? defaultConnect;
-  const userAgent = options.userAgent ?? DEFAULTS.userAgent;
   const allowed = new Set(
     (options.allowHosts ?? []).map(normaliseHostPort).filter((x): x is string => x !== undefined),
   );
@@ -171,16 +158,14 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
       throw new SafeFetchError("dns", `could not resolve host ${hostname} (${errorCode(err)})`);
     }
     if (addresses.length === 0) throw new SafeFetchError("dns", `could not resolve host ${hostname} (no addresses)`);
-    if (!bypass) {
-      // Every answer is checked: a name with one public and one private address is refused outright.
-      for (const a of addresses) {
-        const verdict = checkAddress(a.address);
-        if (!verdict.allowed)
-          throw new SafeFetchError(
-            "refused",
-            `refused: ${hostname} resolves to a blocked address (${verdict.reason})${hopNote(shown)}`,
-          );
-      }
+    // Every answer is checked: a name with one public and one private address is refused outright.
+    for (const a of bypass ? [] : addresses) {
+      const verdict = checkAddress(a.address);
+      if (!verdict.allowed)
+        throw new SafeFetchError(
+          "refused",
+          `refused: ${hostname} resolves to a blocked address (${verdict.reason})${hopNote(shown)}`,
+        );
     }
     return { hostname, port, tls: tlsWanted, addresses };
   }
@@ -191,22 +176,14 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
     const onCallerAbort = () => deadline.abort();
     init.signal?.addEventListener("abort", onCallerAbort, { once: true });
     if (init.signal?.aborted) deadline.abort();
-    // Turns "the deadline fired" into the right words whichever step was running.
     let host = "";
-    const failure = (err: unknown): SafeFetchError => {
-      if (err instanceof SafeFetchError) return err;
-      if (init.signal?.aborted) return new SafeFetchError("aborted", "aborted");
-      if (deadline.signal.aborted)
-        return new SafeFetchError("timeout", `timed out after ${formatSeconds(timeoutMs)} fetching ${host}`);
-      return new SafeFetchError("network", `could not fetch from ${host}: ${errorCode(err)}`);
-    };
     try {
       let url = parseUrl(rawUrl);
       for (let hop = 0; ; hop++) {
         host = url.host;
         const shown = hop === 0 ? url.href : `redirect to ${url.href}`;
         const where = await raceAbort(target(url, shown), deadline.signal);
-        const res = await request(url, where, connect, userAgent, init.accept, deadline.signal);
+        const res = await request(url, where, connect, init.accept, deadline.signal);
         const address = res.socket?.remoteAddress ?? where.addresses[0]!.address;
         const location = res.headers.location;
         if (REDIRECTS.has(res.statusCode ?? 0) && location) {
@@ -229,7 +206,12 @@ export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
         };
       }
     } catch (err) {
-      throw failure(err);
+      // Whichever step was running, a fired deadline or caller abort is what gets reported.
+      if (err instanceof SafeFetchError) throw err;
+      if (init.signal?.aborted) throw new SafeFetchError("aborted", "aborted");
+      if (deadline.signal.aborted)
+        throw new SafeFetchError("timeout", `timed out after ${formatSeconds(timeoutMs)} fetching ${host}`);
+      throw new SafeFetchError("network", `could not fetch from ${host}: ${errorCode(err)}`);
     } finally {
       clearTimeout(timer);
       init.signal?.removeEventListener("abort", onCallerAbort);
@@ -271,38 +253,29 @@ function request(
   url: URL,
   where: ConnectTarget,
   connect: Connect,
-  userAgent: string,
   accept: string | undefined,
   signal: AbortSignal,
 ): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({
-      host: where.hostname,
-      port: where.port,
-      method: "GET",
-      path: `${url.pathname}${url.search}`,
-      // url.host keeps the port only when it is not the default, as browsers send it.
-      headers: {
-        Host: url.host,
-        "User-Agent": userAgent,
-        Accept: accept ?? "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5",
-        "Accept-Encoding": "gzip, deflate, br",
-        Connection: "close",
-      },
-      createConnection: () => connect(where),
-    });
-    const onAbort = () => req.destroy(new Error("aborted"));
-    signal.addEventListener("abort", onAbort, { once: true });
-    req.once("response", (res) => {
-      signal.removeEventListener("abort", onAbort);
-      resolve(res);
-    });
-    req.once("error", (err) => {
-      signal.removeEventListener("abort", onAbort);
-      reject(err);
-    });
-    req.end();
+  const req = http.request({
+    host: where.hostname,
+    port: where.port,
+    method: "GET",
+    path: `${url.pathname}${url.search}`,
+    // url.host keeps the port only when it is not the default, as browsers send it.
+    headers: {
+      Host: url.host,
+      "User-Agent": USER_AGENT,
+      Accept: accept ?? "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5",
+      "Accept-Encoding": "gzip, deflate, br",
+      Connection: "close",
+    },
+    createConnection: () => connect(where),
   });
+  const onAbort = () => req.destroy(new Error("aborted"));
+  signal.addEventListener("abort", onAbort, { once: true });
+  const head = new Promise<IncomingMessage>((resolve, reject) => req.once("response", resolve).once("error", reject));
+  req.end();
+  return head.finally(() => signal.removeEventListener("abort", onAbort));
 }
 
 /** Reads a (possibly compressed) body up to `maxBytes` of decoded data, then hangs up. */
@@ -314,14 +287,7 @@ async function readCapped(
   const encoding = String(res.headers["content-encoding"] ?? "")
     .trim()
     .toLowerCase();
-  const decoder =
-    encoding === "gzip" || encoding === "x-gzip"
-      ? zlib.createGunzip()
-      : encoding === "deflate"
-        ? zlib.createInflate()
-        : encoding === "br"
-          ? zlib.createBrotliDecompress()
-          : undefined;
+  const decoder = DECODERS.get(encoding)?.();
   const stream: Readable = decoder ? res.pipe(decoder) : res;
   if (decoder) res.once("error", (err) => decoder.destroy(err));
   const onAbort = () => stream.destroy(new Error("aborted"));
@@ -340,20 +306,12 @@ async function readCapped(
 /** Rejects as soon as the signal fires, for steps (like DNS) that cannot be cancelled themselves. */
 function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(new Error("aborted"));
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(new Error("aborted"));
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new Error("aborted"));
     signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
   });
+  return Promise.race([work, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
 }
 
 function errorCode(err: unknown): string {

@@ -1,18 +1,13 @@
 /**
- * Every tool the bot has, in one place: the built-in tools and the tools of each MCP server,
- * grouped by where they come from. `/tools` lists (and per conversation switches) them; the
- * inventory also gives the tool list of one model request (built-ins first, then MCP tools in
- * config order, at most MAX_TOOLS_PER_REQUEST: a 1.7B model picks badly from a long list).
+ * Every tool the bot has, grouped by source (built-in, then each MCP server), as `/tools` lists them, and the
+ * tool list of one model request: at most MAX_TOOLS_PER_REQUEST, as a 1.7B model picks badly from a long list.
  */
 import type { ListedTool, ToolGroup } from "../contracts/tool-listing.js";
 import type { McpLog } from "./mcp/mcp-server-connection.js";
 import type { McpToolSource } from "./mcp/mcp-tool-source.js";
 import { type AgentTool, type Tool, toOpenAiTool } from "./tool.js";
 
-/** The group name of the tools the bot brings itself. */
-export const BUILT_IN_SOURCE = "built-in";
-
-export type { ListedTool as CatalogueTool, ToolGroup } from "../contracts/tool-listing.js";
+const BUILT_IN_SOURCE = "built-in";
 
 /** One source's tools, as `/tools` lists them (MCP groups also say whether the server is up). */
 export type ToolCatalogueGroup = ToolGroup;
@@ -27,14 +22,11 @@ export function builtinToolCatalogue(tools: readonly Tool[]): ToolCatalogue {
 }
 
 /** Settings of the inventory. */
-export interface ToolInventoryOptions {
+interface ToolInventoryOptions {
   builtIn: readonly Tool[];
   mcp?: McpToolSource;
   maxToolsPerRequest: number;
-  /**
-   * Most characters the tool definitions (as sent, JSON) may take in one request: MCP tools past it
-   * do not fit the context and are left out, logged. Unset: no limit.
-   */
+  /** Most characters the tool definitions (as sent, JSON) may take in one request; MCP tools past it are left out. */
   maxToolChars?: number;
   log: McpLog;
 }
@@ -68,8 +60,14 @@ export interface ToolInventory {
 
 /** Creates the inventory over the built-in tools and an optional MCP source. */
 export function createToolInventory(opts: ToolInventoryOptions): ToolInventory {
-  let lastLeftOut = "";
-  let lastTooLarge = "";
+  // Each warning is logged when its list of names changes, not on every request.
+  const warned = new Map<string, string>();
+  const warnOnChange = (kind: string, names: string[], fields: object, message: string) => {
+    const key = names.join(",");
+    if (warned.get(kind) === key) return;
+    warned.set(kind, key);
+    if (names.length) opts.log.warn({ leftOut: names, ...fields }, message);
+  };
   return {
     groups() {
       const builtIn: ToolGroup = { source: BUILT_IN_SOURCE, tools: opts.builtIn.map(entry) };
@@ -86,17 +84,12 @@ export function createToolInventory(opts: ToolInventoryOptions): ToolInventory {
       const builtIn = opts.builtIn.filter((t) => keep(t.name));
       const mcp = (opts.mcp?.tools() ?? []).filter((t) => keep(t.name));
       const room = Math.max(0, opts.maxToolsPerRequest - builtIn.length);
-      const leftOut = mcp.slice(room).map((t) => t.name);
-      const key = leftOut.join(",");
-      if (key !== lastLeftOut) {
-        lastLeftOut = key;
-        if (leftOut.length) {
-          opts.log.warn(
-            { leftOut, maxToolsPerRequest: opts.maxToolsPerRequest },
-            "more tools than MAX_TOOLS_PER_REQUEST: these MCP tools are not offered (choose with the server's tools.include)",
-          );
-        }
-      }
+      warnOnChange(
+        "count",
+        mcp.slice(room).map((t) => t.name),
+        { maxToolsPerRequest: opts.maxToolsPerRequest },
+        "more tools than MAX_TOOLS_PER_REQUEST: these MCP tools are not offered (choose with the server's tools.include)",
+      );
       const offered = mcp.slice(0, room);
       if (opts.maxToolChars === undefined) return [...builtIn, ...offered];
       // Built-ins first, then MCP tools in config order while they fit: the context-refusal path can
@@ -111,16 +104,12 @@ export function createToolInventory(opts: ToolInventoryOptions): ToolInventory {
           fitting.push(tool);
         } else tooLarge.push(tool.name);
       }
-      const tooLargeKey = tooLarge.join(",");
-      if (tooLargeKey !== lastTooLarge) {
-        lastTooLarge = tooLargeKey;
-        if (tooLarge.length) {
-          opts.log.warn(
-            { leftOut: tooLarge, maxToolChars: opts.maxToolChars },
-            "these MCP tools' definitions do not fit the model's context: they are not offered",
-          );
-        }
-      }
+      warnOnChange(
+        "size",
+        tooLarge,
+        { maxToolChars: opts.maxToolChars },
+        "these MCP tools' definitions do not fit the model's context: they are not offered",
+      );
       return [...builtIn, ...fitting];
     },
   };

@@ -1,7 +1,6 @@
 /**
- * A tool is declared once: name, description for the model, a zod schema for
- * its arguments (the JSON Schema sent to the model is derived from it) and
- * `execute`. Tools may throw; the runner turns every failure into text for the model.
+ * A tool: name, description for the model, a zod schema for its arguments (the JSON Schema sent to the
+ * model is derived from it) and `execute`, which may throw: the runner turns failures into text for the model.
  */
 import { z } from "zod";
 import type { ToolConversation } from "../contracts/tool-conversation.js";
@@ -27,10 +26,7 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
 /** What a JSON Schema tool's argument check says: fine, or the field and why not. */
 export type ArgumentCheck = { ok: true } | { ok: false; problem: string };
 
-/**
- * A tool whose arguments are described by a JSON Schema it brings along (an MCP server's tool)
- * instead of a zod schema: the schema goes to the model as is, and `validate` checks what comes back.
- */
+/** A tool that brings its own JSON Schema (an MCP server's tool) instead of a zod schema. */
 export interface JsonSchemaTool {
   name: string;
   description: string;
@@ -56,13 +52,12 @@ export function defineTool<S extends z.ZodType>(tool: Tool<S>): Tool<S> {
 }
 
 /** A tool as the OpenAI `tools` list carries it. */
-export type OpenAiToolSpec = {
+type OpenAiToolSpec = {
   type: "function";
   function: { name: string; description: string; parameters: Record<string, unknown> };
 };
 
-// Converting a zod schema is costly and a tool never changes: each tool is converted once (every answer,
-// the token budget and the argument hints ask again).
+// Converting a zod schema is costly and a tool never changes: each is converted once.
 const specs = new WeakMap<AgentTool, OpenAiToolSpec>();
 
 /** The OpenAI `tools` entry for a tool, its parameters derived from the zod schema (or given as JSON Schema). */

@@ -1,7 +1,4 @@
-/**
- * web_search: a self-hosted SearXNG's JSON API (`GET {SEARXNG_URL}/search?q=…&format=json`), answered
- * as a few `{title, url, snippet}` for a small model; it then reads the best page with read_url.
- */
+/** web_search: a self-hosted SearXNG's JSON API, answered as a few `{title, url, snippet}` for a small model. */
 import { z } from "zod";
 import { cutText } from "../shared/text-cut.js";
 import { backendFetch } from "./backend-fetch.js";
@@ -19,14 +16,12 @@ export interface SearchHit {
 export interface WebSearchDeps {
   /** SEARXNG_URL: the instance's base URL (its `search.formats` must include `json`). */
   searxngUrl: string;
-  fetch?: typeof fetch;
   timeoutMs?: number;
-  maxBytes?: number;
-  /** Hits returned at most (default 5: a 1.7B model reads a short list best). */
-  maxResults?: number;
-  /** Characters of each snippet at most (default 200). */
-  maxSnippetChars?: number;
 }
+
+/** Hits returned: a 1.7B model reads a short list best. */
+const MAX_RESULTS = 5;
+const MAX_SNIPPET_CHARS = 200;
 
 const searchArgs = z.object({
   query: z
@@ -50,10 +45,7 @@ const searxngAnswer = z.object({
 
 /** Builds the web_search tool. */
 export function createWebSearchTool(deps: WebSearchDeps): Tool<typeof searchArgs> {
-  const fetchFn = deps.fetch ?? globalThis.fetch;
   const timeoutMs = deps.timeoutMs ?? 8_000;
-  const maxResults = deps.maxResults ?? 5;
-  const maxSnippet = deps.maxSnippetChars ?? 200;
   return defineTool({
     name: "web_search",
     description:
@@ -63,10 +55,9 @@ export function createWebSearchTool(deps: WebSearchDeps): Tool<typeof searchArgs
     timeoutMs: timeoutMs + 2_000,
     async execute({ query }, { signal }) {
       const res = await backendFetch(searchUrl(deps.searxngUrl, query), {
-        fetch: fetchFn,
         service: "search service",
         timeoutMs,
-        maxBytes: deps.maxBytes ?? 1024 * 1024,
+        maxBytes: 1024 * 1024,
         signal,
         accept: "application/json",
       });
@@ -75,14 +66,13 @@ export function createWebSearchTool(deps: WebSearchDeps): Tool<typeof searchArgs
         throw new ToolError("search service refused JSON (HTTP 403): enable json in its search.formats");
       if (res.status === 429) throw new ToolError("search service is rate-limiting (HTTP 429); try again later");
       if (res.status !== 200) throw new ToolError(`search service error: HTTP ${res.status}`);
-      const hits = parseAnswer(res.text, res.truncated);
-      const picked = hits
+      const picked = parseAnswer(res.text, res.truncated)
         .filter((h) => h.url && h.title)
-        .slice(0, maxResults)
+        .slice(0, MAX_RESULTS)
         .map((h) => ({
           title: cutText(oneLine(h.title ?? ""), 150),
           url: h.url ?? "",
-          snippet: snippet(h.content ?? "", maxSnippet),
+          snippet: snippet(h.content ?? "", MAX_SNIPPET_CHARS),
         }));
       if (picked.length === 0) throw new ToolError(`no web results for "${query}"; try other or fewer words`);
       return picked;

@@ -1,12 +1,11 @@
 /**
- * Reads what an OGG file says about itself without decoding it: every page's capture pattern and
- * CRC (a corrupt or truncated file fails here, before any transcriber sees it), the codec from the
- * first packet (Opus or Vorbis), and the duration from the last page's granule position (Opus
+ * What an OGG file says about itself, without decoding: every page's capture pattern and CRC (a corrupt file
+ * fails before any transcriber sees it), the codec, and the duration from the last granule position (Opus
  * counts 48 kHz samples after its pre-skip, RFC 7845 §4). Voice notes on both platforms are OGG/Opus.
  */
 
 /** What an OGG file holds. */
-export interface OggAudioInfo {
+interface OggAudioInfo {
   codec: "opus" | "vorbis";
   durationSeconds: number;
   /** Pages read (for tests). */
@@ -29,7 +28,7 @@ const CRC_TABLE = (() => {
 })();
 
 /** The OGG page checksum (CRC-32, polynomial 0x04c11db7, not reflected, over the page with its CRC field zeroed). */
-export function oggCrc(page: Uint8Array): number {
+function oggCrc(page: Uint8Array): number {
   let crc = 0;
   for (let i = 0; i < page.length; i++) {
     // Bytes 22..25 hold the CRC itself and count as zero.

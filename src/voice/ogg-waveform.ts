@@ -1,16 +1,12 @@
 /**
- * The waveform a Discord voice message shows: up to 256 one-byte amplitudes over the recording.
- * Nothing here decodes audio (no Opus decoder is at hand), so loudness is read from the Opus packets
- * themselves: a variable-bitrate encoder spends bytes on sound and almost none on silence, so the
- * bytes per second of each stretch of the recording follow its loudness closely enough for a picture.
- * Each packet's length in time comes from its TOC byte (RFC 6716 §3.1): frame size by configuration,
- * frame count by code. Packets of at most 2 bytes (DTX, empty frames) count as silence, and the quietest
- * stretch is the zero line when it is clearly quieter than the loudest (silence still costs a few bytes).
+ * The waveform a Discord voice message shows: up to 256 one-byte amplitudes. With no Opus decoder at hand,
+ * loudness is read from packet sizes: a variable-bitrate encoder spends bytes on sound and almost none on
+ * silence. Each packet's duration comes from its TOC byte (RFC 6716 §3.1); packets of ≤ 2 bytes are silence.
  */
 import { readOggAudio } from "./ogg-audio.js";
 
 /** Discord's waveform holds at most this many samples. */
-export const MAX_WAVEFORM_SAMPLES = 256;
+const MAX_WAVEFORM_SAMPLES = 256;
 
 /** One Opus packet: where it starts in the recording and how long it plays (seconds), and its size. */
 interface OpusPacket {
@@ -50,7 +46,7 @@ function oggPackets(bytes: Uint8Array): Uint8Array[] {
       // A lacing value under 255 ends a packet; 255 continues it (on this page or the next).
       if (lacing < 255) {
         pending.push(bytes.subarray(start, body));
-        packets.push(concat(pending));
+        packets.push(pending.length === 1 ? pending[0]! : Buffer.concat(pending));
         pending = [];
         start = body;
       }
@@ -59,17 +55,6 @@ function oggPackets(bytes: Uint8Array): Uint8Array[] {
     offset = body;
   }
   return packets;
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0] as Uint8Array;
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }
 
 /** How many waveform samples a recording of `seconds` gets: one per 100 ms, as Discord's clients record, 1..256. */

@@ -1,7 +1,6 @@
 /**
- * Text to speech through an OpenAI-compatible `POST /audio/speech` (Kokoro-FastAPI, speaches,
- * openedai-speech, OpenAI), asking for OGG/Opus: the format Telegram plays as a voice message and
- * Discord as a voice message, so nothing is converted here.
+ * Text to speech through an OpenAI-compatible `POST /audio/speech` (Kokoro-FastAPI, speaches, OpenAI), asking
+ * for OGG/Opus: what Telegram and Discord both play as a voice message, so nothing is converted here.
  */
 import OpenAI from "openai";
 
@@ -12,7 +11,7 @@ export interface SpeechSynthesiser {
 }
 
 /** Where the speech server is. */
-export interface SpeechSynthesiserOptions {
+interface SpeechSynthesiserOptions {
   /** TTS_BASE_URL, e.g. `http://kokoro:8880/v1`. */
   baseURL: string;
   /** TTS_VOICE. */

@@ -1,19 +1,14 @@
 /**
- * Speech to text through an OpenAI-compatible `POST /audio/transcriptions` (whisper.cpp's
- * whisper-server, speaches / faster-whisper-server, vLLM, LocalAI, OpenAI itself), with the openai
- * SDK's own multipart upload. Failures come back as a TranscriptionError whose code says what the
- * user is told: the server could not be reached or was too slow, or it refused the file.
+ * Speech to text through an OpenAI-compatible `POST /audio/transcriptions` (whisper-server, speaches, vLLM,
+ * LocalAI, OpenAI). A failure is a TranscriptionError whose code decides what the user is told.
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, toFile } from "openai";
-
-/** Why a transcription failed. */
-export type TranscriptionErrorCode = "unreachable" | "timeout" | "refused" | "failed";
 
 /** A transcription that did not happen; `message` is for the log, `code` decides the user's line. */
 export class TranscriptionError extends Error {
   override readonly name = "TranscriptionError";
   constructor(
-    readonly code: TranscriptionErrorCode,
+    readonly code: "unreachable" | "timeout" | "refused" | "failed",
     message: string,
     readonly status?: number,
   ) {
@@ -22,7 +17,7 @@ export class TranscriptionError extends Error {
 }
 
 /** One audio file to transcribe. */
-export interface AudioFile {
+interface AudioFile {
   bytes: Uint8Array;
   name: string;
   contentType: string;
@@ -35,7 +30,7 @@ export interface Transcriber {
 }
 
 /** Where the transcription server is. */
-export interface TranscriberOptions {
+interface TranscriberOptions {
   /** STT_BASE_URL, e.g. `http://whisper:8080/v1`. */
   baseURL: string;
   /** STT_MODEL. */

@@ -1,9 +1,7 @@
 /**
- * The MCP servers file (MCP_CONFIG), in the shape desktop MCP clients already use:
- * `{"mcpServers": {"<name>": {"command", "args", "env", "cwd"}}}` for stdio servers and
- * `{"mcpServers": {"<name>": {"url", "headers"}}}` for remote ones, plus our own optional
- * `tools.include` / `tools.exclude`, `timeoutMs` and `enabled`. Validated once at start; a bad
- * file is an McpConfigError naming the server and the field.
+ * The MCP servers file (MCP_CONFIG) in desktop clients' shape, `{"mcpServers": {"<name>": {"command", "args",
+ * "env", "cwd"} | {"url", "headers"}}}`, plus our own `tools.include`/`exclude`, `timeoutMs` and `enabled`.
+ * Validated once at start; a bad file is an McpConfigError naming the server and the field.
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
@@ -50,19 +48,13 @@ const stringMap = (what: string) =>
     message: `expected an object of ${what} names to strings`,
   });
 
+const toolNames = z
+  .array(z.string().min(1, { message: "expected tool names" }), { message: "expected an array of tool names" })
+  .optional();
+
 const common = {
   tools: z
-    .object(
-      {
-        include: z
-          .array(z.string().min(1, { message: "expected tool names" }), { message: "expected an array of tool names" })
-          .optional(),
-        exclude: z
-          .array(z.string().min(1, { message: "expected tool names" }), { message: "expected an array of tool names" })
-          .optional(),
-      },
-      { message: 'expected {"include": [...], "exclude": [...]}' },
-    )
+    .object({ include: toolNames, exclude: toolNames }, { message: 'expected {"include": [...], "exclude": [...]}' })
     .strict()
     .optional(),
   timeoutMs: z

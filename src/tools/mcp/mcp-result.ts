@@ -1,7 +1,6 @@
 /**
- * Turns an MCP `tools/call` result into the observation the model reads: text content
- * joined, `structuredContent` as JSON, and a one-line description for each image, audio
- * clip and resource (a small model can do nothing with base64). The runner caps the length.
+ * An MCP `tools/call` result as the observation the model reads: text joined, `structuredContent` as JSON,
+ * and one line for each image, audio clip and resource (a small model can do nothing with base64).
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 

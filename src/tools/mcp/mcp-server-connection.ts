@@ -1,8 +1,6 @@
 /**
- * One MCP server's life: connect in the background, list its tools (and list them again on
- * `notifications/tools/list_changed`), and when it fails to start or dies, drop its tools and
- * try again with exponential backoff. Nothing here throws at the caller except `call`, whose
- * errors the tool adapter turns into observations for the model.
+ * One MCP server's life: connect in the background, list its tools (again on `tools/list_changed`), and when
+ * it fails to start or dies, drop its tools and retry with exponential backoff. Only `call` throws.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -25,7 +23,7 @@ export interface McpLog {
 export type McpToolInfo = Pick<McpTool, "name" | "description" | "inputSchema">;
 
 /** `ready`: connected, tools listed. `retrying`: failed or lost, another attempt is scheduled. */
-export type McpServerState = "disabled" | "connecting" | "ready" | "retrying" | "closed";
+type McpServerState = "disabled" | "connecting" | "ready" | "retrying" | "closed";
 
 /** What `/healthz` and the tool catalogue show about a server. */
 export interface McpServerStatus {
@@ -46,7 +44,7 @@ export interface RetryPolicy {
 }
 
 /** Everything one connection needs. */
-export interface McpServerConnectionOptions {
+interface McpServerConnectionOptions {
   config: McpServerConfig;
   /** PATH for stdio children. */
   inheritedPath: string | undefined;
@@ -78,15 +76,12 @@ export interface McpServerConnection {
   close(): Promise<void>;
 }
 
-const DEFAULT_RETRY: RetryPolicy = { initialMs: 1000, maxMs: 60_000 };
-const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
-
 /** Creates the connection (idle until `start`). */
 export function createMcpServerConnection(opts: McpServerConnectionOptions): McpServerConnection {
   const { config, log } = opts;
   const name = config.name;
-  const retry = opts.retry ?? DEFAULT_RETRY;
-  const connectTimeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const retry = opts.retry ?? { initialMs: 1000, maxMs: 60_000 };
+  const connectTimeoutMs = opts.connectTimeoutMs ?? 30_000;
   let state: McpServerState = config.enabled ? "connecting" : "disabled";
   let client: Client | undefined;
   let attempt: TransportAttempt | undefined;
@@ -224,10 +219,7 @@ export function createMcpServerConnection(opts: McpServerConnectionOptions): Mcp
     scheduleRetry(reason, stderr);
   }
 
-  /**
-   * `reason` is short and shown on /healthz; the child's stderr (which may quote its own
-   * credentials) goes only to the log, whose scrubber knows the secrets of the MCP file.
-   */
+  /** `reason` is shown on /healthz; the child's stderr (which may quote credentials) only goes to the scrubbed log. */
   function scheduleRetry(reason: string, stderr?: string): void {
     markSettled();
     if (state === "closed") return;
@@ -265,9 +257,7 @@ export function createMcpServerConnection(opts: McpServerConnectionOptions): Mcp
     tools: () => tools,
     async call(tool, args, { signal, timeoutMs }) {
       const c = client;
-      if (!c || state !== "ready") {
-        throw new McpUnavailableError(name, lastError);
-      }
+      if (!c || state !== "ready") throw new McpUnavailableError(name, lastError);
       try {
         // The SDK sends notifications/cancelled when `signal` aborts and when `timeout` passes.
         return (await c.callTool({ name: tool, arguments: args }, undefined, {
@@ -321,6 +311,5 @@ function isTransportLoss(error: unknown): boolean {
 }
 
 function describeError(error: unknown): string {
-  if (error instanceof Error) return (error.message || error.name).slice(0, 500);
-  return String(error).slice(0, 500);
+  return (error instanceof Error ? error.message || error.name : String(error)).slice(0, 500);
 }

@@ -1,12 +1,8 @@
-/**
- * Names MCP tools for the model: `<server>__<tool>`, reduced to the characters the OpenAI
- * protocol accepts (`[A-Za-z0-9_-]`, at most 64), unique among every tool of the request.
- */
-
+/** Names MCP tools for the model: `<server>__<tool>`, in the OpenAI protocol's `[A-Za-z0-9_-]{1,64}`, unique. */
 import { createHash } from "node:crypto";
 
 /** The longest function name the OpenAI tools protocol accepts. */
-export const MAX_TOOL_NAME_LENGTH = 64;
+const MAX_TOOL_NAME_LENGTH = 64;
 
 /**
  * `<server>__<tool>`, each run of other characters turned into one `_`, cut to 64 characters. A part
@@ -33,9 +29,8 @@ export function createToolNamer(reserved: Iterable<string>): ToolNamer {
 }
 
 /**
- * Makes `wanted` unique in `namer` (which it then joins): a clash gets `_2`, `_3`, …, the base cut
- * short enough that the suffixed name still fits in 64 characters. Each wanted name remembers its
- * last suffix, so 10,000 tools of one name cost 10,000 steps, not 50 million.
+ * Makes `wanted` unique in `namer` (which it then joins): a clash gets `_2`, `_3`, …, the base cut to fit 64
+ * characters. Each wanted name remembers its last suffix: 10,000 tools of one name cost 10,000 steps, not 50 million.
  */
 export function uniqueToolName(wanted: string, namer: ToolNamer): string {
   let name = wanted;

@@ -1,7 +1,6 @@
 /**
- * All configured MCP servers as one source of tools: connects each in the background, names
- * their tools for the model (`<server>__<tool>`, unique against the built-in tools and each
- * other, a clash logged), and answers "which MCP tools are there right now" in config order.
+ * All configured MCP servers as one source of tools: each connects in the background; their tools are named
+ * `<server>__<tool>` (unique against the built-in tools and each other) and listed in config order.
  */
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { JsonSchemaTool } from "../tool.js";
@@ -36,8 +35,6 @@ export interface McpToolSourceOptions {
   /** MCP_MAX_TOOLS_PER_SERVER: a server's tools past this many are left out (one log line says so). */
   maxToolsPerServer?: number;
   retry?: RetryPolicy;
-  connectTimeoutMs?: number;
-  clientInfo?: { name: string; version: string };
 }
 
 /** The running source. */
@@ -57,35 +54,29 @@ export interface McpToolSource {
 }
 
 /**
- * A tool whose input schema is longer than this (as JSON) is left out: it would ride along in every
- * request and crowd out the conversation (a 4 MB schema broke every answer). Real schemas are a
- * few hundred characters; 8,000 is about 2,000 tokens.
+ * A longer input schema (as JSON) leaves its tool out: it would ride along in every request (a 4 MB schema
+ * broke every answer). Real schemas are a few hundred characters; 8,000 is about 2,000 tokens.
  */
-export const MAX_TOOL_SCHEMA_CHARS = 8000;
-
-/** MCP_MAX_TOOLS_PER_SERVER's default. */
-export const DEFAULT_MAX_TOOLS_PER_SERVER = 64;
+const MAX_TOOL_SCHEMA_CHARS = 8000;
 
 /** Creates the source; nothing connects until `start`. */
 export function createMcpToolSource(opts: McpToolSourceOptions): McpToolSource {
   const validator = new AjvJsonSchemaValidator();
-  const clientInfo = opts.clientInfo ?? { name: "local-llm-chatbot", version: "0.1.0" };
   let cache: McpToolGroup[] | undefined;
   const listeners: (() => void)[] = [];
   const reportedClashes = new Set<string>();
   const reportedCaps = new Map<string, number>();
   const reportedSchemas = new Set<string>();
-  const maxPerServer = opts.maxToolsPerServer ?? DEFAULT_MAX_TOOLS_PER_SERVER;
+  const maxPerServer = opts.maxToolsPerServer ?? 64;
   const connections: McpServerConnection[] = opts.config.servers
     .filter((server) => server.enabled)
     .map((server) =>
       createMcpServerConnection({
         config: server,
         inheritedPath: opts.inheritedPath,
-        clientInfo,
+        clientInfo: { name: "local-llm-chatbot", version: "0.1.0" },
         log: opts.log,
         ...(opts.retry ? { retry: opts.retry } : {}),
-        ...(opts.connectTimeoutMs ? { connectTimeoutMs: opts.connectTimeoutMs } : {}),
         onToolsChanged: () => {
           cache = undefined;
           for (const listener of listeners) listener();
@@ -124,9 +115,9 @@ export function createMcpToolSource(opts: McpToolSourceOptions): McpToolSource {
       const tools = fitting.map((info) => {
         const wanted = mcpToolName(connection.name, info.name);
         const modelName = uniqueToolName(wanted, namer);
-        const clash = `${connection.name}/${info.name}`;
-        if (modelName !== wanted && !reportedClashes.has(clash)) {
-          reportedClashes.add(clash);
+        const key = `${connection.name}/${info.name}`;
+        if (modelName !== wanted && !reportedClashes.has(key)) {
+          reportedClashes.add(key);
           opts.log.warn(
             { mcpServer: connection.name, tool: info.name, wanted, given: modelName },
             "MCP tool name taken; renamed",

@@ -1,8 +1,6 @@
 /**
- * An MCP server's tool as a tool of the agent loop: its JSON Schema goes to the model as is,
- * arguments are checked against it before the call (so a small model hears which field is
- * wrong), and every failure (an `isError` result, a timeout, a lost server, arguments the server
- * rejects) is thrown as a ToolError, which the runner hands back to the model as an observation.
+ * An MCP server's tool in the agent loop: its JSON Schema goes to the model as is, arguments are checked
+ * against it first (so a small model hears which field is wrong), and every failure is thrown as a ToolError.
  */
 import type { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -15,7 +13,7 @@ import { McpUnavailableError, type McpServerConnection, type McpToolInfo } from 
 const MAX_DESCRIPTION_CHARS = 1000;
 
 /** What one adapted tool needs. */
-export interface McpToolOptions {
+interface McpToolOptions {
   connection: McpServerConnection;
   info: McpToolInfo;
   /** The name the model sees (`<server>__<tool>`, made unique). */
@@ -73,7 +71,7 @@ function compileCheck(
 }
 
 /** `data must have required property 'a', data/b must be number` → `"a" is required; "b" must be number`. */
-export function readableAjvErrors(text: string): string {
+function readableAjvErrors(text: string): string {
   return text
     .split(", data")
     .map((part, i) => (i === 0 ? part : `data${part}`))

@@ -1,9 +1,7 @@
 /**
- * Builds the SDK transport for one server entry. A stdio server's child gets `PATH` and the
- * variables its entry names, never the bot's own environment (tokens, OPENAI_API_KEY,
- * ADMIN_TOKEN, REDIS_URL), and starts in an empty directory of its own unless its entry sets
- * `cwd`; with `user` it runs as that account. Remote servers are tried over Streamable HTTP
- * first, then over the older SSE transport.
+ * The SDK transport for one server entry. A stdio child gets `PATH` and its entry's variables, never the bot's
+ * environment (tokens, API keys, REDIS_URL), and starts in an empty directory of its own unless the entry sets
+ * `cwd`; with `user` it runs as that account. Remote servers: Streamable HTTP first, then the older SSE.
  */
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -27,15 +25,6 @@ export interface TransportAttempt {
 
 const STDERR_TAIL_CHARS = 2000;
 
-/**
- * The environment of a stdio server: PATH (so `npx`, `uvx`, `node` resolve) plus its entry's `env`.
- * The SDK adds its own short list of harmless variables (HOME, LOGNAME, SHELL, TERM, USER) to
- * whatever it is given; none of the bot's settings is among them.
- */
-export function stdioServerEnv(entryEnv: Record<string, string>, path: string | undefined): Record<string, string> {
-  return { ...(path !== undefined ? { PATH: path } : {}), ...entryEnv };
-}
-
 /** The transports to try, in order, for one entry (one for stdio, Streamable HTTP then SSE for a URL). */
 export function transportAttempts(
   config: McpTransportConfig,
@@ -47,7 +36,8 @@ export function transportAttempts(
         // Never the bot's working directory: it holds `.env` and whatever else the bot reads.
         const ownDir = config.cwd ? undefined : mkdtempSync(join(tmpdir(), "mcp-server-"));
         const cwd = config.cwd ?? ownDir!;
-        const env = stdioServerEnv(config.env, inheritedPath);
+        // PATH so `npx`, `uvx`, `node` resolve; the SDK adds only HOME, LOGNAME, SHELL, TERM and USER.
+        const env = { ...(inheritedPath !== undefined ? { PATH: inheritedPath } : {}), ...config.env };
         let transport: StdioClientTransport | UserStdioTransport;
         if (config.user) {
           const account = resolveAccount(config.user);

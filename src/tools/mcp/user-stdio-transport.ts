@@ -1,8 +1,7 @@
 /**
- * A stdio MCP transport whose child runs as another account (Node's spawn `uid`/`gid`): the SDK's
- * StdioClientTransport cannot switch users. It speaks the same newline-delimited JSON-RPC through the
- * SDK's own ReadBuffer and serializeMessage, and closes the same way (stdin end, SIGTERM, SIGKILL).
- * The bot must be allowed to switch users (root, or CAP_SETUID and CAP_SETGID).
+ * A stdio MCP transport whose child runs as another account, which the SDK's StdioClientTransport cannot do.
+ * Same framing (the SDK's ReadBuffer and serializeMessage) and close (stdin end, SIGTERM, SIGKILL). The bot
+ * must be allowed to switch users (root, or CAP_SETUID and CAP_SETGID).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { PassThrough } from "node:stream";
@@ -12,7 +11,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
 /** The account a child runs as. */
-export interface ChildAccount {
+interface ChildAccount {
   uid: number;
   gid: number;
 }
@@ -30,7 +29,7 @@ export function resolveAccount(user: string): ChildAccount {
 }
 
 /** What the child needs. */
-export interface UserStdioOptions {
+interface UserStdioOptions {
   command: string;
   args: string[];
   env: Record<string, string>;
