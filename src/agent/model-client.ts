@@ -3,7 +3,7 @@ import OpenAI from "openai";
 import type { ModelServer } from "./model-dialect.js";
 import { undiciFetch } from "../shared/undici-fetch.js";
 import { createOllamaFetch } from "./ollama-fetch.js";
-import { serverRoot } from "./vision-capability.js";
+import { serverRoot } from "../shared/server-root.js";
 
 /** Settings for the model client (OPENAI_BASE_URL, OPENAI_API_KEY, MODEL_TIMEOUT_MS). */
 export interface ModelClientOptions {

@@ -5,6 +5,7 @@
  */
 import { withDeadline } from "../shared/deadline.js";
 import type { ModelServer } from "./model-dialect.js";
+import { serverRoot } from "../shared/server-root.js";
 
 /** MODEL_VISION. */
 export type VisionMode = "auto" | "on" | "off";
@@ -32,10 +33,8 @@ export interface VisionCapabilityOptions {
   onProbeFailed?: (error: unknown, model: string) => void;
 }
 
-/** The server's root: OPENAI_BASE_URL without its trailing `/v1`. */
-export function serverRoot(baseURL: string): string {
-  return baseURL.replace(/\/+$/, "").replace(/\/v1$/, "");
-}
+/** Re-exported for the vision probe's callers and tests. */
+export { serverRoot };
 
 /** The part of llama.cpp's `/props` that speaks of pictures. */
 type Props = { modalities?: { vision?: unknown }; multimodal?: unknown };

@@ -6,6 +6,7 @@ import type { Config } from "../config/env-schema.js";
 import { maskedValue } from "../config/load-config.js";
 import { timeoutSignal } from "../shared/deadline.js";
 import { dialectFields } from "../agent/model-dialect.js";
+import { serverRoot } from "../shared/server-root.js";
 import { createOllamaFetch } from "../agent/ollama-fetch.js";
 import { resolveContextWindow, type ContextWindow } from "../tokens/context-window.js";
 import { findingsOf, type SetupFinding } from "../contracts/setup-finding.js";
@@ -40,7 +41,7 @@ interface ModelsListing {
 }
 
 /** The server's root: OPENAI_BASE_URL without its `/v1`. */
-const rootOf = (config: Config): string => config.OPENAI_BASE_URL.replace(/\/+$/, "").replace(/\/v1$/, "");
+const rootOf = (config: Config): string => serverRoot(config.OPENAI_BASE_URL);
 
 /** The context the bot sends Ollama as `num_ctx`: MODEL_CONTEXT_TOKENS, else MODEL's `/api/show`, else 8192. */
 export function ollamaContextWindow(config: Config, timeoutMs = 3000): Promise<ContextWindow> {

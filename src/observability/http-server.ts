@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Registry } from "prom-client";
 import { createFailedLoginThrottle, type FailedLoginThrottle } from "./failed-login-throttle.js";
+import { within } from "../shared/deadline.js";
 
 /** One dependency's health. */
 export interface HealthCheck {
@@ -71,20 +72,6 @@ function safeDecode(value: string): string {
   }
 }
 
-async function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** Starts the server; resolves with it listening (port 0 picks a free one). */
 export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
   const checkTimeoutMs = opts.checkTimeoutMs ?? 2000;
@@ -105,7 +92,7 @@ export async function startOpsServer(opts: OpsServerOptions): Promise<Server> {
       void Promise.all(
         opts.checks.map(async (c) => {
           try {
-            await withTimeout(c.check(), checkTimeoutMs);
+            await within(checkTimeoutMs, c.check());
             lastDegraded.delete(c.name);
             return [c.name, "ok", c.degraded === true] as const;
           } catch (error) {

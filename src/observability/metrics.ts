@@ -3,26 +3,13 @@
  * roles in one process do not collide. docs/operations.md lists the series and the queries worth having.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { within } from "../shared/deadline.js";
 
 /** States of chatbot_queue_depth: BullMQ's own, plus every accepted message not answered yet (queued behind its conversation too). */
 export type QueueDepthState = "waiting" | "active" | "delayed" | "failed" | "unanswered";
 
 /** Reads the queue depth (from Redis); called on every scrape. */
 export type QueueDepthReader = () => Promise<Record<QueueDepthState, number>>;
-
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** Every metric the bot exports. */
 export type Metrics = ReturnType<typeof createMetrics>;
@@ -40,7 +27,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
     const source = depthSource;
     if (!source) return;
     try {
-      const depth = await withTimeout(source.read(), 1000);
+      const depth = await within(1000, source.read());
       for (const [state, value] of Object.entries(depth)) gauge.set({ state }, value);
     } catch {
       // A scrape must still answer when Redis does not: drop the stale figures and count the miss.

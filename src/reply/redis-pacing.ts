@@ -23,6 +23,7 @@ import type { Redis } from "ioredis";
 import type { GlobalBudget } from "../contracts/platform-pacing.js";
 import { paceKeys } from "../redis/keys.js";
 import { createLocalRateGate, type RateGate } from "./rate-gate.js";
+import { within } from "../shared/deadline.js";
 
 const SLOT_LUA = readFileSync(new URL("./pace-slot.lua", import.meta.url), "utf8");
 const BLOCK_LUA = readFileSync(new URL("./pace-block.lua", import.meta.url), "utf8");
@@ -77,15 +78,6 @@ export interface RedisPacingOptions {
    */
   commandTimeoutMs?: number;
   logger?: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
-}
-
-/** The script's answer, or a rejection once `ms` passed without one. */
-function within<T>(ms: number, call: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([call, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -143,7 +135,7 @@ export function createRedisPacing(opts: RedisPacingOptions): Required<RateGate> 
     const { key, T, tolerance } = timingOf(chatKey, final);
     try {
       const slot = commands.paceSlot(keys.chat(chatKey), keys.budget(key), opts.intervalFor(chatKey), T, tolerance);
-      const [ms, at, cause, ahead] = await within(timeoutMs, slot);
+      const [ms, at, cause, ahead] = await within(timeoutMs, slot, `Redis did not answer within ${timeoutMs} ms`);
       markUp();
       const wait = Math.max(0, Number(ms) || 0);
       if (wait === 0) opts.onGrant?.({ chatKey, final, at: Number(at) });

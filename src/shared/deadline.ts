@@ -33,3 +33,18 @@ export function timeoutSignal(ms: number): AbortSignal {
   setTimeout(() => controller.abort(timeoutReason(ms)), ms).unref();
   return controller.signal;
 }
+
+/** The promise's value, or a rejection with `message` once `ms` passed without one (the promise itself runs on). */
+export async function within<T>(ms: number, promise: Promise<T>, message = `no answer within ${ms} ms`): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(message)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -2,10 +2,7 @@
 import { withDeadline } from "../shared/deadline.js";
 import type { TextTokenizer } from "./text-tokenizer.js";
 
-/** The server root of an OpenAI-compatible base URL (`http://h:8080/v1` → `http://h:8080`). */
-export function serverRootOf(openAiBaseUrl: string): string {
-  return openAiBaseUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
-}
+export { serverRoot as serverRootOf } from "../shared/server-root.js";
 
 /** A failure of the server's tokenizer (not offered, down, or an answer that is not one). */
 export class TokenizeError extends Error {
